@@ -1,1 +1,388 @@
-fn main() {}
+//! `msh2gltf`: convert Parkan: Iron Strategy MSH models to glTF 2.0.
+//!
+//! Exit codes: 0 everything converted (skips are fine), 1 a model failed
+//! (the others were still converted), 2 usage or environment error.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, ValueEnum};
+use mshgltf::batch::{self, BatchOptions, Format, ModelJob, Report, ReportRow, Status};
+use mshgltf::convert::ConvertOptions;
+use mshgltf::gltf_export::{CellChoice, QuatLayoutChoice, Up};
+use mshgltf::msh::read::Mode;
+use mshgltf::source::{self, FileKind, InputSpec};
+use mshgltf::{nres, output};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum UpArg {
+    /// glTF = (x, z, -y) of game coordinates (glTF's Y-up; Blender then shows game axes).
+    Y,
+    /// Game coordinates unchanged (Z-up inside the glTF).
+    Z,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum QuatArg {
+    /// Per model: the slot holding ±32767 in most static keys, else xyzw.
+    Auto,
+    /// Stored x, y, z, w (the seed's reading).
+    Xyzw,
+    /// Stored w, x, y, z (two other public readers).
+    Wxyz,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum FormatArg {
+    /// Binary glTF (one .glb per model).
+    Glb,
+    /// JSON .gltf with a .bin beside it.
+    Gltf,
+}
+
+/// Convert Parkan: Iron Strategy MSH models (NRes) to glTF 2.0.
+///
+/// INPUT is a bare model file, an archive (every .msh entry is converted into
+/// the OUTPUT folder), ARCHIVE:ENTRY (one model of an archive), or a game
+/// folder (every model of every archive, with textures, into OUTPUT).
+#[derive(Debug, Parser)]
+#[command(name = "msh2gltf", version, about, long_about = None,
+    after_help = "Examples:\n  msh2gltf model.msh out.glb\n  msh2gltf units.rlb:R_L_89.msh tank.gltf\n  msh2gltf units.rlb out/units\n  msh2gltf GAME_DIR OUT_DIR --jobs 2 --report report.json\n\nExit codes: 0 ok, 1 a model failed (the rest converted), 2 usage error.")]
+struct Cli {
+    /// Model file, archive, ARCHIVE:ENTRY, or game folder.
+    input: String,
+    /// Output .glb/.gltf (one model; default: beside the input) or folder
+    /// (archive or game folder; default for an archive: <archive stem>/ beside it).
+    output: Option<PathBuf>,
+    /// Frames per second for key times (t = frame / fps).
+    #[arg(long, default_value_t = 24.0)]
+    fps: f32,
+    /// Up axis of the glTF.
+    #[arg(long, value_enum, default_value = "y")]
+    up: UpArg,
+    /// Which stored i16 of a Res8 quaternion is w.
+    #[arg(long, value_enum, default_value = "auto")]
+    quat_layout: QuatArg,
+    /// LOD of the slot cell each node shows (0..2).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=2))]
+    lod: u8,
+    /// Group of the slot cell each node shows (0..4).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=4))]
+    group: u8,
+    /// Add every non-empty cell as a child node <node>.L<lod>G<group>.
+    #[arg(long)]
+    all_cells: bool,
+    /// Convert what is locally sound in broken models and report what was skipped.
+    #[arg(long)]
+    tolerant: bool,
+    /// Replace existing output files.
+    #[arg(long)]
+    force: bool,
+    /// Output format for archives and folders.
+    #[arg(long, value_enum, default_value = "glb")]
+    format: FormatArg,
+    /// Folder holding Material.lib, Textures.lib and LightMap.lib (default:
+    /// beside the archive, then up the tree).
+    #[arg(long, value_name = "DIR")]
+    game_dir: Option<PathBuf>,
+    /// Do not embed textures.
+    #[arg(long)]
+    no_textures: bool,
+    /// Also write every used texture as PNG into DIR.
+    #[arg(long, value_name = "DIR")]
+    textures_out: Option<PathBuf>,
+    /// Parallel jobs (default: all cores).
+    #[arg(short, long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Write a JSON report (per model: source, output, status, counts, warnings, errors, time).
+    #[arg(long, value_name = "FILE.json")]
+    report: Option<PathBuf>,
+    /// Print only errors.
+    #[arg(short, long, conflicts_with = "verbose")]
+    quiet: bool,
+    /// Print warnings of every model.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match run(&cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("msh2gltf: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn convert_options(cli: &Cli) -> ConvertOptions {
+    ConvertOptions {
+        fps: cli.fps,
+        up: match cli.up {
+            UpArg::Y => Up::Y,
+            UpArg::Z => Up::Z,
+        },
+        quat_layout: match cli.quat_layout {
+            QuatArg::Auto => QuatLayoutChoice::Auto,
+            QuatArg::Xyzw => QuatLayoutChoice::Xyzw,
+            QuatArg::Wxyz => QuatLayoutChoice::Wxyz,
+        },
+        cells: CellChoice {
+            lod: cli.lod,
+            group: cli.group,
+            all_cells: cli.all_cells,
+        },
+        mode: if cli.tolerant {
+            Mode::Tolerant
+        } else {
+            Mode::Strict
+        },
+        textures: !cli.no_textures,
+    }
+}
+
+/// The output file of a single model: OUTPUT (a folder gets `<stem>.glb`
+/// inside), or `<stem>.glb` beside the input file.
+fn single_output(cli: &Cli, beside: &Path, stem: &str) -> PathBuf {
+    let name = format!("{}.glb", batch::sanitize_component(stem));
+    match &cli.output {
+        Some(o) if o.is_dir() => o.join(name),
+        Some(o) => o.clone(),
+        None => beside.parent().unwrap_or(Path::new(".")).join(name),
+    }
+}
+
+fn run(cli: &Cli) -> Result<u8> {
+    if !(cli.fps.is_finite() && cli.fps > 0.0) {
+        bail!("--fps must be a positive number, got {}", cli.fps);
+    }
+    let t0 = Instant::now();
+    let format = match cli.format {
+        FormatArg::Glb => Format::Glb,
+        FormatArg::Gltf => Format::Gltf,
+    };
+    let opts = BatchOptions {
+        convert: convert_options(cli),
+        format,
+        force: cli.force,
+        game_dir: cli.game_dir.clone(),
+        textures_out: cli.textures_out.clone(),
+    };
+    let mut rows_pre: Vec<ReportRow> = Vec::new();
+    let mut single = false;
+    let jobs: Vec<ModelJob> = match source::parse_input(&cli.input) {
+        InputSpec::Entry { archive, entry } => {
+            let bytes = std::fs::read(&archive)
+                .with_context(|| format!("cannot read {}", archive.display()))?;
+            let a = nres::read(&bytes, nres::Mode::Tolerant)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", archive.display()))?;
+            let Some(i) = a.find(entry.as_bytes()) else {
+                bail!("{}: no entry named {entry:?}", archive.display());
+            };
+            let name = source::decode_name(a.entries[i].name);
+            let stem = source::stem_of(&name).to_string();
+            let output = match &cli.output {
+                Some(o) if o.is_dir() => o.join(format!("{}.glb", batch::sanitize_component(&stem))),
+                Some(o) => o.clone(),
+                None => PathBuf::from(format!("{}.glb", batch::sanitize_component(&stem))),
+            };
+            single = true;
+            vec![ModelJob {
+                file: archive.clone(),
+                entry: Some(i),
+                entry_name: Some(name.clone()),
+                source: format!("{}:{name}", archive.display()),
+                stem,
+                output,
+            }]
+        }
+        InputSpec::File(path) => {
+            if !path.exists() {
+                bail!("{}: no such file or folder", path.display());
+            }
+            let kind = if path.is_dir() {
+                None
+            } else {
+                let head = std::fs::read(&path)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                Some(source::classify(&head))
+            };
+            match kind {
+                Some(FileKind::Model) => {
+                    let name = path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    let stem = source::stem_of(&name).to_string();
+                    single = true;
+                    vec![ModelJob {
+                        file: path.clone(),
+                        entry: None,
+                        entry_name: None,
+                        source: path.display().to_string(),
+                        output: single_output(cli, &path, &stem),
+                        stem,
+                    }]
+                }
+                Some(FileKind::NotNres) if source::is_msh_name(path.as_os_str().as_encoded_bytes()) => {
+                    // Let the reader name the broken rule.
+                    let name = path.display().to_string();
+                    single = true;
+                    vec![ModelJob {
+                        file: path.clone(),
+                        entry: None,
+                        entry_name: None,
+                        source: name,
+                        output: single_output(cli, &path, "model"),
+                        stem: "model".into(),
+                    }]
+                }
+                Some(FileKind::ModelArchive) | None => {
+                    let out = match &cli.output {
+                        Some(o) => o.clone(),
+                        None if path.is_dir() => {
+                            bail!("a folder INPUT needs an OUTPUT folder: msh2gltf {} OUT_DIR", path.display())
+                        }
+                        None => path.with_extension(""),
+                    };
+                    if out.exists() && !out.is_dir() {
+                        bail!("{} exists and is not a folder", out.display());
+                    }
+                    let d = batch::discover(&path, &out, format)
+                        .with_context(|| format!("cannot list {}", path.display()))?;
+                    rows_pre.extend(d.skipped);
+                    rows_pre.extend(d.failed);
+                    d.jobs
+                }
+                Some(other) => {
+                    let why = match other {
+                        FileKind::Terrain => "terrain (Land.msh: types 11/14/21, no Res6/Res13)",
+                        FileKind::Rsli => "an RsLi archive (fonts/sprites)",
+                        FileKind::OtherNres => "an NRes library without models",
+                        _ => "not an NRes container",
+                    };
+                    eprintln!("msh2gltf: {}: not a model: {why}", path.display());
+                    return Ok(1);
+                }
+            }
+        }
+    };
+    if single {
+        let j = &jobs[0];
+        if let Err(e) = output::check_target(&j.output, &[&j.file], cli.force) {
+            bail!("{e}");
+        }
+    }
+
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(cli.jobs.unwrap_or(0))
+        .build()
+        .context("cannot start worker threads")?;
+    let interactive = std::io::stderr().is_terminal() && !cli.quiet && jobs.len() > 1;
+    let bar = interactive.then(|| {
+        let b = indicatif::ProgressBar::new(jobs.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} models {msg}",
+            )
+            .expect("valid template"),
+        );
+        b
+    });
+    let print_lock = Mutex::new(());
+    let verbose = cli.verbose;
+    let quiet = cli.quiet;
+    let progress = |r: &ReportRow| {
+        let line = row_line(r, verbose > 0 || single);
+        let _g = print_lock.lock();
+        match &bar {
+            Some(b) => {
+                if r.status == Status::Failed || verbose > 0 {
+                    b.println(line);
+                }
+                b.inc(1);
+            }
+            None if r.status == Status::Failed => eprintln!("{line}"),
+            None if !quiet => eprintln!("{line}"),
+            None => {}
+        }
+    };
+    if !cli.quiet && !single {
+        for r in &rows_pre {
+            progress(r);
+        }
+    } else {
+        for r in rows_pre.iter().filter(|r| r.status == Status::Failed) {
+            eprintln!("{}", row_line(r, false));
+        }
+    }
+    let rows = pool.install(|| batch::run(&jobs, &opts, &progress));
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let mut all = rows_pre;
+    all.extend(rows);
+    let report = Report::from_rows(all, t0.elapsed().as_secs_f64());
+    if let Some(path) = &cli.report {
+        let json = serde_json::to_vec_pretty(&report)?;
+        output::write_atomic(path, &json)?;
+    }
+    if !cli.quiet && !single {
+        eprintln!(
+            "summary: {} converted, {} skipped, {} failed in {:.2} s",
+            report.converted, report.skipped, report.failed, report.seconds
+        );
+    }
+    Ok(if report.failed > 0 { 1 } else { 0 })
+}
+
+/// One human-readable line (plus warnings when asked) for a report row.
+fn row_line(r: &ReportRow, with_warnings: bool) -> String {
+    let mut s = match r.status {
+        Status::Converted => {
+            let c = r.counts.clone().unwrap_or_default();
+            format!(
+                "converted {} -> {} ({} nodes, {} vertices, {} triangles, {} batches, {} animated nodes, {} frames, {} materials, {} textures, quat layout {}){}",
+                r.source,
+                r.output.as_deref().unwrap_or("?"),
+                c.nodes,
+                c.vertices,
+                c.triangles,
+                c.batches,
+                c.animated_nodes,
+                c.frame_count,
+                c.materials,
+                c.textures,
+                r.quat_layout.as_deref().unwrap_or("?"),
+                if r.warnings.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} warning(s)", r.warnings.len())
+                }
+            )
+        }
+        Status::Skipped => format!(
+            "skipped {}: {}",
+            r.source,
+            r.reason.as_deref().unwrap_or("")
+        ),
+        Status::Failed => format!("error: {}", r.errors.join("; ")),
+    };
+    if with_warnings {
+        for w in &r.warnings {
+            s.push_str(&format!("\n  warning: {w}"));
+        }
+    }
+    s
+}

@@ -1,0 +1,647 @@
+//! Batch conversion (application layer): discover every model under a game
+//! folder (bare models and `.msh` entries of archives, detected by magic),
+//! skip what is not a model with a reason (format-notes §2), convert in
+//! parallel, and report per model.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::convert::{convert, ConvertError, ConvertErrorKind, ConvertOptions, Counts, ModelRef};
+use crate::material::Libraries;
+use crate::msh::MshError;
+use crate::nres;
+use crate::source::{self, FileKind};
+
+/// Output container format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Binary glTF, one `.glb` per model.
+    #[default]
+    Glb,
+    /// `.gltf` JSON with a `.bin` beside it.
+    Gltf,
+}
+
+impl Format {
+    /// The file extension.
+    pub fn ext(self) -> &'static str {
+        match self {
+            Format::Glb => "glb",
+            Format::Gltf => "gltf",
+        }
+    }
+}
+
+/// Where a model's bytes live.
+#[derive(Debug, Clone)]
+pub struct ModelJob {
+    /// The file on disk (a bare model or an archive).
+    pub file: PathBuf,
+    /// The archive entry index, for models nested in archives.
+    pub entry: Option<usize>,
+    /// The entry name (decoded), for display.
+    pub entry_name: Option<String>,
+    /// Display name: `file` or `file:ENTRY`.
+    pub source: String,
+    /// Model stem.
+    pub stem: String,
+    /// Output path.
+    pub output: PathBuf,
+}
+
+/// Status of one model or file in a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Written.
+    Converted,
+    /// Not a model, or output kept (exists without --force).
+    Skipped,
+    /// Broken model or write error.
+    Failed,
+}
+
+/// One row of the run report (`--report`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportRow {
+    /// `file` or `file:ENTRY`.
+    pub source: String,
+    /// Output path, for converted models.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    /// converted / skipped / failed.
+    pub status: Status,
+    /// For skips: what the file is (`terrain`, `rsli`, `registry`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// For skips: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Counts, for converted models.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Counts>,
+    /// Quaternion layout used and whether the model gave evidence for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quat_layout: Option<String>,
+    /// Warnings.
+    pub warnings: Vec<String>,
+    /// Errors (one for a failed model).
+    pub errors: Vec<String>,
+    /// The broken rule of a failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// Embedded textures (Textures.lib entry names).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub textures: Vec<String>,
+    /// Wall time spent on this model, milliseconds.
+    pub time_ms: f64,
+}
+
+impl ReportRow {
+    fn skip(source: String, kind: &str, reason: String) -> Self {
+        ReportRow {
+            source,
+            output: None,
+            status: Status::Skipped,
+            kind: Some(kind.to_string()),
+            reason: Some(reason),
+            counts: None,
+            quat_layout: None,
+            warnings: Vec::new(),
+            errors: Vec::new(),
+            rule: None,
+            textures: Vec::new(),
+            time_ms: 0.0,
+        }
+    }
+    fn fail(source: String, rule: &str, error: String, time_ms: f64) -> Self {
+        ReportRow {
+            source,
+            output: None,
+            status: Status::Failed,
+            kind: None,
+            reason: None,
+            counts: None,
+            quat_layout: None,
+            warnings: Vec::new(),
+            errors: vec![error],
+            rule: Some(rule.to_string()),
+            textures: Vec::new(),
+            time_ms,
+        }
+    }
+}
+
+/// The whole run's report.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Report {
+    /// Tool and version.
+    pub tool: String,
+    /// Rows in a deterministic order (by source).
+    pub models: Vec<ReportRow>,
+    /// Converted count.
+    pub converted: usize,
+    /// Skipped count.
+    pub skipped: usize,
+    /// Failed count.
+    pub failed: usize,
+    /// Total wall time, seconds.
+    pub seconds: f64,
+}
+
+impl Report {
+    /// Builds the totals from rows (sorted by source for a stable report).
+    pub fn from_rows(mut rows: Vec<ReportRow>, seconds: f64) -> Self {
+        rows.sort_by(|a, b| a.source.cmp(&b.source));
+        let count = |s| rows.iter().filter(|r| r.status == s).count();
+        Report {
+            tool: format!("mshgltf {}", env!("CARGO_PKG_VERSION")),
+            converted: count(Status::Converted),
+            skipped: count(Status::Skipped),
+            failed: count(Status::Failed),
+            models: rows,
+            seconds,
+        }
+    }
+}
+
+/// Windows-reserved device names (a file named so cannot be created there).
+const RESERVED: [&str; 22] = [
+    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8",
+    "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
+];
+
+/// Makes one path component safe on every OS: separators, `:` and other
+/// characters Windows forbids become `_`, leading/trailing dots and spaces
+/// are dropped (so `..` cannot survive), reserved device names get a `_`
+/// prefix, and an empty result becomes `_`.
+pub fn sanitize_component(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| match c {
+            '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|' => '_',
+            c if c.is_control() => '_',
+            c => c,
+        })
+        .collect();
+    s = s.trim_matches(|c| c == '.' || c == ' ').to_string();
+    if s.is_empty() {
+        return "_".to_string();
+    }
+    let base = s.split('.').next().unwrap_or("").to_ascii_uppercase();
+    if RESERVED.contains(&base.as_str()) {
+        s.insert(0, '_');
+    }
+    s
+}
+
+/// Resolves case-insensitive collisions among the output names of one
+/// folder deterministically: the first keeps its name, later ones get
+/// `~2`, `~3`, ... before the extension.
+fn unique_names(names: &[String]) -> Vec<String> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut taken: std::collections::HashSet<String> = names.iter().map(|n| n.to_lowercase()).collect();
+    let mut out = Vec::with_capacity(names.len());
+    let mut first: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for n in names {
+        let key = n.to_lowercase();
+        if first.insert(key.clone()) {
+            out.push(n.clone());
+            continue;
+        }
+        let k = seen.entry(key).or_insert(1);
+        loop {
+            *k += 1;
+            let cand = format!("{n}~{k}");
+            if taken.insert(cand.to_lowercase()) {
+                out.push(cand);
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Everything found under a root: model jobs and skipped files.
+#[derive(Debug, Default)]
+pub struct Discovery {
+    /// Models to convert, in a deterministic order.
+    pub jobs: Vec<ModelJob>,
+    /// Files that are not models, with reasons.
+    pub skipped: Vec<ReportRow>,
+    /// Files or entries that claim to hold a model but cannot be opened.
+    pub failed: Vec<ReportRow>,
+}
+
+fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let ft = e.file_type()?;
+        if ft.is_dir() {
+            walk(&e.path(), files)?;
+        } else if ft.is_file() {
+            files.push(e.path());
+        }
+    }
+    Ok(())
+}
+
+/// Reads the first bytes of a file to classify it without loading it twice.
+fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    std::fs::read(path)
+}
+
+/// True when the NRes is the `objects.rlb` registry: entries of
+/// 64-byte `{archive[32], resource[32]}` records and no models.
+fn registry_reason(archive: &nres::Archive<'_>) -> Option<String> {
+    let all_records = !archive.entries.is_empty()
+        && archive
+            .entries
+            .iter()
+            .all(|e| !e.data.is_empty() && e.data.len() % 64 == 0);
+    all_records.then(|| "prototype registry ({archive, resource} records), no models".to_string())
+}
+
+/// Walks `root` (a folder, an archive or a bare model) and lists every model
+/// with its output path under `out` (`OUT/<folders>/<archive stem>/<MODEL>.glb`,
+/// `OUT/<folders>/<MODEL>.glb` for bare models), and every skipped file with
+/// its reason (format-notes §2). Detection is by magic, not extension.
+///
+/// # Errors
+/// I/O errors while listing folders.
+pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Discovery> {
+    let mut files = Vec::new();
+    if root.is_dir() {
+        walk(root, &mut files)?;
+    } else {
+        files.push(root.to_path_buf());
+    }
+    let mut d = Discovery::default();
+    // Output names per folder, resolved for collisions at the end.
+    let mut planned: BTreeMap<PathBuf, Vec<(usize, String)>> = BTreeMap::new();
+    for file in files {
+        let rel_dir: PathBuf = file
+            .strip_prefix(root)
+            .ok()
+            .and_then(|r| r.parent())
+            .map(|p| {
+                p.components()
+                    .map(|c| sanitize_component(&c.as_os_str().to_string_lossy()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let display = file.display().to_string();
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let data = match read_file(&file) {
+            Ok(b) => b,
+            Err(e) => {
+                d.failed
+                    .push(ReportRow::fail(display, "io", format!("cannot read: {e}"), 0.0));
+                continue;
+            }
+        };
+        match source::classify(&data) {
+            FileKind::NotNres => {
+                if source::is_msh_name(name.as_bytes()) {
+                    let e = nres::read(&data, nres::Mode::Strict).err();
+                    let (rule, msg) = e
+                        .map(|e| (e.rule, e.to_string()))
+                        .unwrap_or(("nres.magic", "not an NRes file".into()));
+                    d.failed.push(ReportRow::fail(display, rule, msg, 0.0));
+                } else {
+                    d.skipped.push(ReportRow::skip(
+                        display,
+                        "not-nres",
+                        "not an NRes container".into(),
+                    ));
+                }
+            }
+            FileKind::Rsli => d.skipped.push(ReportRow::skip(
+                display,
+                "rsli",
+                "RsLi archive ('NL' magic): fonts/sprites, no models".into(),
+            )),
+            FileKind::Terrain => d.skipped.push(ReportRow::skip(
+                display,
+                "terrain",
+                "terrain (types 11/14/21, no Res6/Res13), not a model".into(),
+            )),
+            FileKind::OtherNres => {
+                let a = nres::read(&data, nres::Mode::Tolerant).ok();
+                let reason = a
+                    .as_ref()
+                    .and_then(registry_reason)
+                    .map(|r| ("registry", r))
+                    .unwrap_or_else(|| {
+                        let types: Vec<String> = a
+                            .as_ref()
+                            .map(|a| {
+                                let mut t: Vec<u32> = a.entries.iter().map(|e| e.type_id).collect();
+                                t.sort_unstable();
+                                t.dedup();
+                                t.iter().map(|t| fourcc(*t)).collect()
+                            })
+                            .unwrap_or_default();
+                        (
+                            "library",
+                            format!("NRes without models (entry types {})", types.join(",")),
+                        )
+                    });
+                d.skipped.push(ReportRow::skip(display, reason.0, reason.1));
+            }
+            FileKind::Model => {
+                let stem = source::stem_of(&name).to_string();
+                let idx = d.jobs.len();
+                d.jobs.push(ModelJob {
+                    file: file.clone(),
+                    entry: None,
+                    entry_name: None,
+                    source: display,
+                    stem: stem.clone(),
+                    output: PathBuf::new(),
+                });
+                planned
+                    .entry(out.join(&rel_dir))
+                    .or_default()
+                    .push((idx, sanitize_component(&stem)));
+            }
+            FileKind::ModelArchive => {
+                let a = match nres::read(&data, nres::Mode::Tolerant) {
+                    Ok(a) => a,
+                    Err(e) => {
+                        d.failed.push(ReportRow::fail(display, e.rule, e.to_string(), 0.0));
+                        continue;
+                    }
+                };
+                let folder = out
+                    .join(&rel_dir)
+                    .join(sanitize_component(source::stem_of(&name)));
+                for i in source::model_entries(&a) {
+                    let entry_name = source::decode_name(a.entries[i].name);
+                    let stem = source::stem_of(&entry_name).to_string();
+                    let idx = d.jobs.len();
+                    d.jobs.push(ModelJob {
+                        file: file.clone(),
+                        entry: Some(i),
+                        entry_name: Some(entry_name.clone()),
+                        source: format!("{display}:{entry_name}"),
+                        stem: stem.clone(),
+                        output: PathBuf::new(),
+                    });
+                    planned
+                        .entry(folder.clone())
+                        .or_default()
+                        .push((idx, sanitize_component(&stem)));
+                }
+            }
+        }
+    }
+    for (folder, list) in planned {
+        let names: Vec<String> = list.iter().map(|(_, n)| n.clone()).collect();
+        for ((idx, _), n) in list.iter().zip(unique_names(&names)) {
+            d.jobs[*idx].output = folder.join(format!("{n}.{}", format.ext()));
+        }
+    }
+    Ok(d)
+}
+
+fn fourcc(t: u32) -> String {
+    let b = t.to_le_bytes();
+    if b.iter().all(|c| c.is_ascii_alphanumeric()) {
+        String::from_utf8_lossy(&b).into_owned()
+    } else {
+        t.to_string()
+    }
+}
+
+/// Options of a batch run.
+#[derive(Debug, Clone)]
+pub struct BatchOptions {
+    /// Pipeline options.
+    pub convert: ConvertOptions,
+    /// Output format.
+    pub format: Format,
+    /// Replace existing outputs.
+    pub force: bool,
+    /// Folder holding Material.lib / Textures.lib / LightMap.lib, overriding the search.
+    pub game_dir: Option<PathBuf>,
+    /// Also write every used texture as PNG here.
+    pub textures_out: Option<PathBuf>,
+}
+
+/// Loaded inputs shared by the jobs of one file.
+struct Loaded {
+    bytes: Vec<u8>,
+    libs: Option<Arc<Libraries>>,
+}
+
+/// Converts every job, in parallel on the current rayon pool; `progress`
+/// is called once per finished model with its row.
+pub fn run(
+    jobs: &[ModelJob],
+    opts: &BatchOptions,
+    progress: &(dyn Fn(&ReportRow) + Sync),
+) -> Vec<ReportRow> {
+    // Load each file once, and find the libraries once per folder.
+    let mut files: BTreeMap<PathBuf, Option<Arc<Loaded>>> = BTreeMap::new();
+    let mut libs_by_dir: HashMap<PathBuf, Option<Arc<Libraries>>> = HashMap::new();
+    for j in jobs {
+        if files.contains_key(&j.file) {
+            continue;
+        }
+        // Material names and colours need the libraries even without textures.
+        let dir = j.file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let libs = libs_by_dir
+            .entry(dir)
+            .or_insert_with(|| {
+                Libraries::find_for(&j.file, opts.game_dir.as_deref())
+                    .and_then(|d| Libraries::load(&d).ok())
+                    .map(Arc::new)
+            })
+            .clone();
+        let loaded = std::fs::read(&j.file)
+            .ok()
+            .map(|bytes| Arc::new(Loaded { bytes, libs }));
+        files.insert(j.file.clone(), loaded);
+    }
+    let rows: Vec<ReportRow> = jobs
+        .par_iter()
+        .map(|j| {
+            let row = run_one(j, files.get(&j.file).cloned().flatten(), opts);
+            progress(&row);
+            row
+        })
+        .collect();
+    if let Some(dir) = &opts.textures_out {
+        let mut rows = rows;
+        write_textures(dir, jobs, &mut rows, &files, opts.force);
+        return rows;
+    }
+    rows
+}
+
+/// `--textures-out`: writes each embedded texture once as `<name>.png`;
+/// failures become warnings of the model that used the texture.
+fn write_textures(
+    dir: &Path,
+    jobs: &[ModelJob],
+    rows: &mut [ReportRow],
+    files: &BTreeMap<PathBuf, Option<Arc<Loaded>>>,
+    force: bool,
+) {
+    let mut done: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for (j, row) in jobs.iter().zip(rows.iter_mut()) {
+        let Some(libs) = files.get(&j.file).cloned().flatten().and_then(|l| l.libs.clone()) else {
+            continue;
+        };
+        for name in row.textures.clone() {
+            let file = dir.join(format!("{}.png", sanitize_component(&name)));
+            if !done.insert(file.display().to_string()) {
+                continue;
+            }
+            let res = libs
+                .texture_png(&name)
+                .map_err(|e| e.to_string())
+                .and_then(|t| {
+                    crate::output::check_target(&file, &[], force).map_err(|e| e.to_string())?;
+                    crate::output::write_atomic(&file, &t.png).map_err(|e| e.to_string())
+                });
+            if let Err(e) = res {
+                row.warnings.push(format!("--textures-out {}: {e}", file.display()));
+            }
+        }
+    }
+}
+
+fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> ReportRow {
+    let t0 = Instant::now();
+    let ms = |t0: Instant| t0.elapsed().as_secs_f64() * 1000.0;
+    let Some(loaded) = loaded else {
+        return ReportRow::fail(j.source.clone(), "io", "cannot read the file".into(), ms(t0));
+    };
+    // Locate the model bytes (and the WEAR sibling) inside the archive.
+    let (bytes, wear): (&[u8], Option<&[u8]>) = match j.entry {
+        None => (&loaded.bytes, None),
+        Some(i) => match nres::read(&loaded.bytes, nres::Mode::Tolerant) {
+            Ok(a) => {
+                let e = &a.entries[i];
+                (e.data, source::find_wear(&a, e.name))
+            }
+            Err(e) => return ReportRow::fail(j.source.clone(), e.rule, e.to_string(), ms(t0)),
+        },
+    };
+    if let Err(e) = crate::output::check_target(&j.output, &[&j.file], opts.force) {
+        let mut r = ReportRow::skip(j.source.clone(), "exists", e.to_string());
+        r.output = Some(j.output.display().to_string());
+        return r;
+    }
+    let m = ModelRef {
+        source: j.source.clone(),
+        stem: j.stem.clone(),
+        bytes,
+        wear,
+    };
+    let conv = convert(&m, loaded.libs.as_deref(), &opts.convert);
+    match conv.and_then(|c| write_output(&j.output, &c, opts.format, &j.source).map(|_| c)) {
+        Ok(c) => ReportRow {
+            source: j.source.clone(),
+            output: Some(j.output.display().to_string()),
+            status: Status::Converted,
+            kind: None,
+            reason: None,
+            counts: Some(c.counts),
+            quat_layout: Some(format!(
+                "{}{}",
+                c.quat_layout.0,
+                if c.quat_layout.1 { "" } else { " (default, no evidence)" }
+            )),
+            warnings: c.warnings,
+            errors: Vec::new(),
+            rule: None,
+            textures: c.textures,
+            time_ms: ms(t0),
+        },
+        Err(e) => {
+            let rule = nested_rule(&e, j.entry.is_some());
+            ReportRow::fail(j.source.clone(), rule, e.to_string(), ms(t0))
+        }
+    }
+}
+
+/// A nested `.msh` payload that is not a readable NRes is reported as
+/// `msh.nested_container`.
+fn nested_rule(e: &ConvertError, nested: bool) -> &'static str {
+    match &e.kind {
+        ConvertErrorKind::Msh(MshError { rule, .. }) if nested && rule.starts_with("nres.") => {
+            "msh.nested_container"
+        }
+        _ => e.rule(),
+    }
+}
+
+/// Writes a converted model as `.glb`, or `.gltf` + `.bin` beside it, atomically.
+///
+/// # Errors
+/// A [`ConvertError`] of kind Export carrying the I/O failure.
+pub fn write_output(
+    path: &Path,
+    c: &crate::convert::Converted,
+    format: Format,
+    source: &str,
+) -> Result<(), ConvertError> {
+    let err = |e: String| ConvertError {
+        source: source.to_string(),
+        kind: ConvertErrorKind::Export(e),
+    };
+    let is_gltf = format == Format::Gltf
+        || path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("gltf"));
+    if is_gltf {
+        let bin_path = path.with_extension("bin");
+        let bin_uri = bin_path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "model.bin".into());
+        let (json, bin) =
+            crate::gltf_export::to_gltf(&c.exported, &bin_uri).map_err(|e| err(e.to_string()))?;
+        crate::output::write_atomic(&bin_path, &bin).map_err(|e| err(e.to_string()))?;
+        crate::output::write_atomic(path, &json).map_err(|e| err(e.to_string()))?;
+    } else {
+        let glb = crate::gltf_export::to_glb(&c.exported).map_err(|e| err(e.to_string()))?;
+        crate::output::write_atomic(path, &glb).map_err(|e| err(e.to_string()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitize_blocks_traversal_and_reserved_names() {
+        assert_eq!(sanitize_component("../evil"), "_evil");
+        assert_eq!(sanitize_component(".."), "_");
+        assert_eq!(sanitize_component("a/b\\c:d"), "a_b_c_d");
+        assert_eq!(sanitize_component("CON"), "_CON");
+        assert_eq!(sanitize_component("con.txt"), "_con.txt");
+        assert_eq!(sanitize_component("/abs"), "_abs");
+        assert_eq!(sanitize_component("ok_name"), "ok_name");
+        assert_eq!(sanitize_component(""), "_");
+    }
+
+    #[test]
+    fn collisions_are_resolved_in_order() {
+        let n = unique_names(&["A".into(), "a".into(), "b".into(), "A".into()]);
+        assert_eq!(n, vec!["A", "a~2", "b", "A~3"]);
+    }
+}

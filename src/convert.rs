@@ -1,0 +1,284 @@
+//! The import pipeline for one model (application layer): bytes → IR
+//! ([`crate::msh::read`]) → materials ([`crate::material`]) → glTF
+//! ([`crate::gltf_export`]). Used by the single-model CLI, archives and the
+//! batch converter alike.
+
+use std::fmt;
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use crate::gltf_export::{self, CellChoice, ExportMaterial, ExportOptions, Exported, TextureImage};
+use crate::material::{wear::Wear, Libraries};
+use crate::msh::read::{decode, Mode};
+use crate::msh::MshError;
+
+/// One model to convert: its bytes and where they came from.
+#[derive(Debug, Clone)]
+pub struct ModelRef<'a> {
+    /// Display name: the file path, or `ARCHIVE:ENTRY`.
+    pub source: String,
+    /// Model stem (entry or file name without extension), names the glTF animation.
+    pub stem: String,
+    /// The model NRes bytes.
+    pub bytes: &'a [u8],
+    /// The sibling WEAR table, when the model sits in an archive that has one.
+    pub wear: Option<&'a [u8]>,
+}
+
+/// Options of the import pipeline (the CLI flags of `msh2gltf`).
+#[derive(Debug, Clone)]
+pub struct ConvertOptions {
+    /// Export options except the per-model `source`, `sha256` and `name`.
+    pub fps: f32,
+    /// Up axis.
+    pub up: gltf_export::Up,
+    /// Quaternion layout choice.
+    pub quat_layout: gltf_export::QuatLayoutChoice,
+    /// Which slot cell a node shows.
+    pub cells: CellChoice,
+    /// Strict (default) or tolerant reading.
+    pub mode: Mode,
+    /// Embed textures when libraries are available.
+    pub textures: bool,
+}
+
+impl Default for ConvertOptions {
+    fn default() -> Self {
+        ConvertOptions {
+            fps: 24.0,
+            up: gltf_export::Up::Y,
+            quat_layout: gltf_export::QuatLayoutChoice::Auto,
+            cells: CellChoice {
+                lod: 0,
+                group: 0,
+                all_cells: false,
+            },
+            mode: Mode::Strict,
+            textures: true,
+        }
+    }
+}
+
+/// What went wrong with one model, with the rule that was broken.
+#[derive(Debug)]
+pub enum ConvertErrorKind {
+    /// The model (or its container) breaks a format rule.
+    Msh(MshError),
+    /// The sibling WEAR table is malformed (strict mode).
+    Wear(String, &'static str),
+    /// glTF export failed.
+    Export(String),
+}
+
+/// A failed conversion of one model: names the source (file, archive
+/// entry), and through the kind the stream, record and rule.
+#[derive(Debug)]
+pub struct ConvertError {
+    /// `file` or `ARCHIVE:ENTRY`.
+    pub source: String,
+    /// The failure.
+    pub kind: ConvertErrorKind,
+}
+
+impl ConvertError {
+    /// The stable rule id (`msh.index_range`, `nres.total_size`, `wear.lightmap_separator`, ...).
+    pub fn rule(&self) -> &'static str {
+        match &self.kind {
+            ConvertErrorKind::Msh(e) => e.rule,
+            ConvertErrorKind::Wear(_, r) => r,
+            ConvertErrorKind::Export(_) => "gltf.export",
+        }
+    }
+}
+
+impl fmt::Display for ConvertError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ConvertErrorKind::Msh(e) => write!(f, "{}: {}", self.source, e),
+            ConvertErrorKind::Wear(e, _) => write!(f, "{}: WEAR: {}", self.source, e),
+            ConvertErrorKind::Export(e) => write!(f, "{}: glTF export: {}", self.source, e),
+        }
+    }
+}
+
+impl std::error::Error for ConvertError {}
+
+/// Counts reported per converted model.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Counts {
+    /// Res1 nodes.
+    pub nodes: usize,
+    /// Res2 slots.
+    pub slots: usize,
+    /// Res3 vertices.
+    pub vertices: usize,
+    /// Triangles (Res6 indices / 3).
+    pub triangles: usize,
+    /// Res13 batches.
+    pub batches: usize,
+    /// Animated nodes (with a frame map).
+    pub animated_nodes: usize,
+    /// Res19.attr2.
+    pub frame_count: u32,
+    /// glTF materials.
+    pub materials: usize,
+    /// Embedded textures.
+    pub textures: usize,
+}
+
+/// A converted model: the glTF document and binary, warnings and counts.
+pub struct Converted {
+    /// The glTF document and binary buffer.
+    pub exported: Exported,
+    /// Everything tolerated or approximated (tolerant repairs, material
+    /// fallbacks, quaternion layout choice, baked tracks).
+    pub warnings: Vec<String>,
+    /// Counts for reports.
+    pub counts: Counts,
+    /// The chosen quaternion layout (`xyzw`/`wxyz`) and whether the model gave evidence for it.
+    pub quat_layout: (String, bool),
+    /// Names of the embedded textures (Textures.lib entries).
+    pub textures: Vec<String>,
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let d = Sha256::digest(bytes);
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Converts one model to glTF.
+///
+/// Material names come from the WEAR sibling; with `libs`, base colours and
+/// textures are resolved through Material.lib / Textures.lib (format-notes §4).
+///
+/// # Errors
+/// [`ConvertError`] naming the source and the broken rule: a strict decode
+/// failure, a malformed WEAR table in strict mode, or an export failure.
+pub fn convert(
+    m: &ModelRef<'_>,
+    libs: Option<&Libraries>,
+    opts: &ConvertOptions,
+) -> Result<Converted, ConvertError> {
+    let err = |kind| ConvertError {
+        source: m.source.clone(),
+        kind,
+    };
+    let decoded = decode(m.bytes, opts.mode).map_err(|e| err(ConvertErrorKind::Msh(e)))?;
+    let model = decoded.model;
+    let mut warnings: Vec<String> = decoded.warnings.iter().map(|w| w.to_string()).collect();
+
+    let wear = match m.wear {
+        None => None,
+        Some(text) => match Wear::parse(text) {
+            Ok(w) => Some(w),
+            Err(e) if opts.mode == Mode::Tolerant => {
+                warnings.push(format!(
+                    "WEAR: {e}; materials fall back to DEFAULT, untextured"
+                ));
+                None
+            }
+            Err(e) => {
+                let rule = e.rule;
+                return Err(err(ConvertErrorKind::Wear(e.to_string(), rule)));
+            }
+        },
+    };
+
+    let mut used: Vec<u16> = model.batches.iter().map(|b| b.material_index).collect();
+    used.sort_unstable();
+    used.dedup();
+    let mut materials = Vec::with_capacity(used.len());
+    let mut texture_names: Vec<String> = Vec::new();
+    for &index in &used {
+        let name = wear
+            .as_ref()
+            .and_then(|w| w.materials.get(index as usize))
+            .map(|r| r.name.clone());
+        if wear.is_some() && name.is_none() {
+            warnings.push(format!(
+                "material index {index} has no row in the WEAR table ({} rows)",
+                wear.as_ref().map_or(0, |w| w.materials.len())
+            ));
+        }
+        let mut em = ExportMaterial {
+            index,
+            name: name.clone(),
+            base_color: None,
+            texture: None,
+        };
+        if let (Some(libs), Some(name)) = (libs, name.as_deref()) {
+            let r = libs.resolve_material(name);
+            if let Some(fb) = &r.fallback {
+                warnings.push(format!(
+                    "material {name:?} is not in Material.lib: using {:?} ({fb:?})",
+                    r.resolved
+                ));
+            }
+            em.base_color = Some(r.base_color);
+            if opts.textures {
+                if let Some(tex) = r.texture.as_deref() {
+                    match libs.texture_png(tex) {
+                        Ok(t) => {
+                            em.texture = Some(Arc::new(TextureImage {
+                                name: t.name.clone(),
+                                png: t.png.clone(),
+                                has_alpha: t.has_alpha,
+                            }));
+                            if !texture_names.contains(&t.name) {
+                                texture_names.push(t.name.clone());
+                            }
+                        }
+                        Err(e) => warnings.push(format!("texture {tex:?}: {e}; untextured")),
+                    }
+                }
+            }
+        }
+        materials.push(em);
+    }
+
+    let export_opts = ExportOptions {
+        fps: opts.fps,
+        up: opts.up,
+        quat_layout: opts.quat_layout,
+        cells: opts.cells,
+        source: m.source.clone(),
+        sha256: sha256_hex(m.bytes),
+        name: m.stem.clone(),
+    };
+    let exported = gltf_export::export(&model, &materials, &export_opts)
+        .map_err(|e| err(ConvertErrorKind::Export(e.to_string())))?;
+    let r = &exported.report;
+    warnings.extend(r.warnings.iter().cloned());
+    let layout = match r.quat_layout {
+        crate::anim::QuatLayout::Xyzw => "xyzw",
+        crate::anim::QuatLayout::Wxyz => "wxyz",
+    };
+    if !r.baked_nodes.is_empty() {
+        warnings.push(format!(
+            "{} non-canonical track(s) baked at every frame (nodes {:?})",
+            r.baked_nodes.len(),
+            r.baked_nodes
+        ));
+    }
+    let counts = Counts {
+        nodes: model.nodes.len(),
+        slots: model.slots.len(),
+        vertices: model.positions.len(),
+        triangles: model.indices.len() / 3,
+        batches: model.batches.len(),
+        animated_nodes: r.animated_nodes,
+        frame_count: model.frame_count,
+        materials: used.len(),
+        textures: texture_names.len(),
+    };
+    let quat_layout = (layout.to_string(), r.quat_layout_evidence);
+    Ok(Converted {
+        exported,
+        warnings,
+        counts,
+        quat_layout,
+        textures: texture_names,
+    })
+}

@@ -1,0 +1,328 @@
+//! Authoring new models: [`ModelBuilder`] assembles nodes, slots, batches
+//! and keys into a [`Model`] whose derived data (Res2 header, slot bounds,
+//! Res7 links and normals, Res8/Res19) is regenerated canonically, and
+//! whose unknown fields get documented defaults:
+//!
+//! | field | default |
+//! |---|---|
+//! | `Node38.flags` (`hdr0`) | caller's value, 0 by default |
+//! | `Batch20.flags` | 0 |
+//! | `Batch20.opaque4` / `opaque6` / `opaque14` | material row / batch index in slot / batch vertex count (the "plausible" reading, format-notes §3) |
+//! | `Slot68.tail` | f32 bits of the XY area and of the volume of the AABB, then 3 zero words |
+//! | `TriDesc16.flags` / `sel` | 0 / `0x3F` (three selectors = none) |
+//! | `PackedNormal4` 4th byte | 0 |
+//! | Res15 | 8 zero bytes per vertex |
+//! | Res9, Res17 | empty payloads, attributes 0 |
+//! | stream order | retail `1,2,3,4,5,15,13,6,7,8,19,9,10,17` (format-notes §2) |
+//! | `Res1.attr2` | 0 |
+//!
+//! Quaternions are written in the seed's `xyzw` layout.
+
+use super::derive;
+use super::ir::*;
+use crate::anim::{self, NodeTrackIn, QuatLayout};
+
+/// One vertex in game axes (node-local).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Vertex {
+    /// Position.
+    pub pos: [f32; 3],
+    /// Unit normal (quantized `*127`).
+    pub normal: [f32; 3],
+    /// UV (quantized `*1024`).
+    pub uv: [f32; 2],
+}
+
+/// One batch to add: triangles over its own vertex list, one material row.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Part {
+    /// WEAR row.
+    pub material: u16,
+    /// Vertices (at most 65536 per part: indices are u16).
+    pub vertices: Vec<Vertex>,
+    /// Triangle corner indices into `vertices`, 3 per triangle.
+    pub indices: Vec<u16>,
+}
+
+/// Errors of the builder.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{rule}: {detail}")]
+pub struct BuildError {
+    /// Rule id (`build.limits`, `msh.anim.*`).
+    pub rule: &'static str,
+    /// What went wrong.
+    pub detail: String,
+}
+
+/// A node to add.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NodeSpec {
+    /// Name (Windows-1251 bytes), `None` for an empty Res10 record.
+    pub name: Option<Vec<u8>>,
+    /// Parent node index (must be an earlier node).
+    pub parent: Option<usize>,
+    /// `hdr0`.
+    pub flags: u16,
+    /// `(cell, slot)` pairs, `cell = 5*lod + group`.
+    pub cells: Vec<(usize, u16)>,
+    /// Keys (times in integer frames, increasing from 0); one key for a static node.
+    pub keys: Vec<AnimKey24>,
+    /// Animated (gets a frame map) even with one key? Normally `keys.len() > 1`.
+    pub animated: bool,
+}
+
+/// Builds models from parts (see the module docs for the defaults).
+#[derive(Debug, Clone, Default)]
+pub struct ModelBuilder {
+    model: Model,
+    nodes: Vec<NodeSpec>,
+}
+
+/// Quantizes a unit normal like Res4: `clamp(round(v*127), -128, 127)` (msh-core §5.4).
+pub fn quantize_normal(n: [f32; 3]) -> [i8; 4] {
+    let q = |v: f32| (v * 127.0).round().clamp(-128.0, 127.0) as i8;
+    [q(n[0]), q(n[1]), q(n[2]), 0]
+}
+
+/// Quantizes a UV like Res5: `clamp(round(uv*1024), -32768, 32767)` (msh-core §5.5).
+pub fn quantize_uv(uv: [f32; 2]) -> [i16; 2] {
+    let q = |v: f32| (v * 1024.0).round().clamp(-32768.0, 32767.0) as i16;
+    [q(uv[0]), q(uv[1])]
+}
+
+/// Stored i16 quaternion (`xyzw` layout) for a rotation given as a glTF-style
+/// unit quaternion `(x, y, z, w)` in game axes. The engine rotates by the
+/// conjugate of its runtime quaternion (gltf-mapping.md), so the stored
+/// runtime value is `(w, -x, -y, -z)`, quantized `clamp(round(q*32767),
+/// -32767, 32767)` (msh-animation §10.4).
+pub fn quantize_rotation(r: [f32; 4]) -> [i16; 4] {
+    let q = |v: f32| (v * 32767.0).round().clamp(-32767.0, 32767.0) as i16;
+    [q(-r[0]), q(-r[1]), q(-r[2]), q(r[3])]
+}
+
+/// A key at integer frame `time` with translation `pos` and glTF-style
+/// rotation `rot` (x, y, z, w) in game axes.
+pub fn key(time: f32, pos: [f32; 3], rot: [f32; 4]) -> AnimKey24 {
+    AnimKey24 {
+        pos,
+        time,
+        q: quantize_rotation(rot),
+    }
+}
+
+impl ModelBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a slot made of `parts` (one batch each) and returns its index.
+    ///
+    /// # Errors
+    /// `build.limits` when u16 ranges (slots, batches, triangles, indices per
+    /// part) would overflow.
+    pub fn add_slot(&mut self, parts: &[Part]) -> Result<u16, BuildError> {
+        let lim = |what: &str| BuildError {
+            rule: "build.limits",
+            detail: format!("too many {what} for the u16 fields of Slot68/Batch20"),
+        };
+        let m = &mut self.model;
+        let tri_start = m.tris.as_ref().map_or(0, Vec::len);
+        let batch_start = m.batches.len();
+        let slot_index = m.slots.len();
+        if slot_index >= NONE16 as usize || batch_start + parts.len() > u16::MAX as usize {
+            return Err(lim("slots or batches"));
+        }
+        let mut tri_count = 0usize;
+        for (bi, p) in parts.iter().enumerate() {
+            if p.vertices.len() > 65536 || p.indices.len() > u16::MAX as usize || p.indices.len() % 3 != 0 {
+                return Err(lim("vertices or indices in one part (split it)"));
+            }
+            let base = m.positions.len() as u32;
+            let normals = m.normals.get_or_insert_with(Vec::new);
+            let uvs = m.uvs.get_or_insert_with(Vec::new);
+            let res15 = m.res15.get_or_insert_with(Vec::new);
+            for v in &p.vertices {
+                m.positions.push(v.pos);
+                normals.push(quantize_normal(v.normal));
+                uvs.push(quantize_uv(v.uv));
+                res15.push([0; 8]);
+            }
+            let index_start = m.indices.len() as u32;
+            m.indices.extend_from_slice(&p.indices);
+            let tris = m.tris.get_or_insert_with(Vec::new);
+            for _ in 0..p.indices.len() / 3 {
+                tris.push(TriDesc16 {
+                    flags: 0,
+                    links: [NONE16; 3],
+                    normal: [0; 3],
+                    sel: 0x3F,
+                });
+            }
+            tri_count += p.indices.len() / 3;
+            m.batches.push(Batch20 {
+                flags: 0,
+                material_index: p.material,
+                opaque4: p.material,
+                opaque6: bi as u16,
+                index_count: p.indices.len() as u16,
+                index_start,
+                opaque14: p.vertices.len().min(u16::MAX as usize) as u16,
+                base_vertex: base,
+            });
+        }
+        if tri_start + tri_count > u16::MAX as usize {
+            return Err(lim("triangles"));
+        }
+        m.slots.push(Slot68 {
+            tri_start: tri_start as u16,
+            tri_count: tri_count as u16,
+            batch_start: batch_start as u16,
+            batch_count: parts.len() as u16,
+            ..Slot68::default()
+        });
+        Ok(slot_index as u16)
+    }
+
+    /// Adds a node and returns its index.
+    pub fn add_node(&mut self, node: NodeSpec) -> usize {
+        self.nodes.push(node);
+        self.nodes.len() - 1
+    }
+
+    /// Finishes the model: node table, names, canonical animation, Res7,
+    /// slot bounds and the Res2 header, stream entries in retail order.
+    ///
+    /// # Errors
+    /// `build.parent` for a parent that is not an earlier node, `build.cell`
+    /// for a cell >= 15 or an unknown slot, and the `msh.anim.*` rules of
+    /// [`anim::canonical_anim`].
+    pub fn finish(self) -> Result<Model, BuildError> {
+        let ModelBuilder { mut model, nodes } = self;
+        let mut tracks = Vec::with_capacity(nodes.len());
+        let mut node38 = Vec::with_capacity(nodes.len());
+        for (i, n) in nodes.iter().enumerate() {
+            let mut slots = [NONE16; CELLS];
+            for &(cell, slot) in &n.cells {
+                if cell >= CELLS || slot as usize >= model.slots.len() {
+                    return Err(BuildError {
+                        rule: "build.cell",
+                        detail: format!("node {i}: cell {cell} / slot {slot} out of range"),
+                    });
+                }
+                slots[cell] = slot;
+            }
+            let parent = match n.parent {
+                None => NONE16,
+                Some(p) if p < i => p as u16,
+                Some(p) => {
+                    return Err(BuildError {
+                        rule: "build.parent",
+                        detail: format!("node {i}: parent {p} is not an earlier node"),
+                    })
+                }
+            };
+            node38.push(Node38 {
+                flags: n.flags,
+                parent,
+                map_start: NONE16,
+                fallback_key: 0,
+                slots,
+            });
+            let keys = if n.keys.is_empty() {
+                vec![key(0.0, [0.0; 3], [0.0, 0.0, 0.0, 1.0])]
+            } else {
+                n.keys.clone()
+            };
+            tracks.push(NodeTrackIn {
+                has_map: n.animated || keys.len() > 1,
+                keys,
+            });
+        }
+        let anim = anim::canonical_anim(&tracks).map_err(|e| BuildError {
+            rule: e.rule,
+            detail: e.detail,
+        })?;
+        for (i, n) in node38.iter_mut().enumerate() {
+            n.map_start = anim.map_start[i];
+            n.fallback_key = anim.fallback_key[i];
+        }
+        model.nodes = Nodes::Node38(node38);
+        model.keys = Some(anim.keys);
+        model.frame_map = Some(anim.frame_map);
+        model.frame_count = anim.frame_count;
+        model.names = Some(nodes.iter().map(|n| n.name.clone()).collect());
+        if model.normals.is_none() {
+            model.normals = Some(Vec::new());
+            model.uvs = Some(Vec::new());
+            model.res15 = Some(Vec::new());
+            model.tris = Some(Vec::new());
+        }
+        derive::recompute_tri_descs(&mut model);
+        recompute_bounds(&mut model, true);
+        model.entries = [1u32, 2, 3, 4, 5, 15, 13, 6, 7, 8, 19, 9, 10, 17]
+            .iter()
+            .map(|&t| StreamEntry {
+                type_id: t,
+                name: format!("Res{t}").into_bytes(),
+                attr1: 0,
+                attr2: 0,
+                attr3: 0,
+                raw: matches!(t, 9 | 17).then(Vec::new),
+            })
+            .collect();
+        Ok(model)
+    }
+}
+
+/// Recomputes every slot's bounds (and, when `tail`, the Slot68 tail
+/// defaults) and the Res2 header from the geometry and the t = 0 pose
+/// (msh-core §5.2; the header covers each node's lod 0 / group 0 slot in
+/// model space). Slots without vertices get zero bounds.
+pub fn recompute_bounds(model: &mut Model, tail: bool) {
+    for s in 0..model.slots.len() {
+        let slot = model.slots[s];
+        let (lo, hi, c, r) = derive::slot_bounds(model, &slot).unwrap_or_default();
+        let sl = &mut model.slots[s];
+        sl.aabb_min = lo;
+        sl.aabb_max = hi;
+        sl.sphere_center = c;
+        sl.sphere_radius = r;
+        if tail {
+            let area = (hi[0] - lo[0]) * (hi[1] - lo[1]);
+            let volume = area * (hi[2] - lo[2]);
+            sl.tail = [area.to_bits(), volume.to_bits(), 0, 0, 0];
+        }
+    }
+    model.header = derive::res2_header(&model_space_points(model));
+}
+
+/// Vertices of every node's lod 0 / group 0 slot, transformed by the t = 0
+/// world matrices (double math, rounded to f32).
+pub fn model_space_points(model: &Model) -> Vec<[f32; 3]> {
+    let Ok(sampler) = anim::Sampler::new(model, QuatLayout::Xyzw) else {
+        return Vec::new();
+    };
+    let world = sampler.world_matrices(0.0);
+    let mut pts = Vec::new();
+    for (i, n) in model.nodes38().iter().enumerate() {
+        let s = n.slots[0];
+        let (Some(slot), Some(m)) = (model.slots.get(s as usize), world.get(i)) else {
+            continue;
+        };
+        for t in derive::slot_triangles(model, slot) {
+            for v in t {
+                let Some(p) = model.positions.get(v as usize) else {
+                    continue;
+                };
+                let (x, y, z) = (p[0] as f64, p[1] as f64, p[2] as f64);
+                let row = |r: usize| {
+                    (m[4 * r] as f64 * x + m[4 * r + 1] as f64 * y + m[4 * r + 2] as f64 * z
+                        + m[4 * r + 3] as f64) as f32
+                };
+                pts.push([row(0), row(1), row(2)]);
+            }
+        }
+    }
+    pts
+}

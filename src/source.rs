@@ -1,0 +1,198 @@
+//! Where models come from: bare model files, archives holding `.msh`
+//! entries, and `ARCHIVE:ENTRY` specs (format-notes §2). This module only
+//! locates bytes; decoding is [`crate::msh::read`]'s job.
+
+use std::path::{Path, PathBuf};
+
+use crate::nres;
+
+/// Type id of a WEAR material table entry (`'WEAR'` as a little-endian FourCC).
+pub const WEAR_TYPE: u32 = 0x5241_4557;
+
+/// What a command-line INPUT names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputSpec {
+    /// An existing file (a bare model or an archive; decided by content).
+    File(PathBuf),
+    /// One entry of an archive: `ARCHIVE:ENTRY`.
+    Entry {
+        /// The archive file.
+        archive: PathBuf,
+        /// The entry name (matched case-insensitively).
+        entry: String,
+    },
+}
+
+/// Splits `ARCHIVE:ENTRY`. A path that exists as given is a file, even if it
+/// contains `:`; otherwise the text after the last `:` is the entry name.
+pub fn parse_input(s: &str) -> InputSpec {
+    let p = Path::new(s);
+    if p.exists() {
+        return InputSpec::File(p.to_path_buf());
+    }
+    match s.rfind(':') {
+        Some(i) if i > 0 && i + 1 < s.len() => InputSpec::Entry {
+            archive: PathBuf::from(&s[..i]),
+            entry: s[i + 1..].to_string(),
+        },
+        _ => InputSpec::File(p.to_path_buf()),
+    }
+}
+
+/// Kinds of file the converter recognises by content (format-notes §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// An NRes whose entries are model streams (types 1, 2, 3, 6, 13).
+    Model,
+    /// Terrain (`Land.msh`: types 11/14/21, no Res6/Res13).
+    Terrain,
+    /// An NRes holding `.msh` entries.
+    ModelArchive,
+    /// An NRes library or archive with no models (Material.lib, Textures.lib,
+    /// objects.rlb, Land.map, ...).
+    OtherNres,
+    /// An RsLi archive (`NL\0\1`).
+    Rsli,
+    /// Anything else.
+    NotNres,
+}
+
+/// True when an entry name ends with `.msh` in any case.
+pub fn is_msh_name(name: &[u8]) -> bool {
+    name.len() > 4 && name[name.len() - 4..].eq_ignore_ascii_case(b".msh")
+}
+
+/// The indices of the `.msh` entries of an archive, in directory order.
+pub fn model_entries(archive: &nres::Archive<'_>) -> Vec<usize> {
+    archive
+        .entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| is_msh_name(e.name))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// True when the NRes entries look like model streams: types 1, 2, 3, 6
+/// and 13 all present (msh-core §3.3).
+pub fn looks_like_model(archive: &nres::Archive<'_>) -> bool {
+    [1u32, 2, 3, 6, 13]
+        .iter()
+        .all(|t| archive.entries.iter().any(|e| e.type_id == *t))
+}
+
+/// True when the NRes looks like terrain: model-like types 1..5 with
+/// 11/14/21 and without Res6/Res13 (format-notes §2).
+pub fn looks_like_terrain(archive: &nres::Archive<'_>) -> bool {
+    let has = |t: u32| archive.entries.iter().any(|e| e.type_id == t);
+    has(1) && (has(11) || has(14) || has(21)) && !(has(6) && has(13))
+}
+
+/// Classifies a file by its content.
+pub fn classify(data: &[u8]) -> FileKind {
+    if data.len() >= 4 && &data[..4] == nres::RSLI_MAGIC {
+        return FileKind::Rsli;
+    }
+    if !nres::is_nres(data) {
+        return FileKind::NotNres;
+    }
+    match nres::read(data, nres::Mode::Tolerant) {
+        Ok(a) if looks_like_model(&a) => FileKind::Model,
+        Ok(a) if looks_like_terrain(&a) => FileKind::Terrain,
+        Ok(a) if !model_entries(&a).is_empty() => FileKind::ModelArchive,
+        Ok(_) => FileKind::OtherNres,
+        // A broken NRes that claims to be one: let the model reader report it.
+        Err(_) => FileKind::Model,
+    }
+}
+
+/// The stem of an entry or file name: the name without its last extension.
+pub fn stem_of(name: &str) -> &str {
+    match name.rfind('.') {
+        Some(i) if i > 0 => &name[..i],
+        _ => name,
+    }
+}
+
+/// Decodes an entry name (Windows-1251 bytes) for display and file names.
+pub fn decode_name(name: &[u8]) -> String {
+    encoding_rs::WINDOWS_1251.decode(name).0.into_owned()
+}
+
+/// The model's WEAR sibling: the entry `<STEM>.wea` (any case) of type
+/// `WEAR`, or any `<STEM>.wea` entry when none has that type.
+pub fn find_wear<'a>(archive: &nres::Archive<'a>, model_entry: &[u8]) -> Option<&'a [u8]> {
+    let stem = match model_entry.iter().rposition(|&c| c == b'.') {
+        Some(i) => &model_entry[..i],
+        None => model_entry,
+    };
+    let mut want = stem.to_vec();
+    want.extend_from_slice(b".wea");
+    let matches = |e: &&nres::Entry<'a>| e.name.eq_ignore_ascii_case(&want);
+    let typed = archive
+        .entries
+        .iter()
+        .filter(matches)
+        .find(|e| e.type_id == WEAR_TYPE);
+    typed
+        .or_else(|| archive.entries.iter().find(matches))
+        .map(|e| e.data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_specs() {
+        assert_eq!(
+            parse_input("no/such/units.rlb:R_L_89.msh"),
+            InputSpec::Entry {
+                archive: "no/such/units.rlb".into(),
+                entry: "R_L_89.msh".into()
+            }
+        );
+        assert_eq!(
+            parse_input("no/such/file.msh"),
+            InputSpec::File("no/such/file.msh".into())
+        );
+        assert_eq!(parse_input("x:"), InputSpec::File("x:".into()));
+    }
+
+    #[test]
+    fn names() {
+        assert!(is_msh_name(b"a.MSH"));
+        assert!(is_msh_name(b"a.msh"));
+        assert!(!is_msh_name(b".msh"));
+        assert!(!is_msh_name(b"a.wea"));
+        assert_eq!(stem_of("R_L_89.msh"), "R_L_89");
+        assert_eq!(stem_of("noext"), "noext");
+    }
+
+    #[test]
+    fn wear_sibling_is_found_case_insensitively() {
+        let es = [
+            nres::Entry {
+                type_id: 0,
+                attr1: 0,
+                attr2: 0,
+                attr3: 0,
+                name: b"TANK.MSH",
+                data: b"m",
+            },
+            nres::Entry {
+                type_id: WEAR_TYPE,
+                attr1: 0,
+                attr2: 0,
+                attr3: 0,
+                name: b"tank.wea",
+                data: b"1\r\n0 A\r\n",
+            },
+        ];
+        let bytes = nres::write(&es).unwrap();
+        let a = nres::read(&bytes, nres::Mode::Strict).unwrap();
+        assert_eq!(model_entries(&a), vec![0]);
+        assert_eq!(find_wear(&a, b"TANK.MSH"), Some(&b"1\r\n0 A\r\n"[..]));
+        assert_eq!(find_wear(&a, b"other.msh"), None);
+    }
+}
