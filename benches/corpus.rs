@@ -102,7 +102,13 @@ fn main() {
             std::hint::black_box(mshgltf::gltf_export::to_glb(&c.exported).unwrap());
         }
     });
-    report("decode+export (GLB bytes, no textures)", best, med, mb, ms.len());
+    report(
+        "decode+export (GLB bytes, no textures)",
+        best,
+        med,
+        mb,
+        ms.len(),
+    );
     println!("peak RSS: {:.1} MB", peak_rss_mb());
 }
 

@@ -59,7 +59,9 @@ fn name(s: &str) -> Option<Vec<u8>> {
 
 fn static_box() -> mshgltf::msh::Model {
     let mut b = ModelBuilder::new();
-    let s = b.add_slot(&[cuboid([0.0, 0.0, 0.5], [0.5, 0.5, 0.5], 0)]).unwrap();
+    let s = b
+        .add_slot(&[cuboid([0.0, 0.0, 0.5], [0.5, 0.5, 0.5], 0)])
+        .unwrap();
     b.add_node(NodeSpec {
         name: name("box"),
         cells: vec![(0, s)],
@@ -77,11 +79,21 @@ fn lod_tower() -> mshgltf::msh::Model {
             cuboid([0.0, 0.0, 1.2], [0.4, 0.4, 0.2], 1),
         ])
         .unwrap();
-    let base1 = b.add_slot(&[cuboid([0.0, 0.0, 0.6], [1.0, 1.0, 0.6], 0)]).unwrap();
-    let head0 = b.add_slot(&[cuboid([0.0, 0.0, 0.3], [0.5, 0.5, 0.3], 1)]).unwrap();
-    let head1 = b.add_slot(&[cuboid([0.0, 0.0, 0.3], [0.45, 0.45, 0.3], 1)]).unwrap();
-    let head_broken = b.add_slot(&[cuboid([0.1, 0.0, 0.2], [0.5, 0.4, 0.2], 0)]).unwrap();
-    let gun = b.add_slot(&[cuboid([0.8, 0.0, 0.0], [0.8, 0.08, 0.08], 1)]).unwrap();
+    let base1 = b
+        .add_slot(&[cuboid([0.0, 0.0, 0.6], [1.0, 1.0, 0.6], 0)])
+        .unwrap();
+    let head0 = b
+        .add_slot(&[cuboid([0.0, 0.0, 0.3], [0.5, 0.5, 0.3], 1)])
+        .unwrap();
+    let head1 = b
+        .add_slot(&[cuboid([0.0, 0.0, 0.3], [0.45, 0.45, 0.3], 1)])
+        .unwrap();
+    let head_broken = b
+        .add_slot(&[cuboid([0.1, 0.0, 0.2], [0.5, 0.4, 0.2], 0)])
+        .unwrap();
+    let gun = b
+        .add_slot(&[cuboid([0.8, 0.0, 0.0], [0.8, 0.08, 0.08], 1)])
+        .unwrap();
     let base = b.add_node(NodeSpec {
         name: name("base"),
         cells: vec![(0, base0), (5, base1)],
@@ -116,9 +128,15 @@ fn lod_tower() -> mshgltf::msh::Model {
 
 fn anim_rotor() -> mshgltf::msh::Model {
     let mut b = ModelBuilder::new();
-    let body = b.add_slot(&[cuboid([0.0, 0.0, 0.25], [0.6, 0.6, 0.25], 0)]).unwrap();
-    let rotor = b.add_slot(&[cuboid([0.0, 0.0, 0.0], [1.5, 0.1, 0.02], 0)]).unwrap();
-    let tip = b.add_slot(&[cuboid([0.0, 0.0, 0.0], [0.1, 0.1, 0.1], 0)]).unwrap();
+    let body = b
+        .add_slot(&[cuboid([0.0, 0.0, 0.25], [0.6, 0.6, 0.25], 0)])
+        .unwrap();
+    let rotor = b
+        .add_slot(&[cuboid([0.0, 0.0, 0.0], [1.5, 0.1, 0.02], 0)])
+        .unwrap();
+    let tip = b
+        .add_slot(&[cuboid([0.0, 0.0, 0.0], [0.1, 0.1, 0.1], 0)])
+        .unwrap();
     b.add_node(NodeSpec {
         name: name("body"),
         cells: vec![(0, body)],

@@ -120,6 +120,12 @@ impl ReportRow {
         }
     }
     fn fail(source: String, rule: &str, error: String, time_ms: f64) -> Self {
+        // Every error names its source.
+        let error = if error.starts_with(&source) {
+            error
+        } else {
+            format!("{source}: {error}")
+        };
         ReportRow {
             source,
             output: None,
@@ -205,7 +211,8 @@ pub fn sanitize_component(name: &str) -> String {
 /// `~2`, `~3`, ... before the extension.
 fn unique_names(names: &[String]) -> Vec<String> {
     let mut seen: HashMap<String, usize> = HashMap::new();
-    let mut taken: std::collections::HashSet<String> = names.iter().map(|n| n.to_lowercase()).collect();
+    let mut taken: std::collections::HashSet<String> =
+        names.iter().map(|n| n.to_lowercase()).collect();
     let mut out = Vec::with_capacity(names.len());
     let mut first: std::collections::HashSet<String> = std::collections::HashSet::new();
     for n in names {
@@ -304,8 +311,12 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
         let data = match read_file(&file) {
             Ok(b) => b,
             Err(e) => {
-                d.failed
-                    .push(ReportRow::fail(display, "io", format!("cannot read: {e}"), 0.0));
+                d.failed.push(ReportRow::fail(
+                    display,
+                    "io",
+                    format!("cannot read: {e}"),
+                    0.0,
+                ));
                 continue;
             }
         };
@@ -335,6 +346,24 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
                 "terrain",
                 "terrain (types 11/14/21, no Res6/Res13), not a model".into(),
             )),
+            // A `.msh` NRes that is not a complete model: let the model
+            // reader name the missing stream.
+            FileKind::OtherNres if source::is_msh_name(name.as_bytes()) => {
+                let stem = source::stem_of(&name).to_string();
+                let idx = d.jobs.len();
+                d.jobs.push(ModelJob {
+                    file: file.clone(),
+                    entry: None,
+                    entry_name: None,
+                    source: display,
+                    stem: stem.clone(),
+                    output: PathBuf::new(),
+                });
+                planned
+                    .entry(out.join(&rel_dir))
+                    .or_default()
+                    .push((idx, sanitize_component(&stem)));
+            }
             FileKind::OtherNres => {
                 let a = nres::read(&data, nres::Mode::Tolerant).ok();
                 let reason = a
@@ -378,13 +407,19 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
                 let a = match nres::read(&data, nres::Mode::Tolerant) {
                     Ok(a) => a,
                     Err(e) => {
-                        d.failed.push(ReportRow::fail(display, e.rule, e.to_string(), 0.0));
+                        d.failed
+                            .push(ReportRow::fail(display, e.rule, e.to_string(), 0.0));
                         continue;
                     }
                 };
-                let folder = out
-                    .join(&rel_dir)
-                    .join(sanitize_component(source::stem_of(&name)));
+                // A single archive converts into OUT itself; in a folder
+                // walk every archive gets OUT/<folders>/<archive stem>/.
+                let folder = if root.is_dir() {
+                    out.join(&rel_dir)
+                        .join(sanitize_component(source::stem_of(&name)))
+                } else {
+                    out.to_path_buf()
+                };
                 for i in source::model_entries(&a) {
                     let entry_name = source::decode_name(a.entries[i].name);
                     let stem = source::stem_of(&entry_name).to_string();
@@ -500,7 +535,12 @@ fn write_textures(
 ) {
     let mut done: std::collections::HashSet<String> = std::collections::HashSet::new();
     for (j, row) in jobs.iter().zip(rows.iter_mut()) {
-        let Some(libs) = files.get(&j.file).cloned().flatten().and_then(|l| l.libs.clone()) else {
+        let Some(libs) = files
+            .get(&j.file)
+            .cloned()
+            .flatten()
+            .and_then(|l| l.libs.clone())
+        else {
             continue;
         };
         for name in row.textures.clone() {
@@ -516,7 +556,8 @@ fn write_textures(
                     crate::output::write_atomic(&file, &t.png).map_err(|e| e.to_string())
                 });
             if let Err(e) = res {
-                row.warnings.push(format!("--textures-out {}: {e}", file.display()));
+                row.warnings
+                    .push(format!("--textures-out {}: {e}", file.display()));
             }
         }
     }
@@ -526,7 +567,12 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
     let t0 = Instant::now();
     let ms = |t0: Instant| t0.elapsed().as_secs_f64() * 1000.0;
     let Some(loaded) = loaded else {
-        return ReportRow::fail(j.source.clone(), "io", "cannot read the file".into(), ms(t0));
+        return ReportRow::fail(
+            j.source.clone(),
+            "io",
+            "cannot read the file".into(),
+            ms(t0),
+        );
     };
     // Locate the model bytes (and the WEAR sibling) inside the archive.
     let (bytes, wear): (&[u8], Option<&[u8]>) = match j.entry {
@@ -562,7 +608,11 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
             quat_layout: Some(format!(
                 "{}{}",
                 c.quat_layout.0,
-                if c.quat_layout.1 { "" } else { " (default, no evidence)" }
+                if c.quat_layout.1 {
+                    ""
+                } else {
+                    " (default, no evidence)"
+                }
             )),
             warnings: c.warnings,
             errors: Vec::new(),

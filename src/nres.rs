@@ -128,7 +128,10 @@ pub fn read(data: &[u8], mode: Mode) -> Result<Archive<'_>, NresError> {
     if data.len() < HEADER_SIZE {
         return Err(NresError::new(
             "nres.header",
-            format!("file is {} bytes, shorter than the 16-byte header", data.len()),
+            format!(
+                "file is {} bytes, shorter than the 16-byte header",
+                data.len()
+            ),
         ));
     }
     let version = u32_at(data, 4);
@@ -305,23 +308,25 @@ fn check_layout(
              the file is readable but will not be reproduced byte for byte",
         ));
     } else {
-        // Padding bytes between payloads must be zero.
+        // Padding bytes between payloads (and before the directory) must be zero.
+        let mut gaps = Vec::with_capacity(entries.len() + 1);
         let mut prev_end = HEADER_SIZE;
         for e in entries.iter().filter(|e| !e.data.is_empty()) {
             let o = offset_in(data, e.data);
-            if data[prev_end..o].iter().any(|&b| b != 0) {
-                warnings.push(NresError::new(
-                    "nres.padding",
-                    format!("non-zero padding bytes at {prev_end}..{o}"),
-                ));
-                break;
-            }
+            gaps.push(prev_end..o);
             prev_end = o + e.data.len();
         }
-        if data[prev_end..dir_off].iter().any(|&b| b != 0) {
+        gaps.push(prev_end..dir_off);
+        if let Some(g) = gaps
+            .into_iter()
+            .find(|g| data[g.clone()].iter().any(|&b| b != 0))
+        {
             warnings.push(NresError::new(
                 "nres.padding",
-                format!("non-zero padding bytes at {prev_end}..{dir_off}"),
+                format!(
+                    "non-zero padding bytes at {}..{} (first of possibly several)",
+                    g.start, g.end
+                ),
             ));
         }
     }
@@ -348,7 +353,10 @@ fn check_sort_table(entries: &[Entry<'_>], sort: &[u32]) -> Result<(), NresError
         {
             return Err(NresError::new(
                 "nres.sort_index",
-                format!("sort table positions {i} and {} are not in name order", i + 1),
+                format!(
+                    "sort table positions {i} and {} are not in name order",
+                    i + 1
+                ),
             ));
         }
     }
@@ -480,7 +488,10 @@ mod tests {
     #[test]
     fn rejects_short_and_wrong_files() {
         assert_eq!(read(b"", Mode::Strict).unwrap_err().rule, "nres.magic");
-        assert_eq!(read(b"NRes\0\x01", Mode::Strict).unwrap_err().rule, "nres.header");
+        assert_eq!(
+            read(b"NRes\0\x01", Mode::Strict).unwrap_err().rule,
+            "nres.header"
+        );
         let mut b = write(&[entry(b"x", b"abc")]).unwrap();
         b[8..12].copy_from_slice(&0x4000_0000u32.to_le_bytes());
         assert_eq!(read(&b, Mode::Strict).unwrap_err().rule, "nres.entry_count");

@@ -7,7 +7,19 @@
 //! - [`tracks`]: decomposition of the Res8 pool into per-node tracks (§5.1);
 //!   [`canonical_anim`]: canonical Res8/Res19 regeneration (§5.4, §8).
 
-use crate::msh::{AnimKey24, Model};
+mod canonical;
+mod frame;
+mod quat;
+mod sampler;
+mod track;
+
+pub use canonical::{canonical_anim, CanonicalAnim, NodeTrackIn, MAX_KEYS, MAX_KEY_TIME};
+pub use frame::frame_index;
+pub use quat::{decode_quat, dot4, mat_mul, quat_blend, quat_interp, quat_to_matrix, IDENTITY};
+pub use sampler::Sampler;
+pub use track::{is_canonical, node_tracks, pick_quat_layout, tracks, Track};
+
+use crate::msh::AnimKey24;
 
 /// Which stored i16 of a Res8 quaternion is `w` (gltf-mapping.md, "Engine
 /// pose"). The seed reads stored `(qx, qy, qz, qw)` as runtime `[w, x, y, z]`
@@ -48,7 +60,8 @@ pub struct Pose {
     pub q: Quat,
     /// Node-local translation.
     pub pos: [f32; 3],
-    /// The key index that was selected (k0).
+    /// The key whose values were returned: the fallback key, `k0`, or
+    /// `k0 + 1` for [`Branch::ExactK1`]; `k0` for [`Branch::Interp`].
     pub key: u16,
     /// The branch taken.
     pub branch: Branch,
@@ -64,87 +77,13 @@ pub struct AnimError {
     pub detail: String,
 }
 
-/// One node's track: the keys `first_key..=last_key` of the Res8 pool
-/// (msh-animation §5.1; `last_key` is the node's fallback key `hdr3`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Track {
-    /// Node index.
-    pub node: usize,
-    /// First key index in Res8 (`hdr3` of the previous node + 1, or 0).
-    pub first_key: usize,
-    /// Last key index = fallback key (`hdr3`).
-    pub last_key: usize,
-    /// True when the node has a frame map (`hdr2 != 0xFFFF`).
-    pub has_map: bool,
-}
-
-/// Samples node poses of one model exactly as the engine does
-/// (msh-animation §3, §4, §11). Construction validates every index the
-/// engine would follow unchecked, so sampling never reads out of bounds.
-#[derive(Debug, Clone)]
-pub struct Sampler<'m> {
-    model: &'m Model,
-    layout: QuatLayout,
-}
-
-impl<'m> Sampler<'m> {
-    /// Prepares sampling of `model` with the given quaternion layout.
-    ///
-    /// # Errors
-    /// [`AnimError`] when a fallback key or a frame map lies outside Res8/Res19
-    /// (`msh.anim.fallback_key`, `msh.anim.map_range`, `msh.anim.map_value`),
-    /// or a parent index is out of range or cyclic.
-    pub fn new(model: &'m Model, layout: QuatLayout) -> Result<Self, AnimError> {
-        let _ = (model, layout);
-        todo!("anim::Sampler::new")
+impl AnimError {
+    pub(crate) fn new(rule: &'static str, detail: impl Into<String>) -> Self {
+        AnimError {
+            rule,
+            detail: detail.into(),
+        }
     }
-
-    /// The model being sampled.
-    pub fn model(&self) -> &'m Model {
-        self.model
-    }
-
-    /// The quaternion layout in use.
-    pub fn layout(&self) -> QuatLayout {
-        self.layout
-    }
-
-    /// Pose of `node` at time `t` (frames), §3.2–§3.3 / §11.
-    pub fn node_pose(&self, node: usize, t: f32) -> Pose {
-        let _ = (node, t);
-        todo!("anim::Sampler::node_pose")
-    }
-
-    /// Local matrix of `node` at `t`: `quat_to_matrix(q)` with translation in
-    /// m[3], m[7], m[11].
-    pub fn local_matrix(&self, node: usize, t: f32) -> Mat4 {
-        let _ = (node, t);
-        todo!("anim::Sampler::local_matrix")
-    }
-
-    /// World matrices of every node at `t`: `world = parent_world * local`
-    /// (f32 products), roots `world = local`.
-    pub fn world_matrices(&self, t: f32) -> Vec<Mat4> {
-        let _ = t;
-        todo!("anim::Sampler::world_matrices")
-    }
-}
-
-/// Decomposes the Res8 pool into one [`Track`] per node (msh-animation §5.1).
-///
-/// # Errors
-/// [`AnimError`] when fallback keys do not increase strictly, or lie outside
-/// the pool (`msh.anim.fallback_key`).
-pub fn tracks(model: &Model) -> Result<Vec<Track>, AnimError> {
-    let _ = model;
-    todo!("anim::tracks")
-}
-
-/// Converts stored i16 components to the runtime `[w, x, y, z]`
-/// (`s / 32767`, msh-animation §2.1, §3.4).
-pub fn decode_quat(q: [i16; 4], layout: QuatLayout) -> Quat {
-    let _ = (q, layout);
-    todo!("anim::decode_quat")
 }
 
 /// Key used by [`decode_quat`]; re-exported for the reverse path.

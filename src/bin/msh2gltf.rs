@@ -193,7 +193,9 @@ fn run(cli: &Cli) -> Result<u8> {
             let name = source::decode_name(a.entries[i].name);
             let stem = source::stem_of(&name).to_string();
             let output = match &cli.output {
-                Some(o) if o.is_dir() => o.join(format!("{}.glb", batch::sanitize_component(&stem))),
+                Some(o) if o.is_dir() => {
+                    o.join(format!("{}.glb", batch::sanitize_component(&stem)))
+                }
                 Some(o) => o.clone(),
                 None => PathBuf::from(format!("{}.glb", batch::sanitize_component(&stem))),
             };
@@ -235,24 +237,33 @@ fn run(cli: &Cli) -> Result<u8> {
                         stem,
                     }]
                 }
-                Some(FileKind::NotNres) if source::is_msh_name(path.as_os_str().as_encoded_bytes()) => {
-                    // Let the reader name the broken rule.
-                    let name = path.display().to_string();
+                Some(FileKind::NotNres | FileKind::OtherNres)
+                    if source::is_msh_name(path.as_os_str().as_encoded_bytes()) =>
+                {
+                    // A .msh that is not a readable model: let the reader name the broken rule.
+                    let name = path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    let stem = source::stem_of(&name).to_string();
                     single = true;
                     vec![ModelJob {
                         file: path.clone(),
                         entry: None,
                         entry_name: None,
-                        source: name,
-                        output: single_output(cli, &path, "model"),
-                        stem: "model".into(),
+                        source: path.display().to_string(),
+                        output: single_output(cli, &path, &stem),
+                        stem,
                     }]
                 }
                 Some(FileKind::ModelArchive) | None => {
                     let out = match &cli.output {
                         Some(o) => o.clone(),
                         None if path.is_dir() => {
-                            bail!("a folder INPUT needs an OUTPUT folder: msh2gltf {} OUT_DIR", path.display())
+                            bail!(
+                                "a folder INPUT needs an OUTPUT folder: msh2gltf {} OUT_DIR",
+                                path.display()
+                            )
                         }
                         None => path.with_extension(""),
                     };

@@ -135,7 +135,10 @@ impl ModelBuilder {
         }
         let mut tri_count = 0usize;
         for (bi, p) in parts.iter().enumerate() {
-            if p.vertices.len() > 65536 || p.indices.len() > u16::MAX as usize || p.indices.len() % 3 != 0 {
+            if p.vertices.len() > 65536
+                || p.indices.len() > u16::MAX as usize
+                || p.indices.len() % 3 != 0
+            {
                 return Err(lim("vertices or indices in one part (split it)"));
             }
             let base = m.positions.len() as u32;
@@ -317,7 +320,9 @@ pub fn model_space_points(model: &Model) -> Vec<[f32; 3]> {
                 };
                 let (x, y, z) = (p[0] as f64, p[1] as f64, p[2] as f64);
                 let row = |r: usize| {
-                    (m[4 * r] as f64 * x + m[4 * r + 1] as f64 * y + m[4 * r + 2] as f64 * z
+                    (m[4 * r] as f64 * x
+                        + m[4 * r + 1] as f64 * y
+                        + m[4 * r + 2] as f64 * z
                         + m[4 * r + 3] as f64) as f32
                 };
                 pts.push([row(0), row(1), row(2)]);

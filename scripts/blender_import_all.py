@@ -1,0 +1,117 @@
+"""Import a msh2gltf output folder into one .blend, a collection per archive.
+
+Headless usage (Blender 3.4 or later):
+
+    blender -b --factory-startup --python scripts/blender_import_all.py -- OUT_DIR all.blend [--fps 24]
+
+Every `.glb`/`.gltf` under OUT_DIR is imported into a collection named
+after its folder (the archive stem; nested folders give nested
+collections). Each model's animation (msh2gltf writes one per model) is
+made the active action of its objects, and the scene frame range covers the
+longest one. At the end one line `IMPORT_SUMMARY {json}` is printed: models
+imported and failed, objects, materials, materials with an image texture,
+actions.
+"""
+
+import json
+import os
+import sys
+import traceback
+
+import bpy
+
+
+def parse_args(argv):
+    args = argv[argv.index("--") + 1:] if "--" in argv else []
+    fps = 24
+    if "--fps" in args:
+        i = args.index("--fps")
+        fps = int(args[i + 1])
+        del args[i:i + 2]
+    if len(args) != 2:
+        print("usage: blender -b --python blender_import_all.py -- OUT_DIR out.blend [--fps N]")
+        sys.exit(2)
+    return args[0], args[1], fps
+
+
+def collection_for(rel_dir, root):
+    """The collection for a relative folder, created (nested) on demand."""
+    parent = root
+    if rel_dir in ("", "."):
+        return parent
+    for part in rel_dir.split(os.sep):
+        child = parent.children.get(part)
+        if child is None:
+            child = bpy.data.collections.new(part)
+            parent.children.link(child)
+        parent = child
+    return parent
+
+
+def layer_collection(layer, coll):
+    if layer.collection == coll:
+        return layer
+    for c in layer.children:
+        found = layer_collection(c, coll)
+        if found is not None:
+            return found
+    return None
+
+
+def main():
+    out_dir, blend_path, fps = parse_args(sys.argv)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.render.fps = fps
+    root = scene.collection
+    files = []
+    for dirpath, _dirs, names in os.walk(out_dir):
+        for n in sorted(names):
+            if n.lower().endswith((".glb", ".gltf")):
+                files.append(os.path.join(dirpath, n))
+    files.sort()
+    summary = {"models": 0, "failed": [], "objects": 0, "materials": 0,
+               "materials_with_image": 0, "actions": 0, "collections": 0}
+    frame_end = 1
+    for path in files:
+        rel_dir = os.path.relpath(os.path.dirname(path), out_dir)
+        coll = collection_for(rel_dir, root)
+        lc = layer_collection(bpy.context.view_layer.layer_collection, coll)
+        if lc is not None:
+            bpy.context.view_layer.active_layer_collection = lc
+        before = set(bpy.data.objects)
+        try:
+            bpy.ops.import_scene.gltf(filepath=path)
+        except Exception:  # one broken file costs only that model
+            summary["failed"].append({"file": path, "error": traceback.format_exc().splitlines()[-1]})
+            continue
+        summary["models"] += 1
+        new = [o for o in bpy.data.objects if o not in before]
+        # Activate the model's animation: the first stashed NLA action of each object.
+        for o in new:
+            ad = o.animation_data
+            if ad is None:
+                continue
+            if ad.action is None:
+                for track in ad.nla_tracks:
+                    if track.strips:
+                        ad.action = track.strips[0].action
+                        track.mute = True
+                        break
+            if ad.action is not None:
+                frame_end = max(frame_end, int(ad.action.frame_range[1]))
+    scene.frame_start = 0
+    scene.frame_end = frame_end
+    summary["objects"] = len(bpy.data.objects)
+    summary["materials"] = len(bpy.data.materials)
+    summary["materials_with_image"] = sum(
+        1 for m in bpy.data.materials
+        if m.use_nodes and any(n.type == "TEX_IMAGE" and n.image for n in m.node_tree.nodes))
+    summary["actions"] = len(bpy.data.actions)
+    summary["collections"] = len(bpy.data.collections)
+    bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath(blend_path))
+    print("IMPORT_SUMMARY " + json.dumps(summary))
+    sys.exit(1 if summary["failed"] else 0)
+
+
+main()

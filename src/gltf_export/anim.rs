@@ -1,0 +1,195 @@
+//! The glTF animation of a model (gltf-mapping.md, "Animation";
+//! msh-animation §3, §5).
+//!
+//! One channel pair (translation, rotation; `LINEAR`) per node that has a
+//! frame map. A canonical track goes out key for key at `key.time / fps`; a
+//! track the engine would not play back as a plain linear/slerp curve is
+//! baked: the engine [`Sampler`] at every frame `0..frame_count`.
+
+use gltf_json as json;
+use json::accessor::{ComponentType, Type};
+use json::animation::{Channel, Interpolation, Property, Sampler as JSampler, Target};
+use json::validation::Checked;
+use json::{Index, Root};
+
+use super::axes;
+use super::bin::{accessor, view, AccessorSpec, Bin};
+use super::Up;
+use crate::anim::{self, Sampler, Track};
+use crate::msh::Model;
+
+/// What [`build`] produced.
+#[derive(Debug, Default)]
+pub struct AnimOut {
+    /// Nodes that got channels.
+    pub animated: usize,
+    /// Nodes whose track was baked.
+    pub baked: Vec<usize>,
+}
+
+/// Key times, translations and rotations of one node, glTF-ready.
+#[derive(Default)]
+struct Curve {
+    times: Vec<f32>,
+    pos: Vec<[f32; 3]>,
+    rot: Vec<[f32; 4]>,
+}
+
+impl Curve {
+    fn push(&mut self, time: f32, pos: [f32; 3], mut rot: [f32; 4]) {
+        // Sign continuity: the engine's interpolation takes the short way
+        // (msh-animation §4.4, `dot < 0` flips); glTF slerp gets the same
+        // path when consecutive keys have a non-negative dot.
+        if let Some(prev) = self.rot.last() {
+            let d: f32 = (0..4).map(|k| prev[k] * rot[k]).sum();
+            if d < 0.0 {
+                rot = rot.map(|c| -c);
+            }
+        }
+        self.times.push(time);
+        self.pos.push(pos);
+        self.rot.push(rot);
+    }
+}
+
+/// Extra conditions, beyond [`anim::is_canonical`], under which a keyed
+/// curve reproduces the engine: finite, strictly increasing times starting
+/// at 0 (before the first key time the engine shows the fallback key) and
+/// ending before `frame_count` (past it the engine also shows the fallback).
+fn plays_back_linearly(model: &Model, keys: &[crate::msh::AnimKey24]) -> bool {
+    let Some(first) = keys.first() else {
+        return false;
+    };
+    let last = keys[keys.len() - 1].time;
+    first.time == 0.0
+        && keys.windows(2).all(|w| w[0].time < w[1].time)
+        && keys
+            .iter()
+            .all(|k| k.time.is_finite() && k.time.fract() == 0.0)
+        && f64::from(last) < f64::from(model.frame_count)
+}
+
+/// Adds the model's animation (named `name`) to `root` when any node has a
+/// frame map. `tracks` comes from [`anim::tracks`].
+pub fn build(
+    root: &mut Root,
+    bin: &mut Bin,
+    sampler: &Sampler<'_>,
+    tracks: &[Track],
+    up: Up,
+    fps: f32,
+    name: &str,
+) -> AnimOut {
+    let model = sampler.model();
+    let layout = sampler.layout();
+    let empty: &[crate::msh::AnimKey24] = &[];
+    let pool = model.keys.as_deref().unwrap_or(empty);
+    let mut out = AnimOut::default();
+    let mut curves: Vec<(usize, Curve)> = Vec::new();
+    for t in tracks.iter().filter(|t| t.has_map) {
+        let keys = pool.get(t.first_key..=t.last_key).unwrap_or(empty);
+        let mut c = Curve::default();
+        if !keys.is_empty() && anim::is_canonical(model, t) && plays_back_linearly(model, keys) {
+            for k in keys {
+                let q = axes::engine_quat_to_gltf(up, anim::decode_quat(k.q, layout));
+                c.push(k.time / fps, axes::vec3(up, k.pos), q);
+            }
+        } else {
+            // msh-animation §3: sample the engine at every frame.
+            for f in 0..model.frame_count.max(1) {
+                let p = sampler.node_pose(t.node, f as f32);
+                c.push(
+                    f as f32 / fps,
+                    axes::vec3(up, p.pos),
+                    axes::engine_quat_to_gltf(up, p.q),
+                );
+            }
+            out.baked.push(t.node);
+        }
+        curves.push((t.node, c));
+    }
+    if curves.is_empty() {
+        return out;
+    }
+    let start = bin.begin();
+    let mut offsets = Vec::with_capacity(curves.len());
+    for (_, c) in &curves {
+        let o_t = bin.data.len() - start;
+        bin.put_f32s(&c.times);
+        let o_p = bin.data.len() - start;
+        for p in &c.pos {
+            bin.put_f32s(p);
+        }
+        let o_r = bin.data.len() - start;
+        for r in &c.rot {
+            bin.put_f32s(r);
+        }
+        offsets.push((o_t, o_p, o_r));
+    }
+    let v = view(root, bin, start, None, None, "animation");
+    let mut channels = Vec::with_capacity(curves.len() * 2);
+    let mut samplers = Vec::with_capacity(curves.len() * 2);
+    for ((node, c), (o_t, o_p, o_r)) in curves.iter().zip(offsets) {
+        let n = c.times.len();
+        let (tmin, tmax) = (c.times[0], c.times[n - 1]);
+        let input = accessor(
+            root,
+            AccessorSpec {
+                view: v,
+                offset: o_t,
+                count: n,
+                component: ComponentType::F32,
+                ty: Type::Scalar,
+                min: Some(&[tmin]),
+                max: Some(&[tmax]),
+            },
+        );
+        for (offset, ty, path) in [
+            (o_p, Type::Vec3, Property::Translation),
+            (o_r, Type::Vec4, Property::Rotation),
+        ] {
+            let output = accessor(
+                root,
+                AccessorSpec {
+                    view: v,
+                    offset,
+                    count: n,
+                    component: ComponentType::F32,
+                    ty,
+                    min: None,
+                    max: None,
+                },
+            );
+            let s = Index::push(
+                &mut samplers,
+                JSampler {
+                    extensions: None,
+                    extras: None,
+                    input,
+                    interpolation: Checked::Valid(Interpolation::Linear),
+                    output,
+                },
+            );
+            channels.push(Channel {
+                sampler: s,
+                target: Target {
+                    extensions: None,
+                    extras: None,
+                    node: Index::new(*node as u32),
+                    path: Checked::Valid(path),
+                },
+                extensions: None,
+                extras: None,
+            });
+        }
+        out.animated += 1;
+    }
+    root.push(json::Animation {
+        extensions: None,
+        extras: None,
+        channels,
+        name: Some(name.to_string()),
+        samplers,
+    });
+    out
+}

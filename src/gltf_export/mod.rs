@@ -1,0 +1,547 @@
+//! MSH IR → glTF 2.0 (gltf-mapping.md is normative for every convention
+//! used here).
+//!
+//! [`export`] builds a [`gltf_json::Root`] and one binary buffer from a
+//! decoded [`Model`]; [`to_glb`] and [`to_gltf`] serialise the result.
+//!
+//! - Nodes: one glTF node per Res1 node (glTF node `i` = Res1 node `i`),
+//!   parented by `hdr1`, named from Res10 (Windows-1251), TRS = the engine
+//!   pose at `t = 0` (msh-animation §3, §4.4) in glTF axes ([`Up`]).
+//! - Meshes: one glTF mesh per used Res2 slot, one primitive per Res13
+//!   batch, indices = the raw Res6 values, vertex attributes = accessors at
+//!   `base_vertex` into one model-wide vertex buffer (msh-core §6.3).
+//! - Animation: see [`anim`]; materials: see [`material`].
+//! - Extras on scene, nodes, meshes and materials let gltf2msh find its way
+//!   back (gltf-mapping.md, "Extras").
+
+pub mod anim;
+pub mod axes;
+pub mod bin;
+pub mod glb;
+pub mod material;
+pub mod mesh;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
+
+use gltf_json as json;
+use json::validation::USize64;
+use json::{Index, Root};
+
+use crate::anim::{AnimError, QuatLayout, Sampler};
+use crate::msh::{Model, Nodes, CELLS, NONE16};
+
+use bin::Bin;
+pub use glb::{to_glb, to_gltf};
+use mesh::{check_batch, BatchRange, Geometry};
+
+/// Which game axis becomes glTF's up axis (`--up`, gltf-mapping.md "Axes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Up {
+    /// Default: glTF `(x, y, z)` = game `(x, z, -y)` (a rotation, Y up).
+    #[default]
+    Y,
+    /// Game coordinates unchanged (Z up).
+    Z,
+}
+
+/// `--quat-layout`: which stored i16 of a Res8 quaternion is `w`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QuatLayoutChoice {
+    /// Per model, by [`crate::anim::pick_quat_layout`].
+    #[default]
+    Auto,
+    /// Seed layout (stored x, y, z, w).
+    Xyzw,
+    /// Peer layout (stored w, x, y, z).
+    Wxyz,
+}
+
+/// Which slot cell a node shows (`--lod`, `--group`, `--all-cells`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CellChoice {
+    /// LOD `0..3` (`cell = 5*lod + group`, msh-core §5.1).
+    pub lod: u8,
+    /// Group `0..5`.
+    pub group: u8,
+    /// Export every non-empty cell as a child node `<node>.L<lod>G<group>`
+    /// (the node itself then gets no mesh).
+    pub all_cells: bool,
+}
+
+/// Options of one export.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportOptions {
+    /// Frames per second of the glTF timeline (`--fps`, default 24): a key
+    /// at frame `f` goes to `f / fps` seconds.
+    pub fps: f32,
+    /// Axis convention.
+    pub up: Up,
+    /// Quaternion layout.
+    pub quat_layout: QuatLayoutChoice,
+    /// Cell selection.
+    pub cells: CellChoice,
+    /// Where the model came from (`file` or `ARCHIVE:ENTRY`), for the scene extras.
+    pub source: String,
+    /// Hex SHA-256 of the model bytes, for the scene extras.
+    pub sha256: String,
+    /// Model stem: scene, animation and legacy node name.
+    pub name: String,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            fps: 24.0,
+            up: Up::Y,
+            quat_layout: QuatLayoutChoice::Auto,
+            cells: CellChoice::default(),
+            source: String::new(),
+            sha256: String::new(),
+            name: String::new(),
+        }
+    }
+}
+
+/// A decoded texture, ready to embed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextureImage {
+    /// Texture name (Textures.lib entry); images are shared by name.
+    pub name: String,
+    /// PNG file bytes.
+    pub png: Vec<u8>,
+    /// True when some texel is not opaque (material gets `alphaMode MASK`).
+    pub has_alpha: bool,
+}
+
+/// What the caller knows about one `material_index` (a WEAR row).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportMaterial {
+    /// `Batch20.material_index`.
+    pub index: u16,
+    /// WEAR row name.
+    pub name: Option<String>,
+    /// Linear RGBA base colour factor (MAT0 phase 0 `p[4..7] / 255`).
+    pub base_color: Option<[f32; 4]>,
+    /// Base colour texture.
+    pub texture: Option<Arc<TextureImage>>,
+}
+
+/// Summary of an export.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ExportReport {
+    /// Quaternion layout used.
+    pub quat_layout: QuatLayout,
+    /// True when `auto` found evidence for its choice (false when the layout
+    /// was forced or `auto` fell back to the seed layout).
+    pub quat_layout_evidence: bool,
+    /// Nodes whose track was baked (non-canonical tracks).
+    pub baked_nodes: Vec<usize>,
+    /// Human-readable warnings (zero normals, legacy node table, ...).
+    pub warnings: Vec<String>,
+    /// glTF nodes written.
+    pub nodes: usize,
+    /// glTF meshes written.
+    pub meshes: usize,
+    /// glTF primitives written.
+    pub primitives: usize,
+    /// Nodes with animation channels.
+    pub animated_nodes: usize,
+}
+
+/// An exported model: the glTF document (its single buffer, when any, has
+/// no URI yet) and the buffer bytes (length a multiple of 4).
+#[derive(Debug, Clone)]
+pub struct Exported {
+    /// The glTF document.
+    pub root: Root,
+    /// Buffer 0.
+    pub bin: Vec<u8>,
+    /// Summary.
+    pub report: ExportReport,
+}
+
+/// Export errors. Each has a stable [`ExportError::rule`] id.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The animation runtime rejected the model (`msh.anim.*`,
+    /// `msh.hierarchy.*`).
+    #[error(transparent)]
+    Anim(#[from] AnimError),
+    /// The model violates an invariant the export relies on.
+    #[error("{rule}: {detail}")]
+    Model {
+        /// Stable rule id (`msh.index_range`, `msh.slot_index`, ...).
+        rule: &'static str,
+        /// What was found (stream, record, values).
+        detail: String,
+    },
+    /// JSON serialisation failed (`gltf.json`).
+    #[error("gltf.json: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+impl ExportError {
+    pub(crate) fn model(rule: &'static str, detail: String) -> Self {
+        ExportError::Model { rule, detail }
+    }
+
+    /// Stable rule id.
+    pub fn rule(&self) -> &'static str {
+        match self {
+            ExportError::Anim(e) => e.rule,
+            ExportError::Model { rule, .. } => rule,
+            ExportError::Json(_) => "gltf.json",
+        }
+    }
+}
+
+/// JSON value → glTF extras.
+pub(crate) fn extras(v: &serde_json::Value) -> Result<json::Extras, ExportError> {
+    Ok(Some(json::extras::RawValue::from_string(
+        serde_json::to_string(v)?,
+    )?))
+}
+
+/// Node names: Res10 decoded from Windows-1251, `node<i>` when empty,
+/// made unique by a `.<n>` suffix.
+fn node_names(model: &Model, n: usize, used: &mut HashSet<String>) -> Vec<String> {
+    (0..n)
+        .map(|i| {
+            let base = match model.node_name(i) {
+                Some(b) if !b.is_empty() => encoding_rs::WINDOWS_1251
+                    .decode_without_bom_handling(b)
+                    .0
+                    .into_owned(),
+                _ => format!("node{i}"),
+            };
+            unique(base, used)
+        })
+        .collect()
+}
+
+fn unique(base: String, used: &mut HashSet<String>) -> String {
+    let mut name = base.clone();
+    let mut k = 1;
+    while used.contains(&name) {
+        name = format!("{base}.{k}");
+        k += 1;
+    }
+    used.insert(name.clone());
+    name
+}
+
+/// Checks `hdr1` links: in range and acyclic (`msh.hierarchy.*`).
+fn check_hierarchy(parents: &[u16]) -> Result<(), ExportError> {
+    let n = parents.len();
+    for (i, &p) in parents.iter().enumerate() {
+        if p != NONE16 && usize::from(p) >= n {
+            return Err(ExportError::model(
+                "msh.hierarchy.parent_range",
+                format!("Res1 node {i}: parent {p} outside the {n} nodes"),
+            ));
+        }
+        let mut cur = p;
+        let mut steps = 0;
+        while cur != NONE16 {
+            steps += 1;
+            if steps > n {
+                return Err(ExportError::model(
+                    "msh.hierarchy.cycle",
+                    format!("Res1 node {i}: parent chain loops"),
+                ));
+            }
+            cur = parents[usize::from(cur)];
+        }
+    }
+    Ok(())
+}
+
+/// The batch ranges of a slot, empty batches left out.
+fn slot_ranges(model: &Model, s: usize, empty: &mut usize) -> Result<Vec<BatchRange>, ExportError> {
+    let slot = model.slots[s];
+    let first = usize::from(slot.batch_start);
+    let count = usize::from(slot.batch_count);
+    if first + count > model.batches.len() {
+        return Err(ExportError::model(
+            "msh.batch_range",
+            format!(
+                "Res2 slot {s}: batches {first}+{count} outside the {} Res13 batches",
+                model.batches.len()
+            ),
+        ));
+    }
+    let mut v = Vec::with_capacity(count);
+    for b in first..first + count {
+        match check_batch(model, b)? {
+            Some(r) => v.push(r),
+            None => *empty += 1,
+        }
+    }
+    Ok(v)
+}
+
+fn used_materials<'a>(ranges: impl Iterator<Item = &'a BatchRange>) -> Vec<u16> {
+    let set: BTreeSet<u16> = ranges.map(|r| r.batch.material_index).collect();
+    set.into_iter().collect()
+}
+
+fn trs_node(
+    name: String,
+    translation: Option<[f32; 3]>,
+    rotation: Option<[f32; 4]>,
+    mesh: Option<Index<json::Mesh>>,
+    extras: json::Extras,
+) -> json::Node {
+    json::Node {
+        children: None,
+        extras,
+        mesh,
+        name: Some(name),
+        rotation: rotation.map(json::scene::UnitQuaternion),
+        translation,
+        ..Default::default()
+    }
+}
+
+/// Exports `model` to a glTF document per gltf-mapping.md.
+///
+/// `materials` describes the material indices the caller knows (WEAR name,
+/// colour, texture); any other index used by an exported batch gets a
+/// default material `material<i>`.
+///
+/// # Errors
+/// - [`ExportError::Anim`] when the animation runtime rejects the model
+///   (fallback key or frame map out of range, bad hierarchy);
+/// - `msh.slot_index`, `msh.batch_range`, `msh.index_range`,
+///   `msh.index_count`, `msh.hierarchy.*` for out-of-range references;
+/// - `gltf.options` for an invalid `fps`, `lod` or `group`.
+pub fn export(
+    model: &Model,
+    materials: &[ExportMaterial],
+    opts: &ExportOptions,
+) -> Result<Exported, ExportError> {
+    if !(opts.fps.is_finite() && opts.fps > 0.0) {
+        return Err(ExportError::model(
+            "gltf.options",
+            format!("fps {} is not a positive number", opts.fps),
+        ));
+    }
+    if opts.cells.lod >= 3 || opts.cells.group >= 5 {
+        return Err(ExportError::model(
+            "gltf.options",
+            format!(
+                "cell lod {} group {} outside 3 LODs x 5 groups",
+                opts.cells.lod, opts.cells.group
+            ),
+        ));
+    }
+    let (layout, evidence) = match opts.quat_layout {
+        QuatLayoutChoice::Auto => crate::anim::pick_quat_layout(model),
+        QuatLayoutChoice::Xyzw => (QuatLayout::Xyzw, false),
+        QuatLayoutChoice::Wxyz => (QuatLayout::Wxyz, false),
+    };
+    let up = opts.up;
+    let mut root = Root::default();
+    let mut bin = Bin::default();
+    let mut report = ExportReport {
+        quat_layout: layout,
+        quat_layout_evidence: evidence,
+        ..Default::default()
+    };
+    let mut geo = Geometry::write(&mut root, &mut bin, model, up, &mut report.warnings)?;
+    let has_uv = model
+        .uvs
+        .as_ref()
+        .is_some_and(|u| u.len() == model.positions.len() && !u.is_empty());
+    let mut empty_batches = 0usize;
+    let mut scene_nodes: Vec<Index<json::Node>> = Vec::new();
+
+    match &model.nodes {
+        Nodes::Legacy24 { raw } => {
+            let ranges: Vec<BatchRange> = (0..model.batches.len())
+                .filter_map(|b| check_batch(model, b).transpose())
+                .collect::<Result<_, _>>()?;
+            empty_batches = model.batches.len() - ranges.len();
+            let mats = material::build(
+                &mut root,
+                &mut bin,
+                &used_materials(ranges.iter()),
+                materials,
+                has_uv,
+                &mut report.warnings,
+            )?;
+            let name = if opts.name.is_empty() {
+                "model".to_string()
+            } else {
+                opts.name.clone()
+            };
+            let mesh = geo.mesh(
+                &mut root,
+                &mut bin,
+                name.clone(),
+                &ranges,
+                &mats,
+                serde_json::json!({"msh": {"legacy24": true, "batches": [0, model.batches.len()]}}),
+            )?;
+            let node_extras =
+                extras(&serde_json::json!({"msh": {"legacy24": true, "records": raw.len() / 24}}))?;
+            scene_nodes.push(root.push(trs_node(name, None, None, mesh, node_extras)));
+            report.warnings.push(format!(
+                "Res1: legacy 24-byte node table ({} records, layout unknown): exported as one untransformed root node holding all {} batches",
+                raw.len() / 24,
+                model.batches.len()
+            ));
+        }
+        Nodes::Node38(nodes) => {
+            let n = nodes.len();
+            let parents: Vec<u16> = nodes.iter().map(|nd| nd.parent).collect();
+            check_hierarchy(&parents)?;
+            let sampler = Sampler::new(model, layout)?;
+            let tracks = crate::anim::tracks(model)?;
+            let chosen = usize::from(opts.cells.lod) * 5 + usize::from(opts.cells.group);
+            // (node, cell, slot) to show.
+            let mut shown: Vec<(usize, usize, usize)> = Vec::new();
+            for (i, nd) in nodes.iter().enumerate() {
+                for c in 0..CELLS {
+                    if !opts.cells.all_cells && c != chosen {
+                        continue;
+                    }
+                    let s = nd.slots[c];
+                    if s == NONE16 {
+                        continue;
+                    }
+                    if usize::from(s) >= model.slots.len() {
+                        return Err(ExportError::model(
+                            "msh.slot_index",
+                            format!(
+                                "Res1 node {i} cell {c}: slot {s} outside the {} Res2 slots",
+                                model.slots.len()
+                            ),
+                        ));
+                    }
+                    shown.push((i, c, usize::from(s)));
+                }
+            }
+            let used_slots: BTreeSet<usize> = shown.iter().map(|&(_, _, s)| s).collect();
+            let mut slot_batches: BTreeMap<usize, Vec<BatchRange>> = BTreeMap::new();
+            for &s in &used_slots {
+                slot_batches.insert(s, slot_ranges(model, s, &mut empty_batches)?);
+            }
+            let mats = material::build(
+                &mut root,
+                &mut bin,
+                &used_materials(slot_batches.values().flatten()),
+                materials,
+                has_uv,
+                &mut report.warnings,
+            )?;
+            let mut slot_mesh: BTreeMap<usize, Option<Index<json::Mesh>>> = BTreeMap::new();
+            for (&s, ranges) in &slot_batches {
+                let sl = model.slots[s];
+                let ex = serde_json::json!({"msh": {"slot": s, "batches": [sl.batch_start, sl.batch_count]}});
+                slot_mesh.insert(
+                    s,
+                    geo.mesh(&mut root, &mut bin, format!("slot{s}"), ranges, &mats, ex)?,
+                );
+            }
+
+            let mut used_names = HashSet::new();
+            let names = node_names(model, n, &mut used_names);
+            let mut children: Vec<Vec<Index<json::Node>>> = vec![Vec::new(); n];
+            for (i, &p) in parents.iter().enumerate() {
+                if p == NONE16 {
+                    scene_nodes.push(Index::new(i as u32));
+                } else {
+                    children[usize::from(p)].push(Index::new(i as u32));
+                }
+            }
+            for (i, nd) in nodes.iter().enumerate() {
+                let pose = sampler.node_pose(i, 0.0);
+                let t = axes::vec3(up, pose.pos);
+                let q = axes::engine_quat_to_gltf(up, pose.q);
+                let mesh = if opts.cells.all_cells {
+                    None
+                } else {
+                    nd.slots
+                        .get(chosen)
+                        .and_then(|&s| slot_mesh.get(&usize::from(s)).copied().flatten())
+                };
+                let ex = extras(&serde_json::json!({"msh": {"node": i, "flags": nd.flags}}))?;
+                root.push(trs_node(names[i].clone(), Some(t), Some(q), mesh, ex));
+            }
+            if opts.cells.all_cells {
+                for &(i, c, s) in &shown {
+                    let Some(mesh) = slot_mesh.get(&s).copied().flatten() else {
+                        continue;
+                    };
+                    let name = unique(
+                        format!("{}.L{}G{}", names[i], c / 5, c % 5),
+                        &mut used_names,
+                    );
+                    let ex = extras(&serde_json::json!({"msh": {"node": i, "cell": c}}))?;
+                    let idx = root.push(trs_node(name, None, None, Some(mesh), ex));
+                    children[i].push(idx);
+                }
+            }
+            for (i, ch) in children.into_iter().enumerate() {
+                if !ch.is_empty() {
+                    root.nodes[i].children = Some(ch);
+                }
+            }
+            let a = anim::build(
+                &mut root, &mut bin, &sampler, &tracks, up, opts.fps, &opts.name,
+            );
+            report.animated_nodes = a.animated;
+            report.baked_nodes = a.baked;
+            if !report.baked_nodes.is_empty() {
+                report.warnings.push(format!(
+                    "Res8/Res19: non-canonical tracks of nodes {:?} baked at every frame",
+                    report.baked_nodes
+                ));
+            }
+        }
+    }
+    if empty_batches > 0 {
+        report.warnings.push(format!(
+            "Res13: {empty_batches} empty batches (index_count 0) left out"
+        ));
+    }
+
+    bin.align4();
+    if !bin.data.is_empty() {
+        root.push(json::Buffer {
+            byte_length: USize64(bin.data.len() as u64),
+            name: None,
+            uri: None,
+            extensions: None,
+            extras: None,
+        });
+    }
+    let scene_extras = serde_json::json!({"msh": {
+        "fps": opts.fps,
+        "up": match up { Up::Y => "y", Up::Z => "z" },
+        "quat_layout": match layout { QuatLayout::Xyzw => "xyzw", QuatLayout::Wxyz => "wxyz" },
+        "source": opts.source,
+        "sha256": opts.sha256,
+    }});
+    let scene = root.push(json::Scene {
+        extensions: None,
+        extras: extras(&scene_extras)?,
+        name: Some(opts.name.clone()),
+        nodes: scene_nodes,
+    });
+    root.scene = Some(scene);
+    root.asset = json::Asset {
+        generator: Some(format!("mshgltf {}", env!("CARGO_PKG_VERSION"))),
+        ..Default::default()
+    };
+    report.nodes = root.nodes.len();
+    report.meshes = root.meshes.len();
+    report.primitives = geo.primitives;
+    Ok(Exported {
+        root,
+        bin: bin.data,
+        report,
+    })
+}

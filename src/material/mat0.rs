@@ -1,0 +1,309 @@
+//! MAT0 material records of `Material.lib` (format-notes §4).
+//!
+//! ```text
+//! (entry attr2 = version; 6 in all retail data)
+//! u16 phase_count; u16 anim_block_count (< 20)
+//! if v >= 2: u8 a, u8 b      if v >= 3: u32 c      if v >= 4: u32 d
+//! phase_count x { u8 p[18]; char texture[16] }          34 bytes each
+//! anim_block_count x { u32 header; u16 n; n x u16[3] }
+//! ```
+//!
+//! The runtime maps `p[4..=7] / 255` to its first colour (most likely
+//! diffuse RGBA) and `p[0..=2] / 255` to the second (ambient). The other
+//! phase bytes, `a`..`d` and the animation blocks are kept raw.
+
+use super::{decode_name, MaterialError};
+
+/// Size of one phase record in bytes.
+pub const PHASE_SIZE: usize = 34;
+/// The engine accepts fewer than this many animation blocks.
+pub const MAX_ANIM_BLOCKS: u16 = 20;
+
+/// One 34-byte MAT0 phase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Phase {
+    /// The 18 parameter bytes: `p[0..=2]` ambient RGB, `p[4..=7]` diffuse
+    /// RGBA (each /255); the rest is not interpreted.
+    pub params: [u8; 18],
+    /// The raw 16-byte texture name field.
+    pub texture_raw: [u8; 16],
+}
+
+impl Phase {
+    /// The texture name (a `Textures.lib` entry) decoded from Windows-1251 up
+    /// to the first NUL; `None` when empty (untextured phase).
+    pub fn texture(&self) -> Option<String> {
+        let s = decode_name(&self.texture_raw);
+        (!s.is_empty()).then_some(s)
+    }
+
+    /// Diffuse RGBA in 0..=1: `p[4..=7] / 255`.
+    pub fn diffuse(&self) -> [f32; 4] {
+        let p = &self.params;
+        [p[4], p[5], p[6], p[7]].map(|v| f32::from(v) / 255.0)
+    }
+
+    /// Ambient RGB in 0..=1: `p[0..=2] / 255`.
+    pub fn ambient(&self) -> [f32; 3] {
+        let p = &self.params;
+        [p[0], p[1], p[2]].map(|v| f32::from(v) / 255.0)
+    }
+}
+
+/// One animation block: `u32 header; u16 n; n x u16[3]`, kept raw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnimBlock {
+    /// The leading u32 (meaning unknown).
+    pub header: u32,
+    /// The `n` triples of u16 (meaning unknown).
+    pub keys: Vec<[u16; 3]>,
+}
+
+/// A parsed MAT0 payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mat0 {
+    /// Format version (the NRes entry's attr2).
+    pub version: u32,
+    /// `u8 a` (version >= 2), else 0.
+    pub a: u8,
+    /// `u8 b` (version >= 2), else 0.
+    pub b: u8,
+    /// `u32 c` (version >= 3), else 0.
+    pub c: u32,
+    /// `u32 d` (version >= 4), else 0.
+    pub d: u32,
+    /// The phases in file order.
+    pub phases: Vec<Phase>,
+    /// The animation blocks in file order.
+    pub anim_blocks: Vec<AnimBlock>,
+    /// Bytes after the last animation block (empty in retail data).
+    pub trailing: Vec<u8>,
+}
+
+fn u16_at(b: &[u8], o: usize) -> u16 {
+    u16::from_le_bytes([b[o], b[o + 1]])
+}
+
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
+}
+
+fn short(what: &str, need: usize, have: usize) -> MaterialError {
+    MaterialError::new(
+        "mat0.size",
+        format!("{what} needs bytes up to {need}, the payload has {have}"),
+    )
+}
+
+impl Mat0 {
+    /// Parses a MAT0 payload of the given version (entry attr2).
+    ///
+    /// # Errors
+    /// `mat0.anim_count` when `anim_block_count >= 20`; `mat0.size` when the
+    /// header, a phase or an animation block runs past the payload.
+    pub fn parse(data: &[u8], version: u32) -> Result<Mat0, MaterialError> {
+        if data.len() < 4 {
+            return Err(short("header", 4, data.len()));
+        }
+        let phase_count = u16_at(data, 0);
+        let anim_count = u16_at(data, 2);
+        if anim_count >= MAX_ANIM_BLOCKS {
+            return Err(MaterialError::new(
+                "mat0.anim_count",
+                format!("anim_block_count {anim_count}, the engine limit is < {MAX_ANIM_BLOCKS}"),
+            ));
+        }
+        let head = 4
+            + if version >= 2 { 2 } else { 0 }
+            + if version >= 3 { 4 } else { 0 }
+            + if version >= 4 { 4 } else { 0 };
+        if data.len() < head {
+            return Err(short(
+                &format!("version {version} header"),
+                head,
+                data.len(),
+            ));
+        }
+        let (a, b) = if version >= 2 {
+            (data[4], data[5])
+        } else {
+            (0, 0)
+        };
+        let c = if version >= 3 { u32_at(data, 6) } else { 0 };
+        let d = if version >= 4 { u32_at(data, 10) } else { 0 };
+        let phases_end = head + usize::from(phase_count) * PHASE_SIZE;
+        if data.len() < phases_end {
+            return Err(short(
+                &format!("{phase_count} phases"),
+                phases_end,
+                data.len(),
+            ));
+        }
+        let phases = data[head..phases_end]
+            .chunks_exact(PHASE_SIZE)
+            .map(|p| {
+                let mut params = [0u8; 18];
+                params.copy_from_slice(&p[..18]);
+                let mut texture_raw = [0u8; 16];
+                texture_raw.copy_from_slice(&p[18..]);
+                Phase {
+                    params,
+                    texture_raw,
+                }
+            })
+            .collect();
+        let mut off = phases_end;
+        let mut anim_blocks = Vec::with_capacity(usize::from(anim_count));
+        for i in 0..anim_count {
+            if data.len() < off + 6 {
+                return Err(short(
+                    &format!("animation block {i} header"),
+                    off + 6,
+                    data.len(),
+                ));
+            }
+            let header = u32_at(data, off);
+            let n = usize::from(u16_at(data, off + 4));
+            let end = off + 6 + n * 6;
+            if data.len() < end {
+                return Err(short(
+                    &format!("animation block {i} with {n} keys"),
+                    end,
+                    data.len(),
+                ));
+            }
+            let keys = data[off + 6..end]
+                .chunks_exact(6)
+                .map(|k| [u16_at(k, 0), u16_at(k, 2), u16_at(k, 4)])
+                .collect();
+            anim_blocks.push(AnimBlock { header, keys });
+            off = end;
+        }
+        Ok(Mat0 {
+            version,
+            a,
+            b,
+            c,
+            d,
+            phases,
+            anim_blocks,
+            trailing: data[off..].to_vec(),
+        })
+    }
+
+    /// Phase 0 diffuse RGBA (`p[4..=7] / 255`); opaque white without phases.
+    pub fn diffuse(&self) -> [f32; 4] {
+        self.phases.first().map_or([1.0; 4], Phase::diffuse)
+    }
+
+    /// Phase 0 ambient RGB (`p[0..=2] / 255`); white without phases.
+    pub fn ambient(&self) -> [f32; 3] {
+        self.phases.first().map_or([1.0; 3], Phase::ambient)
+    }
+
+    /// Phase 0 texture name; `None` when there is no phase or its name is
+    /// empty.
+    pub fn primary_texture(&self) -> Option<String> {
+        self.phases.first().and_then(Phase::texture)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// BODY_7.1 from the corpus Material.lib (version 6, one phase).
+    const BODY: &str = "0100000005060000003f000000002ab6ed489826ab6db442d1a5daacfad81800545830325f383838382e300000000000";
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn parses_version_6() {
+        let m = Mat0::parse(&hex(BODY), 6).unwrap();
+        assert_eq!((m.a, m.b, m.c, m.d), (5, 6, 0x3f00_0000, 0));
+        assert_eq!(m.phases.len(), 1);
+        assert!(m.anim_blocks.is_empty() && m.trailing.is_empty());
+        assert_eq!(m.primary_texture().as_deref(), Some("TX02_8888.0"));
+        assert_eq!(
+            m.diffuse(),
+            [
+                0x98 as f32 / 255.0,
+                0x26 as f32 / 255.0,
+                0xab as f32 / 255.0,
+                0x6d as f32 / 255.0
+            ]
+        );
+        assert_eq!(
+            m.ambient(),
+            [
+                0x2a as f32 / 255.0,
+                0xb6 as f32 / 255.0,
+                0xed as f32 / 255.0
+            ]
+        );
+    }
+
+    #[test]
+    fn parses_versions_and_anim_blocks() {
+        // v1: no a/b/c/d; 1 phase without texture; 2 anim blocks (n = 1, n = 0), 1 trailing byte.
+        let mut d = vec![1, 0, 2, 0];
+        d.extend_from_slice(&[255; 18]);
+        d.extend_from_slice(&[0; 16]);
+        d.extend_from_slice(&7u32.to_le_bytes());
+        d.extend_from_slice(&1u16.to_le_bytes());
+        d.extend_from_slice(&[1, 0, 2, 0, 3, 0]);
+        d.extend_from_slice(&9u32.to_le_bytes());
+        d.extend_from_slice(&0u16.to_le_bytes());
+        d.push(0xAA);
+        let m = Mat0::parse(&d, 1).unwrap();
+        assert_eq!(m.primary_texture(), None);
+        assert_eq!(m.diffuse(), [1.0; 4]);
+        assert_eq!(
+            m.anim_blocks,
+            vec![
+                AnimBlock {
+                    header: 7,
+                    keys: vec![[1, 2, 3]]
+                },
+                AnimBlock {
+                    header: 9,
+                    keys: vec![]
+                }
+            ]
+        );
+        assert_eq!(m.trailing, vec![0xAA]);
+        // v3 header is 10 bytes: a, b, c.
+        let mut d = vec![0, 0, 0, 0, 1, 2];
+        d.extend_from_slice(&0x1234_5678u32.to_le_bytes());
+        let m = Mat0::parse(&d, 3).unwrap();
+        assert_eq!((m.a, m.b, m.c, m.d), (1, 2, 0x1234_5678, 0));
+        assert_eq!(m.diffuse(), [1.0; 4]);
+    }
+
+    #[test]
+    fn error_rules() {
+        let rule = |d: &[u8], v| Mat0::parse(d, v).unwrap_err().rule;
+        assert_eq!(rule(&[1, 0], 6), "mat0.size");
+        assert_eq!(rule(&[0, 0, 0, 0, 1], 6), "mat0.size");
+        let body = hex(BODY);
+        assert_eq!(rule(&body[..47], 6), "mat0.size");
+        // The corpus bad file: 1 phase, anim_block_count 20.
+        let mut bad = body.clone();
+        bad[2] = 20;
+        assert_eq!(rule(&bad, 6), "mat0.anim_count");
+        bad[2] = 19; // allowed count, but the blocks are missing
+        assert_eq!(rule(&bad, 6), "mat0.size");
+        // A block whose key count runs past the end.
+        let mut d = body.clone();
+        d[2] = 1;
+        d.extend_from_slice(&[0, 0, 0, 0, 0xFF, 0xFF]);
+        let e = Mat0::parse(&d, 6).unwrap_err();
+        assert_eq!(e.rule, "mat0.size");
+        assert!(e.detail.contains("65535 keys"), "{e}");
+    }
+}

@@ -1,0 +1,689 @@
+//! Texm images of `Textures.lib` and `LightMap.lib` (format-notes §4).
+//!
+//! ```text
+//! u32 magic 'Texm'; u32 width, height, mip_count, flags4, flags5, unk6, format
+//! if format == 0: 256 x 4-byte palette
+//! mip_count levels, largest first; level i is max(1, w>>i) x max(1, h>>i) pixels
+//! optional: "Page" u32 n; n x { i16 x, w, y, h }       (atlas rectangles)
+//! the payload ends exactly there
+//! ```
+//!
+//! Bytes per pixel: 1 for format 0 (palette index); 2 for 565, 556, 4444 and
+//! 88; 4 for 888 and 8888. Pixel (x, y) with y = 0 is the first stored row.
+//!
+//! # Channel order
+//!
+//! The channel order of 888, 8888 and the palette is unverified (format-notes
+//! §4). This module decodes with [`READER_ORDER`], the reading of the public
+//! reader the corpus was encoded with:
+//! - 565: u16 LE, R in the 5 high bits, then G (6), B (5) — [`PACKED_565`];
+//! - 556: R (5 high bits), G (5), B (6 low bits) — [`PACKED_556`];
+//! - 4444: A in the high nibble, then R, G, B — [`PACKED_4444`];
+//! - 88: luminance in the high byte, alpha in the low byte — [`PACKED_88`];
+//! - 888: bytes R, G, B, X (X ignored, alpha 255) — [`BYTES_888`];
+//! - 8888: bytes A, R, G, B (a LE u32 with A in the low byte) — [`BYTES_8888`];
+//! - palette entries: bytes R, G, B, A — [`BYTES_PALETTE`].
+//!
+//! The alternative is Direct3D memory order, [`D3D_ORDER`]: 888 = B, G, R, X;
+//! 8888 = B, G, R, A; palette = B, G, R, X (opaque); 16-bit formats unchanged.
+//! [`Texm::decode_with`] takes either.
+//!
+//! An n-bit channel value v expands to 8 bits as `(v*255 + max/2) / max` with
+//! `max = 2^n - 1` (4-bit: `v*17`); decoders using bit replication may differ
+//! by 1 on non-extreme 5/6-bit values.
+
+use super::MaterialError;
+use image::RgbaImage;
+
+/// Size of the Texm header in bytes.
+pub const HEADER_SIZE: usize = 32;
+/// Size of the format-0 palette in bytes (256 entries x 4 bytes).
+pub const PALETTE_SIZE: usize = 1024;
+/// File magic (`'Texm'`, u32 LE 0x6D786554).
+pub const MAGIC: &[u8; 4] = b"Texm";
+/// Magic of the optional atlas chunk after the mips.
+pub const PAGE_MAGIC: &[u8; 4] = b"Page";
+
+/// A Texm pixel format (header field `format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TexFormat {
+    /// Code 0: 1-byte palette index; a 256 x 4-byte palette follows the header.
+    Indexed8,
+    /// Code 565: u16, R5 G6 B5.
+    Rgb565,
+    /// Code 556: u16, R5 G5 B6.
+    Rgb556,
+    /// Code 4444: u16, A4 R4 G4 B4.
+    Argb4444,
+    /// Code 88: u16, luminance 8 (high byte) + alpha 8 (low byte).
+    La88,
+    /// Code 888: 4 bytes, three colour channels and an unused byte.
+    Rgbx888,
+    /// Code 8888: 4 bytes, alpha and three colour channels.
+    Argb8888,
+}
+
+impl TexFormat {
+    /// The format for a header code (0, 565, 556, 4444, 88, 888, 8888).
+    pub fn from_code(code: u32) -> Option<TexFormat> {
+        Some(match code {
+            0 => TexFormat::Indexed8,
+            565 => TexFormat::Rgb565,
+            556 => TexFormat::Rgb556,
+            4444 => TexFormat::Argb4444,
+            88 => TexFormat::La88,
+            888 => TexFormat::Rgbx888,
+            8888 => TexFormat::Argb8888,
+            _ => return None,
+        })
+    }
+
+    /// The header code of this format.
+    pub fn code(self) -> u32 {
+        match self {
+            TexFormat::Indexed8 => 0,
+            TexFormat::Rgb565 => 565,
+            TexFormat::Rgb556 => 556,
+            TexFormat::Argb4444 => 4444,
+            TexFormat::La88 => 88,
+            TexFormat::Rgbx888 => 888,
+            TexFormat::Argb8888 => 8888,
+        }
+    }
+
+    /// Bytes per stored pixel: 1, 2 or 4.
+    pub fn bytes_per_pixel(self) -> usize {
+        match self {
+            TexFormat::Indexed8 => 1,
+            TexFormat::Rgb565 | TexFormat::Rgb556 | TexFormat::Argb4444 | TexFormat::La88 => 2,
+            TexFormat::Rgbx888 | TexFormat::Argb8888 => 4,
+        }
+    }
+}
+
+/// One channel of a stored pixel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    /// Red.
+    R,
+    /// Green.
+    G,
+    /// Blue.
+    B,
+    /// Alpha.
+    A,
+    /// Luminance: written to R, G and B.
+    L,
+    /// Unused: ignored (alpha stays 255 unless an A channel sets it).
+    X,
+}
+
+use Channel::{A, B, G, L, R, X};
+
+/// Bit fields of a packed 16-bit (u16 LE) pixel: `(channel, bits)` from the
+/// most significant bit down.
+pub type PackedLayout = &'static [(Channel, u8)];
+
+/// 565: R in the 5 high bits, G 6, B 5.
+pub const PACKED_565: PackedLayout = &[(R, 5), (G, 6), (B, 5)];
+/// 556: R5 G5 B6 (R high, B in the 6 low bits).
+pub const PACKED_556: PackedLayout = &[(R, 5), (G, 5), (B, 6)];
+/// 4444: A in the high nibble, then R, G, B.
+pub const PACKED_4444: PackedLayout = &[(A, 4), (R, 4), (G, 4), (B, 4)];
+/// 88: luminance in the high byte, alpha in the low byte.
+pub const PACKED_88: PackedLayout = &[(L, 8), (A, 8)];
+/// 888 as used here: bytes R, G, B, X.
+pub const BYTES_888: [Channel; 4] = [R, G, B, X];
+/// 8888 as used here: bytes A, R, G, B.
+pub const BYTES_8888: [Channel; 4] = [A, R, G, B];
+/// Palette entries as used here: bytes R, G, B, A.
+pub const BYTES_PALETTE: [Channel; 4] = [R, G, B, A];
+/// 888 in Direct3D memory order (alternative): B, G, R, X.
+pub const D3D_BYTES_888: [Channel; 4] = [B, G, R, X];
+/// 8888 in Direct3D memory order (alternative): B, G, R, A.
+pub const D3D_BYTES_8888: [Channel; 4] = [B, G, R, A];
+/// Palette entries in Direct3D order (alternative): B, G, R, X (opaque).
+pub const D3D_BYTES_PALETTE: [Channel; 4] = [B, G, R, X];
+
+/// The channel order of every format (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChannelOrder {
+    /// Format 565.
+    pub packed_565: PackedLayout,
+    /// Format 556.
+    pub packed_556: PackedLayout,
+    /// Format 4444.
+    pub packed_4444: PackedLayout,
+    /// Format 88.
+    pub packed_88: PackedLayout,
+    /// Format 888, byte by byte.
+    pub bytes_888: [Channel; 4],
+    /// Format 8888, byte by byte.
+    pub bytes_8888: [Channel; 4],
+    /// Format-0 palette entries, byte by byte.
+    pub palette: [Channel; 4],
+}
+
+/// The order this crate uses (the corpus manifest's `used_for_encoding`).
+pub const READER_ORDER: ChannelOrder = ChannelOrder {
+    packed_565: PACKED_565,
+    packed_556: PACKED_556,
+    packed_4444: PACKED_4444,
+    packed_88: PACKED_88,
+    bytes_888: BYTES_888,
+    bytes_8888: BYTES_8888,
+    palette: BYTES_PALETTE,
+};
+
+/// The Direct3D memory-order alternative (`rgba_alt_d3d_bgra`).
+pub const D3D_ORDER: ChannelOrder = ChannelOrder {
+    bytes_888: D3D_BYTES_888,
+    bytes_8888: D3D_BYTES_8888,
+    palette: D3D_BYTES_PALETTE,
+    ..READER_ORDER
+};
+
+/// One atlas rectangle of the `Page` chunk, in pixels of mip 0, stored as
+/// `i16 x, w, y, h`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageRect {
+    /// Left edge.
+    pub x: i16,
+    /// Width.
+    pub w: i16,
+    /// Top edge.
+    pub y: i16,
+    /// Height.
+    pub h: i16,
+}
+
+/// A parsed Texm payload; pixel data is borrowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Texm<'a> {
+    /// Mip 0 width in pixels (>= 1).
+    pub width: u32,
+    /// Mip 0 height in pixels (>= 1).
+    pub height: u32,
+    /// Header `flags4` (not interpreted).
+    pub flags4: u32,
+    /// Header `flags5` (not interpreted).
+    pub flags5: u32,
+    /// Header `unk6` (not interpreted).
+    pub unk6: u32,
+    /// Pixel format.
+    pub format: TexFormat,
+    /// The 1024-byte palette of format 0.
+    pub palette: Option<&'a [u8]>,
+    /// Stored bytes of each mip level, largest first (`mip_count` levels).
+    pub mips: Vec<&'a [u8]>,
+    /// The `Page` atlas rectangles; `None` when the chunk is absent.
+    pub page: Option<Vec<PageRect>>,
+}
+
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
+}
+
+/// Size of mip level `level` of a `w` x `h` image: `max(1, w >> level)` x
+/// `max(1, h >> level)`.
+pub fn mip_dims(w: u32, h: u32, level: u32) -> (u32, u32) {
+    (
+        w.checked_shr(level).unwrap_or(0).max(1),
+        h.checked_shr(level).unwrap_or(0).max(1),
+    )
+}
+
+/// `(v*255 + max/2) / max` for an n-bit value (format-notes §4, manifest
+/// `channel_expansion`).
+#[inline]
+fn expand(v: u32, bits: u8) -> u8 {
+    let max = (1u32 << bits) - 1;
+    ((v * 255 + max / 2) / max) as u8
+}
+
+impl<'a> Texm<'a> {
+    /// Parses a Texm payload and checks that it ends exactly after the mips
+    /// or the `Page` chunk. Sizes use checked 64-bit arithmetic; nothing is
+    /// allocated from a header value before the bytes are known present.
+    ///
+    /// # Errors
+    /// `texm.magic` (no `Texm` magic), `texm.format` (unknown format code),
+    /// `texm.size` (zero width/height/mip_count, payload shorter than
+    /// header + palette + mips, or bytes after the mips that are not a `Page`
+    /// chunk), `texm.page` (the chunk's rect count does not match its bytes).
+    pub fn parse(data: &'a [u8]) -> Result<Texm<'a>, MaterialError> {
+        if data.len() < 4 || &data[..4] != MAGIC {
+            return Err(MaterialError::new(
+                "texm.magic",
+                format!(
+                    "payload does not start with \"Texm\" (first bytes {:02X?})",
+                    &data[..data.len().min(4)]
+                ),
+            ));
+        }
+        if data.len() < HEADER_SIZE {
+            return Err(MaterialError::new(
+                "texm.size",
+                format!(
+                    "payload is {} bytes, shorter than the 32-byte header",
+                    data.len()
+                ),
+            ));
+        }
+        let width = u32_at(data, 4);
+        let height = u32_at(data, 8);
+        let mip_count = u32_at(data, 12);
+        let (flags4, flags5, unk6, code) = (
+            u32_at(data, 16),
+            u32_at(data, 20),
+            u32_at(data, 24),
+            u32_at(data, 28),
+        );
+        let format = TexFormat::from_code(code).ok_or_else(|| {
+            MaterialError::new(
+                "texm.format",
+                format!("format {code} is not one of 0, 565, 556, 4444, 88, 888, 8888"),
+            )
+        })?;
+        if width == 0 || height == 0 || mip_count == 0 {
+            return Err(MaterialError::new(
+                "texm.size",
+                format!("{width} x {height} with {mip_count} mips: nothing to decode"),
+            ));
+        }
+        let len = data.len() as u64;
+        let mut off = HEADER_SIZE as u64;
+        let palette = if format == TexFormat::Indexed8 {
+            if len < off + PALETTE_SIZE as u64 {
+                return Err(MaterialError::new(
+                    "texm.size",
+                    format!("format 0 needs a 1024-byte palette after the header, the payload has {len} bytes"),
+                ));
+            }
+            off += PALETTE_SIZE as u64;
+            Some(&data[HEADER_SIZE..HEADER_SIZE + PALETTE_SIZE])
+        } else {
+            None
+        };
+        let bpp = format.bytes_per_pixel() as u64;
+        let mut mips = Vec::new();
+        for level in 0..mip_count {
+            let (w, h) = mip_dims(width, height, level);
+            let size = (u64::from(w) * u64::from(h)).saturating_mul(bpp);
+            let end = off.saturating_add(size);
+            if end > len {
+                // Total expected size, for the message (saturating: mip_count may be huge).
+                let mut need = off;
+                for l in level..mip_count.min(level + 64) {
+                    let (w, h) = mip_dims(width, height, l);
+                    need = need.saturating_add((u64::from(w) * u64::from(h)).saturating_mul(bpp));
+                }
+                return Err(MaterialError::new(
+                    "texm.size",
+                    format!(
+                        "{width} x {height} format {code} with {mip_count} mips: mip {level} ({w} x {h}) ends at {end}, \
+                         the payload has {len} bytes (header + palette + mips need at least {need})"
+                    ),
+                ));
+            }
+            mips.push(&data[off as usize..end as usize]);
+            off = end;
+        }
+        let rest = &data[off as usize..];
+        let page = if rest.is_empty() {
+            None
+        } else if rest.len() >= 8 && &rest[..4] == PAGE_MAGIC {
+            let n = u64::from(u32_at(rest, 4));
+            let have = rest.len() as u64 - 8;
+            if n * 8 != have {
+                return Err(MaterialError::new(
+                    "texm.page",
+                    format!(
+                        "Page chunk at {off} declares {n} rects ({} bytes), {have} bytes follow",
+                        n * 8
+                    ),
+                ));
+            }
+            Some(
+                rest[8..]
+                    .chunks_exact(8)
+                    .map(|c| {
+                        let v = |i: usize| i16::from_le_bytes([c[i], c[i + 1]]);
+                        PageRect {
+                            x: v(0),
+                            w: v(2),
+                            y: v(4),
+                            h: v(6),
+                        }
+                    })
+                    .collect(),
+            )
+        } else {
+            return Err(MaterialError::new(
+                "texm.size",
+                format!(
+                    "{width} x {height} format {code} with {mip_count} mips ends at {off}, \
+                     {} more bytes follow that are not a Page chunk",
+                    rest.len()
+                ),
+            ));
+        };
+        Ok(Texm {
+            width,
+            height,
+            flags4,
+            flags5,
+            unk6,
+            format,
+            palette,
+            mips,
+            page,
+        })
+    }
+
+    /// Number of mip levels (the header's `mip_count`).
+    pub fn mip_count(&self) -> usize {
+        self.mips.len()
+    }
+
+    /// Decodes mip 0 to RGBA8 with [`READER_ORDER`].
+    pub fn decode(&self) -> RgbaImage {
+        self.decode_with(&READER_ORDER, 0)
+            .unwrap_or_else(|| RgbaImage::new(1, 1))
+    }
+
+    /// Decodes mip `level` to RGBA8 with the given channel order; `None`
+    /// when the level does not exist.
+    pub fn decode_with(&self, order: &ChannelOrder, level: usize) -> Option<RgbaImage> {
+        let src = *self.mips.get(level)?;
+        let (w, h) = mip_dims(self.width, self.height, level as u32);
+        let mut out = vec![0u8; src.len() / self.format.bytes_per_pixel() * 4];
+        match self.format {
+            TexFormat::Indexed8 => {
+                let pal = self.palette?;
+                let mut lut = [[0u8; 4]; 256];
+                for (e, p) in lut.iter_mut().zip(pal.chunks_exact(4)) {
+                    *e = bytes_pixel(p, &order.palette);
+                }
+                for (o, &i) in out.chunks_exact_mut(4).zip(src) {
+                    o.copy_from_slice(&lut[usize::from(i)]);
+                }
+            }
+            TexFormat::Rgb565 => decode_packed(src, &mut out, order.packed_565),
+            TexFormat::Rgb556 => decode_packed(src, &mut out, order.packed_556),
+            TexFormat::Argb4444 => decode_packed(src, &mut out, order.packed_4444),
+            TexFormat::La88 => decode_packed(src, &mut out, order.packed_88),
+            TexFormat::Rgbx888 => {
+                for (o, p) in out.chunks_exact_mut(4).zip(src.chunks_exact(4)) {
+                    o.copy_from_slice(&bytes_pixel(p, &order.bytes_888));
+                }
+            }
+            TexFormat::Argb8888 => {
+                for (o, p) in out.chunks_exact_mut(4).zip(src.chunks_exact(4)) {
+                    o.copy_from_slice(&bytes_pixel(p, &order.bytes_8888));
+                }
+            }
+        }
+        RgbaImage::from_raw(w, h, out)
+    }
+}
+
+/// One 4-byte pixel in the given byte order.
+#[inline]
+fn bytes_pixel(p: &[u8], order: &[Channel; 4]) -> [u8; 4] {
+    let mut px = [0, 0, 0, 255];
+    for (&v, &c) in p.iter().zip(order) {
+        set(&mut px, c, v);
+    }
+    px
+}
+
+#[inline]
+fn set(px: &mut [u8; 4], c: Channel, v: u8) {
+    match c {
+        R => px[0] = v,
+        G => px[1] = v,
+        B => px[2] = v,
+        A => px[3] = v,
+        L => {
+            px[0] = v;
+            px[1] = v;
+            px[2] = v;
+        }
+        X => {}
+    }
+}
+
+/// Decodes u16 LE pixels through a packed layout. Each field's expansion is
+/// tabulated once (at most 256 entries).
+fn decode_packed(src: &[u8], out: &mut [u8], layout: PackedLayout) {
+    struct Field {
+        channel: Channel,
+        shift: u32,
+        mask: u32,
+        table: Vec<u8>,
+    }
+    let mut top = 16u32;
+    let fields: Vec<Field> = layout
+        .iter()
+        .map(|&(channel, bits)| {
+            let bits = bits.clamp(1, 8);
+            top = top.saturating_sub(u32::from(bits));
+            Field {
+                channel,
+                shift: top,
+                mask: (1 << bits) - 1,
+                table: (0..1u32 << bits).map(|v| expand(v, bits)).collect(),
+            }
+        })
+        .collect();
+    for (o, p) in out.chunks_exact_mut(4).zip(src.chunks_exact(2)) {
+        let v = u32::from(u16::from_le_bytes([p[0], p[1]]));
+        let mut px = [0, 0, 0, 255];
+        for f in &fields {
+            set(
+                &mut px,
+                f.channel,
+                f.table[((v >> f.shift) & f.mask) as usize],
+            );
+        }
+        o.copy_from_slice(&px);
+    }
+}
+
+/// True when any pixel has alpha < 255.
+pub fn has_alpha(img: &RgbaImage) -> bool {
+    img.as_raw().chunks_exact(4).any(|p| p[3] != 255)
+}
+
+/// Encodes an image as PNG: 8-bit RGBA when [`has_alpha`], else 8-bit RGB
+/// (same pixels, smaller file).
+///
+/// # Errors
+/// `png.encode` when the encoder fails (not expected for a valid image).
+pub fn encode_png(img: &RgbaImage) -> Result<Vec<u8>, MaterialError> {
+    use image::{codecs::png::PngEncoder, ExtendedColorType, ImageEncoder};
+    let mut out = Vec::new();
+    let enc = PngEncoder::new(&mut out);
+    let (w, h) = img.dimensions();
+    let res = if has_alpha(img) {
+        enc.write_image(img.as_raw(), w, h, ExtendedColorType::Rgba8)
+    } else {
+        let rgb: Vec<u8> = img
+            .as_raw()
+            .chunks_exact(4)
+            .flat_map(|p| [p[0], p[1], p[2]])
+            .collect();
+        enc.write_image(&rgb, w, h, ExtendedColorType::Rgb8)
+    };
+    res.map_err(|e| MaterialError::new("png.encode", format!("{w} x {h} image: {e}")))?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texm(w: u32, h: u32, mips: u32, format: u32, body: &[u8]) -> Vec<u8> {
+        let mut d = b"Texm".to_vec();
+        for v in [w, h, mips, 32, 0, 0, format] {
+            d.extend_from_slice(&v.to_le_bytes());
+        }
+        d.extend_from_slice(body);
+        d
+    }
+
+    fn px(img: &RgbaImage, x: u32, y: u32) -> [u8; 4] {
+        img.get_pixel(x, y).0
+    }
+
+    #[test]
+    fn expansion_formula() {
+        assert_eq!(expand(0, 5), 0);
+        assert_eq!(expand(31, 5), 255);
+        assert_eq!(expand(1, 5), 8); // (255 + 15) / 31
+        assert_eq!(expand(16, 5), 132); // (4080 + 15) / 31; bit replication gives 132 too
+        assert_eq!(expand(15, 5), 123); // replication gives 123
+        assert_eq!(expand(1, 6), 4); // (255 + 31) / 63
+        assert_eq!(expand(32, 6), 130); // replication gives 130
+        assert_eq!(expand(7, 4), 119);
+    }
+
+    #[test]
+    fn decodes_16_bit_formats() {
+        // 2 x 1, one mip each.
+        let v = |a: u16, b: u16| [a.to_le_bytes(), b.to_le_bytes()].concat();
+        let t = texm(2, 1, 1, 565, &v(0xF800, 0x07E0 | 0x0001));
+        let img = Texm::parse(&t).unwrap().decode();
+        assert_eq!(px(&img, 0, 0), [255, 0, 0, 255]);
+        assert_eq!(px(&img, 1, 0), [0, 255, 8, 255]);
+        let t = texm(2, 1, 1, 556, &v(0x07C0, 0x003F | (1 << 11)));
+        let img = Texm::parse(&t).unwrap().decode();
+        assert_eq!(px(&img, 0, 0), [0, 255, 0, 255]);
+        assert_eq!(px(&img, 1, 0), [8, 0, 255, 255]);
+        let t = texm(2, 1, 1, 4444, &v(0x8F00, 0x1234));
+        let img = Texm::parse(&t).unwrap().decode();
+        assert_eq!(px(&img, 0, 0), [255, 0, 0, 136]);
+        assert_eq!(px(&img, 1, 0), [34, 51, 68, 17]);
+        let t = texm(2, 1, 1, 88, &v(0x80FF, 0x1020));
+        let img = Texm::parse(&t).unwrap().decode();
+        assert_eq!(px(&img, 0, 0), [128, 128, 128, 255]);
+        assert_eq!(px(&img, 1, 0), [16, 16, 16, 32]);
+    }
+
+    #[test]
+    fn decodes_32_bit_and_palette_formats_in_both_orders() {
+        let t = texm(1, 1, 1, 8888, &[10, 20, 30, 40]);
+        let tx = Texm::parse(&t).unwrap();
+        assert_eq!(px(&tx.decode(), 0, 0), [20, 30, 40, 10]);
+        assert_eq!(
+            px(&tx.decode_with(&D3D_ORDER, 0).unwrap(), 0, 0),
+            [30, 20, 10, 40]
+        );
+        let t = texm(1, 1, 1, 888, &[10, 20, 30, 40]);
+        let tx = Texm::parse(&t).unwrap();
+        assert_eq!(px(&tx.decode(), 0, 0), [10, 20, 30, 255]);
+        assert_eq!(
+            px(&tx.decode_with(&D3D_ORDER, 0).unwrap(), 0, 0),
+            [30, 20, 10, 255]
+        );
+        let mut body = vec![0u8; 1024];
+        body[4..8].copy_from_slice(&[1, 2, 3, 4]); // entry 1
+        body.extend_from_slice(&[1, 0, 1, 1]); // 2 x 2 indices
+        let t = texm(2, 2, 1, 0, &body);
+        let tx = Texm::parse(&t).unwrap();
+        let img = tx.decode();
+        assert_eq!(px(&img, 0, 0), [1, 2, 3, 4]);
+        assert_eq!(px(&img, 1, 0), [0, 0, 0, 0]);
+        assert_eq!(px(&img, 1, 1), [1, 2, 3, 4]);
+        assert_eq!(
+            px(&tx.decode_with(&D3D_ORDER, 0).unwrap(), 0, 0),
+            [3, 2, 1, 255]
+        );
+    }
+
+    #[test]
+    fn mip_chain_and_page() {
+        // 4 x 2 format 88, 3 mips: 4x2, 2x1, 1x1 -> (8 + 2 + 1) * 2 bytes.
+        let mut body = vec![0u8; 22];
+        body[16..18].copy_from_slice(&0xFF80u16.to_le_bytes()); // first pixel of mip 1
+        body.extend_from_slice(b"Page");
+        body.extend_from_slice(&1u32.to_le_bytes());
+        for v in [1i16, 2, 3, 4] {
+            body.extend_from_slice(&v.to_le_bytes());
+        }
+        let t = texm(4, 2, 3, 88, &body);
+        let tx = Texm::parse(&t).unwrap();
+        assert_eq!(tx.mip_count(), 3);
+        assert_eq!(
+            tx.mips.iter().map(|m| m.len()).collect::<Vec<_>>(),
+            vec![16, 4, 2]
+        );
+        assert_eq!(
+            tx.page,
+            Some(vec![PageRect {
+                x: 1,
+                w: 2,
+                y: 3,
+                h: 4
+            }])
+        );
+        let m1 = tx.decode_with(&READER_ORDER, 1).unwrap();
+        assert_eq!(m1.dimensions(), (2, 1));
+        assert_eq!(px(&m1, 0, 0), [255, 255, 255, 128]);
+        assert!(tx.decode_with(&READER_ORDER, 3).is_none());
+        assert_eq!(mip_dims(128, 64, 7), (1, 1));
+        assert_eq!(mip_dims(128, 64, 40), (1, 1));
+    }
+
+    #[test]
+    fn error_rules() {
+        let rule = |d: &[u8]| Texm::parse(d).unwrap_err().rule;
+        assert_eq!(rule(b"Tex"), "texm.magic");
+        assert_eq!(rule(b"TEXM0000000000000000000000000000"), "texm.magic");
+        assert_eq!(rule(&texm(1, 1, 1, 8888, &[])[..20]), "texm.size");
+        assert_eq!(rule(&texm(1, 1, 1, 1555, &[0; 2])), "texm.format");
+        assert_eq!(rule(&texm(0, 1, 1, 565, &[])), "texm.size");
+        assert_eq!(rule(&texm(1, 1, 0, 565, &[])), "texm.size");
+        assert_eq!(rule(&texm(2, 2, 2, 565, &[0; 9])), "texm.size"); // needs 10
+        assert_eq!(rule(&texm(2, 2, 2, 565, &[0; 11])), "texm.size"); // 1 extra byte
+        assert_eq!(rule(&texm(1, 1, 1, 0, &[0; 100])), "texm.size"); // palette cut
+                                                                     // Huge dimensions and mip count: no overflow, no allocation.
+        assert_eq!(
+            rule(&texm(u32::MAX, u32::MAX, u32::MAX, 8888, &[0; 8])),
+            "texm.size"
+        );
+        assert_eq!(rule(&texm(1, 1, u32::MAX, 8888, &[0; 8])), "texm.size");
+        // Page declares 3 rects but holds 2.
+        let mut body = vec![0u8; 2];
+        body.extend_from_slice(b"Page");
+        body.extend_from_slice(&3u32.to_le_bytes());
+        body.extend_from_slice(&[0; 16]);
+        assert_eq!(rule(&texm(1, 1, 1, 565, &body)), "texm.page");
+        let mut body = vec![0u8; 2];
+        body.extend_from_slice(b"Page");
+        body.extend_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(rule(&texm(1, 1, 1, 565, &body)), "texm.page");
+    }
+
+    #[test]
+    fn png_round_trip() {
+        use image::GenericImageView;
+        let mut img = RgbaImage::new(3, 2);
+        for (i, p) in img.pixels_mut().enumerate() {
+            p.0 = [i as u8 * 40, 255 - i as u8, 7, 255];
+        }
+        assert!(!has_alpha(&img));
+        let png = encode_png(&img).unwrap();
+        let back = image::load_from_memory_with_format(&png, image::ImageFormat::Png).unwrap();
+        assert_eq!(back.color(), image::ColorType::Rgb8);
+        assert_eq!(back.dimensions(), (3, 2));
+        assert_eq!(back.to_rgba8(), img);
+        img.get_pixel_mut(2, 1).0[3] = 254;
+        assert!(has_alpha(&img));
+        let png = encode_png(&img).unwrap();
+        let back = image::load_from_memory_with_format(&png, image::ImageFormat::Png).unwrap();
+        assert_eq!(back.color(), image::ColorType::Rgba8);
+        assert_eq!(back.to_rgba8(), img);
+    }
+}
