@@ -1,0 +1,209 @@
+//! The `msh2gltf` command on the committed samples: exit codes, outputs,
+//! refusal to overwrite, reports, and path safety of batch outputs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use mshgltf::nres;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
+}
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("samples").join(name)
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn converts_a_sample_to_glb_and_refuses_to_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rotor.glb");
+    let st = bin()
+        .arg(sample("anim_rotor.msh"))
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(0));
+    let glb = std::fs::read(&out).unwrap();
+    assert_eq!(&glb[..4], b"glTF");
+    assert_eq!(u32::from_le_bytes(glb[8..12].try_into().unwrap()) as usize, glb.len());
+    // A second run without --force keeps the file and exits 2.
+    let st = bin()
+        .arg(sample("anim_rotor.msh"))
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(2));
+    let st = bin()
+        .arg(sample("anim_rotor.msh"))
+        .arg(&out)
+        .arg("--force")
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(0));
+    // No temporary files are left behind.
+    assert_eq!(files_under(dir.path()), vec![out]);
+}
+
+#[test]
+fn never_overwrites_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("box.msh");
+    std::fs::copy(sample("static_box.msh"), &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let st = bin()
+        .arg(&input)
+        .arg(&input)
+        .arg("--force")
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(2));
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+}
+
+#[test]
+fn gltf_output_writes_a_bin_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tower.gltf");
+    let st = bin()
+        .arg(sample("lod_tower.msh"))
+        .arg(&out)
+        .arg("--all-cells")
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(json["buffers"][0]["uri"], "tower.bin");
+    assert!(dir.path().join("tower.bin").is_file());
+    let names: Vec<&str> = json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["name"].as_str())
+        .collect();
+    // Cell children of the turret: lod 0 group 0, lod 0 group 1, lod 1 group 0.
+    for n in ["turret.L0G0", "turret.L0G1", "turret.L1G0", "base", "gun", "дуло"] {
+        assert!(names.contains(&n), "{n} missing from {names:?}");
+    }
+}
+
+#[test]
+fn broken_model_exits_1_naming_the_rule_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("broken.msh");
+    let mut bytes = std::fs::read(sample("static_box.msh")).unwrap();
+    bytes.truncate(bytes.len() - 1);
+    std::fs::write(&input, &bytes).unwrap();
+    let out = dir.path().join("broken.glb");
+    let o = bin().arg(&input).arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("nres.total_size"), "{err}");
+    assert!(err.contains("broken.msh"), "{err}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn archive_input_converts_every_entry_with_textures_and_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let report = dir.path().join("report.json");
+    let st = bin()
+        .arg(sample("demo/demo.rlb"))
+        .arg(&out)
+        .arg("--report")
+        .arg(&report)
+        .arg("--textures-out")
+        .arg(dir.path().join("png"))
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(0));
+    assert!(out.join("TOWER.glb").is_file());
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(r["converted"], 1);
+    assert_eq!(r["failed"], 0);
+    assert_eq!(r["models"][0]["counts"]["textures"], 2);
+    assert!(dir.path().join("png/STEEL_TX.0.png").is_file());
+    assert!(dir.path().join("png/GLASS_TX.0.png").is_file());
+    // The GLB embeds both textures as PNG images, materials named from the WEAR rows.
+    let glb = std::fs::read(out.join("TOWER.glb")).unwrap();
+    let json_len = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
+    let json: serde_json::Value = serde_json::from_slice(&glb[20..20 + json_len]).unwrap();
+    assert_eq!(json["images"].as_array().unwrap().len(), 2);
+    let mats: Vec<&str> = json["materials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(mats, vec!["STEEL.0", "GLASS.1"]);
+}
+
+#[test]
+fn archive_entry_spec_selects_one_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.glb");
+    let spec = format!("{}:tower.MSH", sample("demo/demo.rlb").display());
+    let st = bin().arg(&spec).arg(&out).status().unwrap();
+    assert_eq!(st.code(), Some(0));
+    assert!(out.is_file());
+    let spec = format!("{}:nosuch.msh", sample("demo/demo.rlb").display());
+    let st = bin().arg(&spec).arg(&out).arg("--force").status().unwrap();
+    assert_eq!(st.code(), Some(2));
+}
+
+/// Entry names with `../`, `/`, `\`, `:` and `CON` must only ever write
+/// inside OUT_DIR.
+#[test]
+fn hostile_entry_names_stay_inside_the_output_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = dir.path().join("game");
+    std::fs::create_dir_all(&game).unwrap();
+    let model = std::fs::read(sample("static_box.msh")).unwrap();
+    let names: [&[u8]; 7] = [
+        b"../../escape.msh",
+        b"/abs/olute.msh",
+        b"a\\b\\c.msh",
+        b"C:evil.msh",
+        b"CON.msh",
+        b"con.msh",
+        b"...msh",
+    ];
+    let entries: Vec<nres::Entry> = names
+        .iter()
+        .map(|n| nres::Entry {
+            type_id: 0,
+            attr1: 0,
+            attr2: 0,
+            attr3: 0,
+            name: n,
+            data: &model,
+        })
+        .collect();
+    std::fs::write(game.join("evil.rlb"), nres::write(&entries).unwrap()).unwrap();
+    let out = dir.path().join("out");
+    let o = bin().arg(&game).arg(&out).arg("-q").output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let written = files_under(dir.path());
+    let outputs: Vec<&PathBuf> = written.iter().filter(|p| !p.starts_with(&game)).collect();
+    assert_eq!(outputs.len(), names.len(), "{outputs:?}");
+    for p in &outputs {
+        assert!(p.starts_with(out.join("evil")), "{} escaped", p.display());
+        let stem = p.file_stem().unwrap().to_string_lossy().to_uppercase();
+        assert_ne!(stem, "CON", "{}", p.display());
+    }
+}

@@ -1,0 +1,333 @@
+//! MSH codec against the shared corpus: NRes byte-exact rewrite, strict
+//! decode/encode round trip of every valid model, and the manifest's bad files.
+//! Skips (prints a line) when ../shared/corpus is missing.
+
+use std::path::{Path, PathBuf};
+
+use mshgltf::msh::{self, Mode};
+use mshgltf::nres;
+
+fn corpus() -> Option<PathBuf> {
+    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
+    if p.is_dir() {
+        Some(p)
+    } else {
+        println!("SKIP: shared corpus not found at {}", p.display());
+        None
+    }
+}
+
+fn manifest(root: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(root.join("manifest.json")).expect("manifest.json");
+    serde_json::from_str(&text).expect("manifest parses")
+}
+
+/// Every file under `root` (recursively) except `bad/` and the manifest.
+fn corpus_files(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read_dir") {
+            let p = e.expect("dir entry").path();
+            if p.is_dir() {
+                if p.file_name().is_some_and(|n| n == "bad") {
+                    continue;
+                }
+                stack.push(p);
+            } else if p.file_name().is_some_and(|n| n != "manifest.json") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn is_msh_name(name: &[u8]) -> bool {
+    name.len() >= 4 && name[name.len() - 4..].eq_ignore_ascii_case(b".msh")
+}
+
+#[test]
+fn every_nres_file_and_nested_nres_rewrites_byte_for_byte() {
+    let Some(root) = corpus() else { return };
+    let mut outer = 0;
+    let mut nested = 0;
+    for path in corpus_files(&root) {
+        let bytes = std::fs::read(&path).expect("read");
+        if !nres::is_nres(&bytes) {
+            continue;
+        }
+        let a = nres::read(&bytes, Mode::Strict)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(a.warnings.is_empty(), "{}: {:?}", path.display(), a.warnings);
+        assert!(
+            nres::write(&a.entries).expect("write") == bytes,
+            "{}: rewrite differs",
+            path.display()
+        );
+        outer += 1;
+        for e in &a.entries {
+            if !nres::is_nres(e.data) {
+                continue;
+            }
+            let n = nres::read(e.data, Mode::Strict).unwrap_or_else(|err| {
+                panic!("{}:{}: {err}", path.display(), String::from_utf8_lossy(e.name))
+            });
+            assert!(
+                nres::write(&n.entries).expect("write") == e.data,
+                "{}:{}: nested rewrite differs",
+                path.display(),
+                String::from_utf8_lossy(e.name)
+            );
+            nested += 1;
+        }
+    }
+    println!("{outer} NRes files, {nested} nested NRes rewritten byte for byte");
+    assert!(outer >= 15, "only {outer} NRes files found");
+    assert!(nested >= 435, "only {nested} nested NRes found");
+}
+
+/// (label, payload) of every valid model: bare files in models/ and every
+/// `.msh` entry of the top-level archives (bad/ and MAPS/ excluded).
+fn valid_models(root: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut top: Vec<PathBuf> = std::fs::read_dir(root)
+        .expect("read_dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "rlb"))
+        .collect();
+    top.sort();
+    for path in top {
+        let bytes = std::fs::read(&path).expect("read");
+        if !nres::is_nres(&bytes) {
+            continue; // RsLi (gamefont.rlb)
+        }
+        let a = nres::read(&bytes, Mode::Strict).expect("archive");
+        for e in a.entries.iter().filter(|e| is_msh_name(e.name)) {
+            out.push((
+                format!(
+                    "{}:{}",
+                    path.file_name().unwrap_or_default().to_string_lossy(),
+                    String::from_utf8_lossy(e.name)
+                ),
+                e.data.to_vec(),
+            ));
+        }
+    }
+    let mut bare: Vec<PathBuf> = std::fs::read_dir(root.join("models"))
+        .expect("models/")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    bare.sort();
+    for p in bare {
+        out.push((
+            p.file_name().unwrap_or_default().to_string_lossy().into_owned(),
+            std::fs::read(&p).expect("read"),
+        ));
+    }
+    out
+}
+
+#[test]
+fn every_valid_model_decodes_strictly_and_encodes_to_the_same_bytes() {
+    let Some(root) = corpus() else { return };
+    let m = manifest(&root);
+    let models = valid_models(&root);
+    let expected = m["summary"]["models"].as_u64().expect("summary.models") as usize;
+    let in_archives = m["summary"]["models_in_archives"].as_u64().expect("in archives") as usize;
+    let bare = m["summary"]["direct_model_files"].as_u64().expect("direct") as usize;
+    assert_eq!(models.len(), expected, "model count");
+    assert_eq!(models.len(), in_archives + bare);
+    assert_eq!(expected, 435);
+
+    let mut legacy = 0;
+    let mut animated = 0;
+    let start = std::time::Instant::now();
+    for (label, bytes) in &models {
+        let d = msh::decode(bytes, Mode::Strict).unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert!(d.warnings.is_empty(), "{label}: {:?}", d.warnings);
+        if matches!(d.model.nodes, msh::Nodes::Legacy24 { .. }) {
+            legacy += 1;
+        }
+        if d.model.nodes38().iter().any(|n| n.map_start != msh::NONE16) {
+            animated += 1;
+        }
+        let enc = msh::encode(&d.model).unwrap_or_else(|e| panic!("{label}: encode: {e}"));
+        assert!(enc == *bytes, "{label}: encode differs from the file");
+    }
+    println!(
+        "{} models decoded+encoded in {:?}",
+        models.len(),
+        start.elapsed()
+    );
+    assert_eq!(legacy, m["summary"]["legacy_models"].as_u64().unwrap_or(1) as usize);
+    assert_eq!(animated, m["summary"]["animated_models"].as_u64().expect("animated") as usize);
+}
+
+#[test]
+fn manifest_counts_match_the_decoded_models() {
+    let Some(root) = corpus() else { return };
+    let m = manifest(&root);
+    let models = valid_models(&root);
+    let find = |archive: &str, entry: &str| -> &[u8] {
+        let label = format!("{archive}:{entry}");
+        &models
+            .iter()
+            .find(|(l, _)| *l == label || (archive.is_empty() && l == entry))
+            .unwrap_or_else(|| panic!("{label} not found"))
+            .1
+    };
+    let list = m["models"].as_array().expect("models[]");
+    for rec in list.iter().chain(m["legacy_models"].as_array().expect("legacy[]")) {
+        let archive = rec["archive"].as_str().unwrap_or("");
+        let entry = rec["entry"]
+            .as_str()
+            .or_else(|| rec["file"].as_str().map(|f| f.trim_start_matches("models/")))
+            .expect("entry");
+        let bytes = find(archive, entry);
+        let d = msh::decode(bytes, Mode::Strict).expect("decode");
+        let md = &d.model;
+        let c = &rec["counts"];
+        let label = format!("{archive}:{entry}");
+        let n = |k: &str| c[k].as_u64().unwrap_or_else(|| panic!("{label}: counts.{k}")) as usize;
+        assert_eq!(md.nodes.len(), n("nodes"), "{label} nodes");
+        assert_eq!(md.slots.len(), n("slots"), "{label} slots");
+        assert_eq!(md.vertex_count(), n("vertices"), "{label} vertices");
+        assert_eq!(md.indices.len(), n("indices"), "{label} indices");
+        assert_eq!(md.batches.len(), n("batches"), "{label} batches");
+        assert_eq!(md.tris.as_ref().map_or(0, Vec::len), n("triangles"), "{label} tris");
+        assert_eq!(md.keys.as_ref().map_or(0, Vec::len), n("keys"), "{label} keys");
+        assert_eq!(md.frame_count as usize, n("frame_count"), "{label} frame_count");
+        assert_eq!(md.frame_map.as_ref().map_or(0, Vec::len), n("map_words"), "{label} words");
+        if let Some(nodes) = rec["nodes"].as_array() {
+            for (i, jn) in nodes.iter().enumerate() {
+                let node = md.nodes38()[i];
+                let parent = jn["parent"].as_u64().map_or(msh::NONE16, |p| p as u16);
+                assert_eq!(node.parent, parent, "{label} node {i} parent");
+                assert_eq!(node.flags as u64, jn["flags"].as_u64().expect("flags"), "{label} node {i}");
+                if let Some(name) = jn["name"].as_str() {
+                    let (enc, _, _) = encoding_rs::WINDOWS_1251.encode(name);
+                    assert_eq!(md.node_name(i), Some(&*enc), "{label} node {i} name");
+                }
+                let cells = jn["slots"].as_array().expect("slots");
+                for (c, v) in cells.iter().enumerate() {
+                    let want = v.as_u64().map_or(msh::NONE16, |s| s as u16);
+                    assert_eq!(node.slots[c], want, "{label} node {i} cell {c}");
+                }
+            }
+        }
+    }
+}
+
+fn entry_payload<'a>(a: &nres::Archive<'a>, name: &str) -> &'a [u8] {
+    let i = a
+        .find(name.as_bytes())
+        .unwrap_or_else(|| panic!("entry {name} missing"));
+    a.entries[i].data
+}
+
+#[test]
+fn bad_files_report_the_manifest_rule() {
+    let Some(root) = corpus() else { return };
+    let m = manifest(&root);
+    let mut checked = 0;
+    for b in m["bad"].as_array().expect("bad[]") {
+        let file = b["file"].as_str().expect("file");
+        if !file.ends_with(".msh") {
+            continue;
+        }
+        let check = b["check"].as_str().expect("check");
+        let strict = b["strict"].as_str().expect("strict");
+        let tolerant_ok = b["tolerant_may_convert"].as_bool().expect("tolerant");
+        let bytes = std::fs::read(root.join(file)).expect("read bad file");
+        let s = msh::decode(&bytes, Mode::Strict);
+        match strict {
+            "reject" => {
+                let e = s.expect_err(file);
+                assert_eq!(e.rule, check, "{file}: strict error {e}");
+            }
+            "warn" => {
+                let d = s.unwrap_or_else(|e| panic!("{file}: {e}"));
+                assert!(
+                    d.warnings.iter().any(|w| w.rule == check),
+                    "{file}: warnings {:?}",
+                    d.warnings
+                );
+            }
+            other => panic!("{file}: strict = {other}"),
+        }
+        let t = msh::decode(&bytes, Mode::Tolerant);
+        if tolerant_ok {
+            let d = t.unwrap_or_else(|e| panic!("{file}: tolerant: {e}"));
+            assert!(
+                d.warnings.iter().any(|w| w.rule == check),
+                "{file}: tolerant warnings {:?} lack {check}",
+                d.warnings
+            );
+            msh::validate(&d.model).unwrap_or_else(|e| panic!("{file}: tolerant model invalid: {e}"));
+            msh::encode(&d.model).unwrap_or_else(|e| panic!("{file}: tolerant encode: {e}"));
+        } else {
+            let e = t.expect_err(file);
+            assert_eq!(e.rule, check, "{file}: tolerant error {e}");
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 58, "bad .msh files checked");
+}
+
+#[test]
+fn bad_archive_nested_models() {
+    let Some(root) = corpus() else { return };
+    let bad = root.join("bad");
+
+    let bytes = std::fs::read(bad.join("archive_one_broken.rlb")).expect("read");
+    let a = nres::read(&bytes, Mode::Strict).expect("outer archive is valid");
+    for name in ["bad_127.msh", "bad_897.msh", "bad_398.msh"] {
+        let d = msh::decode(entry_payload(&a, name), Mode::Strict)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(d.warnings.is_empty());
+        assert_eq!(msh::encode(&d.model).expect("encode"), entry_payload(&a, name));
+    }
+    let broken = entry_payload(&a, "broken_01.msh");
+    assert_eq!(
+        msh::decode(broken, Mode::Strict).unwrap_err().rule,
+        "msh.index_range"
+    );
+    assert_eq!(
+        msh::decode(broken, Mode::Tolerant).unwrap_err().rule,
+        "msh.index_range"
+    );
+
+    // Nested payloads that are not models: the container rule is reported
+    // (the caller maps it to msh.nested_container).
+    for (file, rule) in [
+        ("archive_nested_not_nres.rlb", "nres.magic"),
+        ("archive_nested_truncated.rlb", "nres.total_size"),
+        ("archive_nested_count_huge.rlb", "nres.entry_count"),
+    ] {
+        let bytes = std::fs::read(bad.join(file)).expect("read");
+        let a = nres::read(&bytes, Mode::Strict).expect("outer archive is valid");
+        let e = a
+            .entries
+            .iter()
+            .find(|e| is_msh_name(e.name))
+            .expect("a .msh entry");
+        for mode in [Mode::Strict, Mode::Tolerant] {
+            let err = msh::decode(e.data, mode).unwrap_err();
+            assert_eq!(err.rule, rule, "{file} ({mode:?}): {err}");
+        }
+    }
+}
+
+#[test]
+fn terrain_is_not_a_model_and_models_are() {
+    let Some(root) = corpus() else { return };
+    let land = std::fs::read(root.join("MAPS/m01/Land.msh")).expect("Land.msh");
+    let a = nres::read(&land, Mode::Strict).expect("Land.msh is NRes");
+    assert!(!msh::is_model(&a));
+    let tank = std::fs::read(root.join("models/demo_tank_86.msh")).expect("tank");
+    let a = nres::read(&tank, Mode::Strict).expect("tank is NRes");
+    assert!(msh::is_model(&a));
+    let d = msh::decode_entries(&a, Mode::Strict).expect("decode_entries");
+    assert_eq!(msh::encode(&d.model).expect("encode"), tank);
+}
