@@ -477,6 +477,8 @@ pub struct BatchOptions {
 struct Loaded {
     bytes: Vec<u8>,
     libs: Option<Arc<Libraries>>,
+    /// Why the material libraries beside this file could not be loaded.
+    libs_error: Option<String>,
 }
 
 /// Converts every job, in parallel on the current rayon pool; `progress`
@@ -488,24 +490,33 @@ pub fn run(
 ) -> Vec<ReportRow> {
     // Load each file once, and find the libraries once per folder.
     let mut files: BTreeMap<PathBuf, Option<Arc<Loaded>>> = BTreeMap::new();
-    let mut libs_by_dir: HashMap<PathBuf, Option<Arc<Libraries>>> = HashMap::new();
+    type LibsOrError = (Option<Arc<Libraries>>, Option<String>);
+    let mut libs_by_dir: HashMap<PathBuf, LibsOrError> = HashMap::new();
     for j in jobs {
         if files.contains_key(&j.file) {
             continue;
         }
         // Material names and colours need the libraries even without textures.
         let dir = j.file.parent().map(Path::to_path_buf).unwrap_or_default();
-        let libs = libs_by_dir
+        let (libs, libs_error) = libs_by_dir
             .entry(dir)
             .or_insert_with(|| {
-                Libraries::find_for(&j.file, opts.game_dir.as_deref())
-                    .and_then(|d| Libraries::load(&d).ok())
-                    .map(Arc::new)
+                match Libraries::find_for(&j.file, opts.game_dir.as_deref())
+                    .map(|d| Libraries::load(&d).map_err(|e| format!("{}: {e}", d.display())))
+                {
+                    None => (None, None),
+                    Some(Ok(l)) => (Some(Arc::new(l)), None),
+                    Some(Err(e)) => (None, Some(format!("material libraries not loaded: {e}"))),
+                }
             })
             .clone();
-        let loaded = std::fs::read(&j.file)
-            .ok()
-            .map(|bytes| Arc::new(Loaded { bytes, libs }));
+        let loaded = std::fs::read(&j.file).ok().map(|bytes| {
+            Arc::new(Loaded {
+                bytes,
+                libs,
+                libs_error,
+            })
+        });
         files.insert(j.file.clone(), loaded);
     }
     let rows: Vec<ReportRow> = jobs
@@ -596,7 +607,10 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
         bytes,
         wear,
     };
-    let conv = convert(&m, loaded.libs.as_deref(), &opts.convert);
+    let conv = convert(&m, loaded.libs.as_deref(), &opts.convert).map(|mut c| {
+        c.warnings.extend(loaded.libs_error.iter().cloned());
+        c
+    });
     match conv.and_then(|c| write_output(&j.output, &c, opts.format, &j.source).map(|_| c)) {
         Ok(c) => ReportRow {
             source: j.source.clone(),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use crate::gltf_export::{self, CellChoice, ExportMaterial, ExportOptions, Exported, TextureImage};
-use crate::material::{wear::Wear, Libraries};
+use crate::material::{library::Fallback, wear::Wear, Libraries};
 use crate::msh::read::{decode, Mode};
 use crate::msh::MshError;
 
@@ -210,11 +210,20 @@ pub fn convert(
         };
         if let (Some(libs), Some(name)) = (libs, name.as_deref()) {
             let r = libs.resolve_material(name);
-            if let Some(fb) = &r.fallback {
-                warnings.push(format!(
-                    "material {name:?} is not in Material.lib: using {:?} ({fb:?})",
+            // A broken library entry is the library's fault, not the model's:
+            // it is reported on every model that uses it, in both modes.
+            if let Some(e) = &r.error {
+                warnings.push(format!("material {name:?}: {e}"));
+            }
+            match r.fallback {
+                Some(Fallback::Default) | Some(Fallback::FirstEntry) => warnings.push(format!(
+                    "material {name:?} is not usable in Material.lib: using {:?} instead",
                     r.resolved
-                ));
+                )),
+                Some(Fallback::NoLibrary) => warnings.push(format!(
+                    "material {name:?}: no Material.lib; untextured white"
+                )),
+                None => {}
             }
             em.base_color = Some(r.base_color);
             if opts.textures {

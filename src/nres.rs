@@ -160,7 +160,7 @@ pub fn read(data: &[u8], mode: Mode) -> Result<Archive<'_>, NresError> {
         ));
     }
     let total = u32_at(data, 12) as u64;
-    let dir_off = total.checked_sub(dir_size).unwrap_or(0);
+    let dir_off = total.saturating_sub(dir_size);
     if total < dir_size + HEADER_SIZE as u64 || (count > 0 && dir_off >= len) {
         return Err(NresError::new(
             "nres.directory",

@@ -24,7 +24,7 @@ use crate::msh::AnimKey24;
 /// Which stored i16 of a Res8 quaternion is `w` (gltf-mapping.md, "Engine
 /// pose"). The seed reads stored `(qx, qy, qz, qw)` as runtime `[w, x, y, z]`
 /// = `[s3, s0, s1, s2]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum QuatLayout {
     /// Seed layout: stored x, y, z, w.
     #[default]

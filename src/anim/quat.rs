@@ -8,8 +8,10 @@ use super::{Mat4, Quat, QuatLayout};
 /// `1.0f / 32767.0f` (msh-animation §2.1).
 const INV_32767: f32 = 1.0 / 32767.0;
 
-/// The `1 - dot` threshold of the linear branch of `quat_interp` (§4.4).
-const LINEAR_EPS: f32 = 9.999_999_7e-6;
+/// The `1 - dot` threshold of the linear branch of `quat_interp` (§4.4):
+/// the seed's `9.9999997e-6f`, which is the f32 nearest to `1e-5`
+/// (bits `0x3727_C5AC`).
+const LINEAR_EPS: f32 = 1.0e-5;
 
 /// The 4x4 identity.
 pub const IDENTITY: Mat4 = [
@@ -158,6 +160,8 @@ mod tests {
             -32768.0 * INV_32767
         );
         assert_eq!(INV_32767.to_bits(), 0x3800_0100);
+        assert_eq!(LINEAR_EPS.to_bits(), 0x3727_C5AC);
+        assert_eq!(LINEAR_EPS, "9.9999997e-6".parse::<f32>().unwrap());
     }
 
     #[test]
@@ -246,14 +250,16 @@ mod tests {
 
     #[test]
     fn interp_branch_threshold() {
-        // dot exactly 1 - eps' where 1 - dot == LINEAR_EPS picks the linear
-        // branch; a dot one ulp smaller picks the acos branch.
+        // Near 1 the f32 spacing is 2^-24 and 1 - d is exact, so the last
+        // dot taking the linear branch is 1 - 167 * 2^-24 (167 * 2^-24 =
+        // 9.954e-6 <= 9.9999997e-6 < 168 * 2^-24).
         let q0 = [1.0, 0.0, 0.0, 0.0];
-        let d_lin = 1.0 - LINEAR_EPS;
+        let ulp = 1.0 / 16_777_216.0f32;
+        let d_lin = 1.0 - 167.0 * ulp;
         assert!(1.0 - d_lin <= LINEAR_EPS);
         let lin = quat_interp(q0, [d_lin, 0.0, 0.0, 0.0], 0.5);
         assert_eq!(lin[0], 0.5 + 0.5 * d_lin);
-        let d_acos = f32::from_bits(d_lin.to_bits() - 1);
+        let d_acos = 1.0 - 168.0 * ulp;
         assert!(1.0 - d_acos > LINEAR_EPS);
         let s = quat_interp(q0, [d_acos, 0.0, 0.0, 0.0], 0.5);
         let theta = acos_f32(d_acos);

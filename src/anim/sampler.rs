@@ -182,7 +182,7 @@ impl<'m> Sampler<'m> {
     }
 
     /// Local matrix of `node` at `t`: `quat_to_matrix(q)` with translation in
-    /// m[3], m[7], m[11] (msh-animation §4.3, §4.4).
+    /// `m[3]`, `m[7]`, `m[11]` (msh-animation §4.3, §4.4).
     ///
     /// # Panics
     /// When `node >= self.node_count()`.
@@ -215,7 +215,7 @@ impl<'m> Sampler<'m> {
     /// when `blend > 0 && t_b >= 0`. With both, `qB` is negated when
     /// `|qA + qB|^2 < |qA - qB|^2`, `q = quat_blend(qA, qB, blend)` and
     /// `pos = (1 - blend) * pA + blend * pB`. Returns the local matrix
-    /// (translation in m[3], m[7], m[11]).
+    /// (translation in `m[3]`, `m[7]`, `m[11]`).
     ///
     /// Returns `None` when neither pose is valid (a path the engine leaves
     /// undefined, §4.1).
@@ -258,7 +258,7 @@ impl<'m> Sampler<'m> {
     }
 }
 
-/// `quat_to_matrix(q)` with `pos` in m[3], m[7], m[11].
+/// `quat_to_matrix(q)` with `pos` in `m[3]`, `m[7]`, `m[11]`.
 fn pose_matrix(q: [f32; 4], pos: [f32; 3]) -> Mat4 {
     let mut m = quat_to_matrix(q);
     m[3] = pos[0];
@@ -418,13 +418,14 @@ mod tests {
         let mut w0 = IDENTITY;
         w0[3] = 10.0;
         assert_eq!(w[0], w0);
-        // Node 1 at t=2: key 2, 180 degrees about y ([w,x,y,z] = [0,0,1,0])
-        // at (2,4,8), under node 0: world translation (12, 4, 8).
+        // Node 1 at t=2: key 2, stored (0, 0, 32767, 0) = runtime
+        // [w,x,y,z] = [0,0,0,1]: 180 degrees about z, at (2,4,8), under
+        // node 0: world translation (12, 4, 8).
         #[rustfmt::skip]
         let w1 = [
             -1.0, 0.0, 0.0, 12.0,
-            0.0, 1.0, 0.0, 4.0,
-            0.0, 0.0, -1.0, 8.0,
+            0.0, -1.0, 0.0, 4.0,
+            0.0, 0.0, 1.0, 8.0,
             0.0, 0.0, 0.0, 1.0,
         ];
         assert_eq!(w[1], w1);

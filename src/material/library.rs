@@ -1,6 +1,6 @@
 //! The game's material and texture libraries and the lookups of
 //! format-notes §4: WEAR row name → `Material.lib` MAT0 entry (missing →
-//! `DEFAULT` → entry 0) → phase 0 texture → `Textures.lib` Texm entry;
+//! `DEFAULT` → entry 0) → first textured phase → `Textures.lib` Texm entry;
 //! lightmap names → `LightMap.lib`.
 //!
 //! [`Libraries`] owns the file bytes and is `Send + Sync`: batch conversion
@@ -43,7 +43,7 @@ pub struct LibEntry {
 }
 
 /// An NRes library file held in memory, with a case-insensitive name index.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Library {
     label: String,
     bytes: Vec<u8>,
@@ -51,6 +51,17 @@ pub struct Library {
     index: HashMap<Vec<u8>, usize>,
     /// Non-fatal NRes findings (the library is read in tolerant mode).
     pub warnings: Vec<NresError>,
+}
+
+impl std::fmt::Debug for Library {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Library")
+            .field("label", &self.label)
+            .field("bytes", &self.bytes.len())
+            .field("entries", &self.entries.len())
+            .field("warnings", &self.warnings)
+            .finish()
+    }
 }
 
 impl Library {
@@ -217,7 +228,8 @@ pub struct ResolvedMaterial {
     /// Phase 0 diffuse RGBA in 0..=1 (`p[4..=7] / 255`); white when no MAT0
     /// could be used.
     pub base_color: [f32; 4],
-    /// Phase 0 texture name (a `Textures.lib` entry); `None` when untextured.
+    /// The material's texture ([`Mat0::primary_texture`]: the first phase
+    /// with a texture name, a `Textures.lib` entry); `None` when untextured.
     pub texture: Option<String>,
     /// The MAT0 record used.
     pub mat0: Option<Mat0>,
@@ -260,7 +272,6 @@ fn new_cache(lib: Option<&Library>) -> Cache {
 
 /// `Material.lib`, `Textures.lib` and `LightMap.lib` of one game directory
 /// (each optional), with per-entry texture caches.
-#[derive(Debug)]
 pub struct Libraries {
     dir: Option<PathBuf>,
     material: Option<Library>,
@@ -268,6 +279,20 @@ pub struct Libraries {
     lightmaps: Option<Library>,
     texture_cache: Cache,
     lightmap_cache: Cache,
+}
+
+impl std::fmt::Debug for Libraries {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let decoded = |c: &Cache| c.iter().filter(|s| s.get().is_some()).count();
+        f.debug_struct("Libraries")
+            .field("dir", &self.dir)
+            .field("material", &self.material)
+            .field("textures", &self.textures)
+            .field("lightmaps", &self.lightmaps)
+            .field("textures_decoded", &decoded(&self.texture_cache))
+            .field("lightmaps_decoded", &decoded(&self.lightmap_cache))
+            .finish()
+    }
 }
 
 /// Case-insensitive lookup of `file` in `dir`.

@@ -201,9 +201,17 @@ impl Mat0 {
         self.phases.first().map_or([1.0; 3], Phase::ambient)
     }
 
-    /// Phase 0 texture name; `None` when there is no phase or its name is
-    /// empty.
+    /// The material's texture: the first phase with a non-empty texture name
+    /// (the corpus manifest's `primary_texture`; phase 0 in almost all
+    /// materials, but some start with an untextured phase, e.g. `['',
+    /// 'TX13_565.0']`). `None` when every phase is untextured.
     pub fn primary_texture(&self) -> Option<String> {
+        self.phases.iter().find_map(Phase::texture)
+    }
+
+    /// Phase 0's own texture name; `None` when there is no phase or its name
+    /// is empty (see [`Mat0::primary_texture`] for the one to display).
+    pub fn phase0_texture(&self) -> Option<String> {
         self.phases.first().and_then(Phase::texture)
     }
 }
@@ -283,6 +291,21 @@ mod tests {
         let m = Mat0::parse(&d, 3).unwrap();
         assert_eq!((m.a, m.b, m.c, m.d), (1, 2, 0x1234_5678, 0));
         assert_eq!(m.diffuse(), [1.0; 4]);
+    }
+
+    #[test]
+    fn primary_texture_skips_untextured_phases() {
+        // Two phases: phase 0 untextured, phase 1 "TX13_565.0".
+        let mut d = vec![2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        d.extend_from_slice(&[0; 34]);
+        d.extend_from_slice(&[9; 18]);
+        let mut name = [0u8; 16];
+        name[..10].copy_from_slice(b"TX13_565.0");
+        d.extend_from_slice(&name);
+        let m = Mat0::parse(&d, 6).unwrap();
+        assert_eq!(m.phase0_texture(), None);
+        assert_eq!(m.primary_texture().as_deref(), Some("TX13_565.0"));
+        assert_eq!(m.diffuse(), [0.0; 4]); // still phase 0's colour
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //! together ([`library`]).
 //!
 //! Chain: `Batch20.material_index` → row of the model's WEAR table → MAT0
-//! entry of `Material.lib` by name (missing → `DEFAULT` → entry 0) → phase 0
-//! texture name → Texm entry of `Textures.lib` → mip 0 as RGBA8 / PNG.
+//! entry of `Material.lib` by name (missing → `DEFAULT` → entry 0) → first
+//! textured phase's name → Texm entry of `Textures.lib` → mip 0 as RGBA8 / PNG.
 //! WEAR `LIGHTMAPS` rows name Texm entries of `LightMap.lib`.
 
 pub mod library;

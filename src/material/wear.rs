@@ -45,7 +45,7 @@ pub struct Wear {
 
 /// Line cursor over the decoded text: 1-based line numbers, `\r` stripped.
 struct Lines<'t> {
-    iter: std::iter::Peekable<std::iter::Enumerate<std::str::Split<'t, char>>>,
+    iter: std::iter::Enumerate<std::str::Split<'t, char>>,
 }
 
 impl<'t> Lines<'t> {
@@ -136,7 +136,7 @@ impl Wear {
         let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
         let crlf = text.contains("\r\n");
         let mut lines = Lines {
-            iter: text.split('\n').enumerate().peekable(),
+            iter: text.split('\n').enumerate(),
         };
         let materials = parse_section(&mut lines, "material")?;
         let mut lightmaps = Vec::new();
@@ -198,7 +198,7 @@ impl Wear {
     pub fn to_text_with(&self, newline: &str) -> String {
         use std::fmt::Write;
         let mut s = String::new();
-        let mut section = |rows: &[WearRow], s: &mut String| {
+        let section = |rows: &[WearRow], s: &mut String| {
             let _ = write!(s, "{}{newline}", rows.len());
             for r in rows {
                 let _ = write!(s, "{} {}{newline}", r.legacy_id, r.name);

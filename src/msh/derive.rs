@@ -12,6 +12,9 @@ use std::collections::HashMap;
 
 use super::ir::{Model, Res2Header, Slot68, NONE16};
 
+/// Bounds of a point set: AABB min, AABB max, sphere centre, sphere radius.
+pub type Bounds = ([f32; 3], [f32; 3], [f32; 3], f32);
+
 /// The triangles of `slot` as global vertex indices (`base_vertex + Res6`),
 /// in batch order. Batches or indices outside the model are skipped (the
 /// model is expected to be validated).
@@ -127,7 +130,7 @@ pub fn recompute_tri_descs(model: &mut Model) {
 /// centre = AABB centre, radius = max distance from the centre (rounded up
 /// to the next f32 so that it bounds every vertex). `None` when the slot
 /// has no vertex.
-pub fn slot_bounds(model: &Model, slot: &Slot68) -> Option<([f32; 3], [f32; 3], [f32; 3], f32)> {
+pub fn slot_bounds(model: &Model, slot: &Slot68) -> Option<Bounds> {
     let tris = slot_triangles(model, slot);
     let pts = tris
         .iter()
@@ -137,9 +140,7 @@ pub fn slot_bounds(model: &Model, slot: &Slot68) -> Option<([f32; 3], [f32; 3], 
 }
 
 /// AABB, centre and bounding radius of a point set (see [`slot_bounds`]).
-pub fn bounds_of(
-    pts: impl Iterator<Item = [f32; 3]> + Clone,
-) -> Option<([f32; 3], [f32; 3], [f32; 3], f32)> {
+pub fn bounds_of(pts: impl Iterator<Item = [f32; 3]> + Clone) -> Option<Bounds> {
     let mut lo = [f32::INFINITY; 3];
     let mut hi = [f32::NEG_INFINITY; 3];
     let mut any = false;
