@@ -8,3 +8,4 @@ pub mod msh;
 pub mod nres;
 pub mod output;
 pub mod source;
+pub mod gltf_import;

@@ -281,7 +281,8 @@ impl ModelBuilder {
 /// Recomputes every slot's bounds (and, when `tail`, the Slot68 tail
 /// defaults) and the Res2 header from the geometry and the t = 0 pose
 /// (msh-core §5.2; the header covers each node's lod 0 / group 0 slot in
-/// model space). Slots without vertices get zero bounds.
+/// model space). Slots without vertices get zero bounds. New models use the
+/// seed's `xyzw` quaternion layout.
 pub fn recompute_bounds(model: &mut Model, tail: bool) {
     for s in 0..model.slots.len() {
         let slot = model.slots[s];
@@ -297,13 +298,14 @@ pub fn recompute_bounds(model: &mut Model, tail: bool) {
             sl.tail = [area.to_bits(), volume.to_bits(), 0, 0, 0];
         }
     }
-    model.header = derive::res2_header(&model_space_points(model));
+    model.header = derive::res2_header(&model_space_points(model, QuatLayout::Xyzw));
 }
 
 /// Vertices of every node's lod 0 / group 0 slot, transformed by the t = 0
-/// world matrices (double math, rounded to f32).
-pub fn model_space_points(model: &Model) -> Vec<[f32; 3]> {
-    let Ok(sampler) = anim::Sampler::new(model, QuatLayout::Xyzw) else {
+/// world matrices (double math, rounded to f32), reading quaternions with
+/// `layout`.
+pub fn model_space_points(model: &Model, layout: QuatLayout) -> Vec<[f32; 3]> {
+    let Ok(sampler) = anim::Sampler::new(model, layout) else {
         return Vec::new();
     };
     let world = sampler.world_matrices(0.0);

@@ -161,11 +161,17 @@ pub fn bounds_of(pts: impl Iterator<Item = [f32; 3]> + Clone) -> Option<Bounds> 
             (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
         })
         .fold(0.0f64, f64::max);
-    let mut rf = r as f32;
+    Some((lo, hi, c, round_up_f32(r)))
+}
+
+/// The smallest f32 >= `r` (r >= 0), so that a radius bounds every point.
+fn round_up_f32(r: f64) -> f32 {
+    let rf = r as f32;
     if (rf as f64) < r {
-        rf = f32::from_bits(rf.to_bits() + 1);
+        f32::from_bits(rf.to_bits() + 1)
+    } else {
+        rf
     }
-    Some((lo, hi, c, rf))
 }
 
 /// Res2 header from model-space points (the vertices of every node's
@@ -188,14 +194,16 @@ pub fn res2_header(points: &[[f32; 3]]) -> Res2Header {
         [hi[0], hi[1], hi[2]],
         [lo[0], hi[1], hi[2]],
     ];
-    let rxy = points
-        .iter()
-        .map(|p| {
-            let dx = p[0] as f64 - c[0] as f64;
-            let dy = p[1] as f64 - c[1] as f64;
-            (dx * dx + dy * dy).sqrt()
-        })
-        .fold(0.0f64, f64::max) as f32;
+    let rxy = round_up_f32(
+        points
+            .iter()
+            .map(|p| {
+                let dx = p[0] as f64 - c[0] as f64;
+                let dy = p[1] as f64 - c[1] as f64;
+                (dx * dx + dy * dy).sqrt()
+            })
+            .fold(0.0f64, f64::max),
+    );
     Res2Header {
         hull,
         sphere_center: c,

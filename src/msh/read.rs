@@ -516,3 +516,84 @@ fn decode_res10(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn res10(records: &[&[u8]]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for r in records {
+            out.extend_from_slice(&(r.len() as u32).to_le_bytes());
+            if !r.is_empty() {
+                out.extend_from_slice(r);
+                out.push(0);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn res10_records_and_their_errors() {
+        let mut w = Vec::new();
+        let data = res10(&[b"hull", b"", b"x"]);
+        let names = decode_res10(&data, 3, false, &mut w).unwrap();
+        assert_eq!(
+            names,
+            vec![Some(b"hull".to_vec()), None, Some(b"x".to_vec())]
+        );
+        assert!(w.is_empty());
+        // Fewer records than nodes: overrun at record 3.
+        let e = decode_res10(&data, 4, false, &mut w).unwrap_err();
+        assert_eq!((e.rule, e.record), ("msh.res10", Some(3)));
+        // A huge length is checked against the bytes left, never allocated.
+        let mut bomb = data.clone();
+        bomb[..4].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
+        let e = decode_res10(&bomb, 3, true, &mut w).unwrap_err();
+        assert_eq!((e.rule, e.record), ("msh.res10", Some(0)));
+        // Tail bytes: strict error, tolerant warning.
+        let mut tail = data.clone();
+        tail.extend_from_slice(&[1, 2, 3]);
+        assert_eq!(
+            decode_res10(&tail, 3, false, &mut w).unwrap_err().rule,
+            "msh.res10"
+        );
+        assert_eq!(decode_res10(&tail, 3, true, &mut w).unwrap(), names);
+        assert_eq!(w.len(), 1);
+        // A text without its NUL.
+        let mut nonul = data;
+        nonul[8] = b'!';
+        assert_eq!(
+            decode_res10(&nonul, 3, false, &mut w).unwrap_err().rule,
+            "msh.res10"
+        );
+    }
+
+    #[test]
+    fn stream_constants() {
+        assert_eq!(expected_attr3(2), Some(68));
+        assert_eq!(expected_attr3(8), Some(4));
+        assert_eq!(expected_attr3(10), Some(0));
+        assert_eq!(expected_attr3(19), Some(2));
+        assert_eq!(expected_attr3(9), None);
+        assert_eq!(record_size(1), Some(38));
+        assert_eq!(record_size(13), Some(20));
+    }
+
+    #[test]
+    fn non_models_are_rejected_by_rule() {
+        assert_eq!(decode(b"", Mode::Strict).unwrap_err().rule, "nres.magic");
+        let only_res1 = nres::write(&[nres::Entry {
+            type_id: 1,
+            attr1: 0,
+            attr2: 0,
+            attr3: 38,
+            name: b"n",
+            data: b"",
+        }])
+        .unwrap();
+        let e = decode(&only_res1, Mode::Tolerant).unwrap_err();
+        assert_eq!((e.rule, e.stream), ("msh.missing_stream", Some(2)));
+        assert!(!is_model(&nres::read(&only_res1, Mode::Strict).unwrap()));
+    }
+}

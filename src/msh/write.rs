@@ -12,7 +12,7 @@
 
 use super::error::MshError;
 use super::ir::*;
-use super::read::{expected_attr3, record_size, NODE24_SIZE, NODE38_SIZE, RES2_HEADER, SLOT_SIZE};
+use super::read::{NODE24_SIZE, NODE38_SIZE, RES2_HEADER, SLOT_SIZE};
 use super::validate;
 use crate::nres;
 
@@ -225,13 +225,6 @@ fn stream_payload(m: &Model, e: &StreamEntry) -> Result<(Vec<u8>, u32, u32, u32)
         // Not a decoded type and no raw payload: an empty stream.
         _ => return Ok((Vec::new(), e.attr1, e.attr2, e.attr3)),
     };
-    debug_assert_eq!(
-        Some(attr3),
-        expected_attr3(t).map(|a| if t == 1 { attr3 } else { a })
-    );
-    debug_assert!(
-        record_size(t).is_none() || t == 1 || out.len() == count * record_size(t).unwrap_or(0)
-    );
     Ok((out, count32(t, count)?, attr2, attr3))
 }
 

@@ -1,0 +1,431 @@
+//! Matching glTF nodes, meshes and materials to the base model's Res1
+//! nodes, Res2 slots and WEAR rows (gltf-mapping.md, "Extras").
+//!
+//! Order of evidence: extras (`{"msh": {"node": i}}` on nodes, `{"msh":
+//! {"slot": s, "batches": [first, count]}}` on meshes, `{"msh":
+//! {"material_index": i}}` on materials), then names (the names msh2gltf
+//! gives, with Blender's `.001` suffixes stripped), then order. Nodes that
+//! carry a cell's mesh (`{"msh": {"node": i, "cell": c}}`, `--all-cells`)
+//! are not Res1 nodes.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::read::{arr, idx, msh_extras, GltfFile};
+use super::{ImportError, ImportReport};
+use crate::msh::{Model, Nodes, NONE16};
+
+/// What a glTF mesh stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MeshTarget {
+    /// A Res2 slot.
+    Slot(usize),
+    /// Every batch of a legacy 24-byte-node model (one mesh).
+    Legacy,
+}
+
+/// The matching of a document onto a base model.
+#[derive(Debug, Clone, Default)]
+pub struct Matched {
+    /// glTF node index of each Res1 node (empty for the legacy table).
+    pub node_of: Vec<usize>,
+    /// Res1 node of each glTF node (`None`: a cell carrier or an ignored node).
+    pub res1_of: Vec<Option<usize>>,
+    /// glTF mesh → what it stands for, in glTF mesh order (meshes used by no
+    /// node are left out).
+    pub meshes: Vec<(usize, MeshTarget)>,
+    /// glTF material → `Batch20.material_index`, when known.
+    pub materials: Vec<Option<u16>>,
+    /// Findings that are not errors.
+    pub warnings: Vec<String>,
+}
+
+fn err(rule: &'static str, detail: impl Into<String>) -> ImportError {
+    ImportError::new(rule, detail)
+}
+
+/// The glTF node names msh2gltf gives the Res1 nodes: Res10 decoded from
+/// Windows-1251, `node<i>` when empty, made unique by `.<n>` suffixes.
+pub fn exported_names(model: &Model) -> Vec<String> {
+    let mut used = HashSet::new();
+    (0..model.nodes.len())
+        .map(|i| {
+            let base = match model.node_name(i) {
+                Some(b) if !b.is_empty() => encoding_rs::WINDOWS_1251
+                    .decode_without_bom_handling(b)
+                    .0
+                    .into_owned(),
+                _ => format!("node{i}"),
+            };
+            let mut name = base.clone();
+            let mut k = 1;
+            while used.contains(&name) {
+                name = format!("{base}.{k}");
+                k += 1;
+            }
+            used.insert(name.clone());
+            name
+        })
+        .collect()
+}
+
+/// `name` without a Blender duplicate suffix (`.001` .. `.999`).
+pub fn strip_blender_suffix(name: &str) -> &str {
+    let b = name.as_bytes();
+    if b.len() > 4 && b[b.len() - 4] == b'.' && b[b.len() - 3..].iter().all(u8::is_ascii_digit) {
+        &name[..name.len() - 4]
+    } else {
+        name
+    }
+}
+
+fn name_of(v: &Value) -> &str {
+    v.get("name").and_then(Value::as_str).unwrap_or("")
+}
+
+fn extras_u64(v: &Value, key: &str) -> Option<u64> {
+    msh_extras(v)?.get(key)?.as_u64()
+}
+
+/// Matches `doc` onto `base`.
+///
+/// # Errors
+/// `gltf.skin` (skins), `gltf.match.node` (node count or identity
+/// mismatch), `gltf.hierarchy` (a parent differs from the base's `hdr1`),
+/// `gltf.match.mesh` (a mesh maps to no slot or two meshes to one slot).
+pub fn match_document(doc: &GltfFile, base: &Model) -> Result<Matched, ImportError> {
+    let nodes = arr(&doc.json, "nodes");
+    if !arr(&doc.json, "skins").is_empty() || nodes.iter().any(|n| n.get("skin").is_some()) {
+        return Err(err(
+            "gltf.skin",
+            "skins (skeletal meshes) cannot be stored in MSH; bake or remove the armature",
+        ));
+    }
+    let mut out = Matched {
+        res1_of: vec![None; nodes.len()],
+        ..Default::default()
+    };
+    // Parent of every glTF node.
+    let mut parent: Vec<Option<usize>> = vec![None; nodes.len()];
+    for (i, n) in nodes.iter().enumerate() {
+        for c in arr(n, "children") {
+            if let Some(c) = c.as_u64().map(|c| c as usize).filter(|&c| c < nodes.len()) {
+                parent[c] = Some(i);
+            }
+        }
+    }
+    let carrier = |n: &Value| msh_extras(n).is_some_and(|e| e.contains_key("cell"));
+    let mut mesh_hint: Vec<(usize, Option<usize>)> = Vec::new(); // (mesh, hinted slot)
+
+    match &base.nodes {
+        Nodes::Legacy24 { .. } => {
+            for n in nodes {
+                if let Some(m) = idx(n, "mesh") {
+                    mesh_hint.push((m, None));
+                }
+            }
+        }
+        Nodes::Node38(n38) => {
+            let n = n38.len();
+            let names = exported_names(base);
+            let cand: Vec<usize> = (0..nodes.len()).filter(|&i| !carrier(&nodes[i])).collect();
+            let mut taken = vec![false; nodes.len()];
+            let mut node_of: Vec<Option<usize>> = vec![None; n];
+            // 1. extras
+            for &g in &cand {
+                if let Some(r) = extras_u64(&nodes[g], "node") {
+                    let r = r as usize;
+                    if r >= n {
+                        return Err(err(
+                            "gltf.match.node",
+                            format!(
+                                "glTF node {g} ({:?}) says Res1 node {r}, the base has {n} nodes",
+                                name_of(&nodes[g])
+                            ),
+                        ));
+                    }
+                    if let Some(prev) = node_of[r] {
+                        return Err(err(
+                            "gltf.match.node",
+                            format!(
+                                "glTF nodes {prev} ({:?}) and {g} ({:?}) both say Res1 node {r}",
+                                name_of(&nodes[prev]),
+                                name_of(&nodes[g])
+                            ),
+                        ));
+                    }
+                    node_of[r] = Some(g);
+                    taken[g] = true;
+                }
+            }
+            // 2. names
+            let mut by_name: HashMap<&str, usize> = HashMap::new();
+            for (r, nm) in names.iter().enumerate() {
+                if node_of[r].is_none() {
+                    by_name.insert(nm.as_str(), r);
+                }
+            }
+            for pass in 0..2 {
+                for &g in &cand {
+                    if taken[g] {
+                        continue;
+                    }
+                    let nm = name_of(&nodes[g]);
+                    let key = if pass == 0 {
+                        nm
+                    } else {
+                        strip_blender_suffix(nm)
+                    };
+                    if let Some(&r) = by_name.get(key) {
+                        if node_of[r].is_none() {
+                            node_of[r] = Some(g);
+                            taken[g] = true;
+                        }
+                    }
+                }
+            }
+            // 3. order
+            let rest_g: Vec<usize> = cand.iter().copied().filter(|&g| !taken[g]).collect();
+            let rest_r: Vec<usize> = (0..n).filter(|&r| node_of[r].is_none()).collect();
+            if rest_g.len() != rest_r.len() {
+                let gl: Vec<String> = rest_g
+                    .iter()
+                    .map(|&g| format!("{g} {:?}", name_of(&nodes[g])))
+                    .collect();
+                let rl: Vec<String> = rest_r
+                    .iter()
+                    .map(|&r| format!("{r} {:?}", names[r]))
+                    .collect();
+                return Err(err(
+                    "gltf.match.node",
+                    format!(
+                        "the glTF has {} nodes, the base has {n} Res1 nodes; unmatched glTF nodes: [{}]; Res1 nodes without a glTF node: [{}]",
+                        cand.len(),
+                        gl.join(", "),
+                        rl.join(", ")
+                    ),
+                ));
+            }
+            if !rest_g.is_empty() {
+                out.warnings.push(format!(
+                    "{} glTF node(s) matched to Res1 nodes by order (no extras, no name match)",
+                    rest_g.len()
+                ));
+            }
+            for (g, r) in rest_g.into_iter().zip(rest_r) {
+                node_of[r] = Some(g);
+            }
+            out.node_of = node_of
+                .into_iter()
+                .map(|g| g.unwrap_or(usize::MAX))
+                .collect();
+            for (r, &g) in out.node_of.iter().enumerate() {
+                out.res1_of[g] = Some(r);
+            }
+            // Hierarchy.
+            for (r, &g) in out.node_of.iter().enumerate() {
+                let want = n38[r].parent;
+                let got = parent[g].map(|p| out.res1_of[p]);
+                let ok = match got {
+                    None => want == NONE16,
+                    Some(Some(p)) => usize::from(want) == p,
+                    Some(None) => false,
+                };
+                if !ok {
+                    let gp = match parent[g] {
+                        None => "no parent (a root)".to_string(),
+                        Some(p) => format!("glTF node {p} {:?}", name_of(&nodes[p])),
+                    };
+                    let bp = if want == NONE16 {
+                        "a root".to_string()
+                    } else {
+                        format!("child of Res1 node {want} {:?}", names[usize::from(want)])
+                    };
+                    return Err(err(
+                        "gltf.hierarchy",
+                        format!("Res1 node {r} {:?}: glTF parent is {gp}, the base has it as {bp} (re-parenting is not supported)", names[r]),
+                    ));
+                }
+            }
+            // Meshes and their slot hints.
+            for (g, nd) in nodes.iter().enumerate() {
+                let Some(m) = idx(nd, "mesh") else { continue };
+                let hint = if carrier(nd) {
+                    let r = extras_u64(nd, "node")
+                        .map(|r| r as usize)
+                        .filter(|&r| r < n);
+                    let c = extras_u64(nd, "cell")
+                        .map(|c| c as usize)
+                        .filter(|&c| c < 15);
+                    match (r, c) {
+                        (Some(r), Some(c)) => Some(n38[r].slots[c])
+                            .filter(|&s| s != NONE16)
+                            .map(usize::from),
+                        _ => None,
+                    }
+                } else {
+                    out.res1_of[g].and_then(|r| {
+                        let s = &n38[r].slots;
+                        let s0 = if s[0] != NONE16 {
+                            s[0]
+                        } else {
+                            s.iter().copied().find(|&x| x != NONE16).unwrap_or(NONE16)
+                        };
+                        (s0 != NONE16).then_some(usize::from(s0))
+                    })
+                };
+                mesh_hint.push((m, hint));
+            }
+        }
+    }
+
+    // Mesh → slot.
+    let meshes = arr(&doc.json, "meshes");
+    let mut seen: HashMap<usize, MeshTarget> = HashMap::new();
+    let mut slot_mesh: HashMap<usize, usize> = HashMap::new();
+    for (m, hint) in mesh_hint {
+        let mesh = meshes.get(m).ok_or_else(|| {
+            err(
+                "gltf.index",
+                format!("meshes[{m}] does not exist ({} meshes)", meshes.len()),
+            )
+        })?;
+        let target = if matches!(base.nodes, Nodes::Legacy24 { .. }) {
+            MeshTarget::Legacy
+        } else if let Some(s) = extras_u64(mesh, "slot") {
+            MeshTarget::Slot(s as usize)
+        } else if let Some(s) = strip_blender_suffix(name_of(mesh))
+            .strip_prefix("slot")
+            .and_then(|s| s.parse::<usize>().ok())
+        {
+            MeshTarget::Slot(s)
+        } else if let Some(s) = hint {
+            MeshTarget::Slot(s)
+        } else {
+            return Err(err(
+                "gltf.match.mesh",
+                format!("glTF mesh {m} {:?}: no slot extras, no slot<N> name and its node shows no base slot", name_of(mesh)),
+            ));
+        };
+        if let Some(prev) = seen.get(&m) {
+            if *prev != target {
+                return Err(err(
+                    "gltf.match.mesh",
+                    format!("glTF mesh {m} maps to two slots"),
+                ));
+            }
+            continue;
+        }
+        if let MeshTarget::Slot(s) = target {
+            if s >= base.slots.len() {
+                return Err(err(
+                    "gltf.match.mesh",
+                    format!(
+                        "glTF mesh {m} {:?} names Res2 slot {s}, the base has {} slots",
+                        name_of(mesh),
+                        base.slots.len()
+                    ),
+                ));
+            }
+            if let Some(&other) = slot_mesh.get(&s) {
+                return Err(err(
+                    "gltf.match.mesh",
+                    format!(
+                        "glTF meshes {other} {:?} and {m} {:?} both map to Res2 slot {s} (make the mesh data single, or remove one)",
+                        name_of(&meshes[other]),
+                        name_of(mesh)
+                    ),
+                ));
+            }
+            slot_mesh.insert(s, m);
+        } else if !seen.is_empty() {
+            return Err(err(
+                "gltf.match.mesh",
+                "legacy model: more than one glTF mesh",
+            ));
+        }
+        seen.insert(m, target);
+        out.meshes.push((m, target));
+    }
+    out.meshes.sort_by_key(|&(m, _)| m);
+
+    // Materials.
+    for (i, mat) in arr(&doc.json, "materials").iter().enumerate() {
+        let mi = extras_u64(mat, "material_index")
+            .or_else(|| {
+                strip_blender_suffix(name_of(mat))
+                    .strip_prefix("material")
+                    .and_then(|s| s.parse().ok())
+            })
+            .and_then(|v| u16::try_from(v).ok());
+        if mi.is_none() {
+            out.warnings.push(format!(
+                "glTF material {i} {:?}: no material_index extras; its primitives keep the base batch's material",
+                name_of(mat)
+            ));
+        }
+        out.materials.push(mi);
+    }
+    Ok(out)
+}
+
+/// Applies node-level edits: Res10 names (a name equal to the exported one,
+/// or to it plus a Blender `.001` suffix, keeps the raw bytes) and `hdr0`
+/// flags from the node extras.
+///
+/// # Errors
+/// `gltf.match.node` when a new name cannot be encoded in Windows-1251.
+pub fn apply_nodes(
+    doc: &GltfFile,
+    m: &Matched,
+    base: &Model,
+    model: &mut Model,
+    report: &mut ImportReport,
+) -> Result<(), ImportError> {
+    let nodes = arr(&doc.json, "nodes");
+    let names = exported_names(base);
+    for (r, &g) in m.node_of.iter().enumerate() {
+        let nd = &nodes[g];
+        let nm = name_of(nd);
+        if !(nm.is_empty() || nm == names[r] || strip_blender_suffix(nm) == names[r]) {
+            let (bytes, _, bad) = encoding_rs::WINDOWS_1251.encode(nm);
+            if bad {
+                return Err(err(
+                    "gltf.match.node",
+                    format!("Res1 node {r}: new name {nm:?} has characters outside Windows-1251"),
+                ));
+            }
+            match model.names.as_mut() {
+                Some(v) => {
+                    if let Some(slot) = v.get_mut(r) {
+                        *slot = Some(bytes.into_owned());
+                        report.renamed_nodes.push(r);
+                    }
+                }
+                None => report.warnings.push(format!(
+                    "Res1 node {r}: renamed to {nm:?} but the model has no Res10; name not stored"
+                )),
+            }
+        }
+        if let (Some(f), Nodes::Node38(n38)) = (extras_u64(nd, "flags"), &mut model.nodes) {
+            if let Ok(f) = u16::try_from(f) {
+                n38[r].flags = f;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blender_suffix() {
+        assert_eq!(strip_blender_suffix("hull.001"), "hull");
+        assert_eq!(strip_blender_suffix("hull.1"), "hull.1");
+        assert_eq!(strip_blender_suffix(".001"), ".001");
+        assert_eq!(strip_blender_suffix("slot3"), "slot3");
+    }
+}

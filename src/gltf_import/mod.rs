@@ -1,0 +1,226 @@
+//! glTF 2.0 → MSH with a base model: the lossless reverse path of
+//! msh2gltf (gltf-mapping.md, "Reverse rules" and "Extras").
+//!
+//! [`import_with_base`] takes a loaded glTF ([`read::GltfFile`]) and the
+//! base [`Model`] it was exported from (or that it should replace), and
+//! returns the edited model:
+//!
+//! 1. Conventions are read from the scene extras (`fps`, `up`,
+//!    `quat_layout`), defaulting to msh2gltf's defaults (24, `y`, `xyzw`);
+//!    [`ImportOptions::fps`] overrides the fps.
+//! 2. glTF nodes, meshes and primitives are matched to Res1 nodes, Res2
+//!    slots and Res13 batches ([`matching`]): extras first, then names
+//!    (Blender's `.001` suffixes stripped), then order. A mismatch is an
+//!    error that names what differs.
+//! 3. Geometry ([`geometry`]): a value equal to what msh2gltf exports from
+//!    the base keeps the base's raw bytes; a changed value is quantized by
+//!    the seed rules (msh-core §5.4, §5.5). Changed geometry recomputes the
+//!    slot's bounds and the Res2 header; changed topology rebuilds Res6,
+//!    Res13, Res7 and the slot ranges (msh-core §8.3).
+//! 4. Animation ([`animation`]): channels of any interpolation and times
+//!    become integer-frame keys; Res8/Res19 are regenerated canonically
+//!    (msh-animation §5, §8) unless every track is unchanged.
+//! 5. The result passes [`crate::msh::validate`] or is an error.
+
+pub mod animation;
+pub mod geometry;
+pub mod matching;
+pub mod read;
+
+use crate::anim::QuatLayout;
+use crate::gltf_export::Up;
+use crate::msh::{self, Model, MshError};
+
+pub use read::{load_path, parse, GltfFile};
+
+/// An import failure, with a stable rule id.
+///
+/// Rules: `io`, `gltf.json`, `gltf.glb`, `gltf.version`, `gltf.extension`,
+/// `gltf.buffer`, `gltf.index`, `gltf.accessor` (reading);
+/// `gltf.match.node`, `gltf.match.mesh`, `gltf.match.primitive`,
+/// `gltf.match.material`, `gltf.hierarchy` (matching); `gltf.mode`,
+/// `gltf.skin`, `gltf.morph`, `gltf.unsupported` (features the format
+/// cannot hold); `gltf.anim` (animation data); `gltf.limits` (u16 ranges);
+/// `msh.*` (the edited model breaks a codec rule, see
+/// [`crate::msh::validate`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{rule}: {detail}")]
+pub struct ImportError {
+    /// Stable rule id.
+    pub rule: &'static str,
+    /// What was found.
+    pub detail: String,
+}
+
+impl ImportError {
+    /// A new error.
+    pub fn new(rule: &'static str, detail: impl Into<String>) -> Self {
+        ImportError {
+            rule,
+            detail: detail.into(),
+        }
+    }
+}
+
+impl From<MshError> for ImportError {
+    fn from(e: MshError) -> Self {
+        ImportError {
+            rule: e.rule,
+            detail: format!("the edited model is invalid: {e}"),
+        }
+    }
+}
+
+/// Options of [`import_with_base`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportOptions {
+    /// Frames per second of the glTF timeline; `None`: the scene extras'
+    /// `fps`, else 24.
+    pub fps: Option<f32>,
+    /// Drop keys that the engine's interpolation of their neighbours
+    /// reproduces within [`animation::REDUCE_POS_TOL`] /
+    /// [`animation::REDUCE_ROT_TOL`] (keys that keep a base key's raw
+    /// values are never dropped). Always applied to resampled channels
+    /// (STEP, CUBICSPLINE, non-integer times); with `reduce_keys` also to
+    /// integer-time LINEAR channels (Blender samples every frame).
+    pub reduce_keys: bool,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        ImportOptions {
+            fps: None,
+            reduce_keys: true,
+        }
+    }
+}
+
+/// The conventions the glTF was written with (scene extras).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Conventions {
+    /// Frames per second.
+    pub fps: f32,
+    /// Up axis.
+    pub up: Up,
+    /// Quaternion layout of Res8.
+    pub layout: QuatLayout,
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct ImportReport {
+    /// Conventions used: fps.
+    pub fps: f32,
+    /// `"y"` or `"z"`.
+    pub up: String,
+    /// `"xyzw"` or `"wxyz"`.
+    pub quat_layout: String,
+    /// Vertices whose position changed.
+    pub moved_vertices: usize,
+    /// Vertices whose normal changed.
+    pub changed_normals: usize,
+    /// Vertices whose UV changed.
+    pub changed_uvs: usize,
+    /// Vertices appended (new corners of edited topology).
+    pub new_vertices: usize,
+    /// Slots whose geometry changed (bounds recomputed).
+    pub changed_slots: Vec<usize>,
+    /// Slots whose topology was rebuilt (Res6/Res13/Res7).
+    pub rebuilt_slots: Vec<usize>,
+    /// Batches whose material index changed.
+    pub changed_materials: usize,
+    /// Nodes whose animation track changed.
+    pub changed_tracks: Vec<usize>,
+    /// True when Res8/Res19 were regenerated.
+    pub animation_regenerated: bool,
+    /// True when the Res2 header was recomputed.
+    pub header_recomputed: bool,
+    /// Renamed nodes.
+    pub renamed_nodes: Vec<usize>,
+    /// Res8 key count written.
+    pub keys: usize,
+    /// Res19 frame count written.
+    pub frame_count: u32,
+    /// True when the model equals the base.
+    pub unchanged: bool,
+    /// Everything approximated or ignored.
+    pub warnings: Vec<String>,
+}
+
+/// An imported model and its report.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    /// The edited model (validated).
+    pub model: Model,
+    /// What changed.
+    pub report: ImportReport,
+}
+
+/// Reads the scene extras' conventions (gltf-mapping.md, "Extras").
+pub fn conventions(doc: &GltfFile, opts: &ImportOptions) -> Conventions {
+    let scene_i = read::idx(&doc.json, "scene").unwrap_or(0);
+    let ex = read::arr(&doc.json, "scenes")
+        .get(scene_i)
+        .and_then(read::msh_extras);
+    let fps = opts
+        .fps
+        .or_else(|| {
+            ex.and_then(|e| e.get("fps"))
+                .and_then(|v| v.as_f64())
+                .map(|f| f as f32)
+        })
+        .filter(|f| f.is_finite() && *f > 0.0)
+        .unwrap_or(24.0);
+    let up = match ex.and_then(|e| e.get("up")).and_then(|v| v.as_str()) {
+        Some("z") | Some("Z") => Up::Z,
+        _ => Up::Y,
+    };
+    let layout = match ex
+        .and_then(|e| e.get("quat_layout"))
+        .and_then(|v| v.as_str())
+    {
+        Some("wxyz") => QuatLayout::Wxyz,
+        _ => QuatLayout::Xyzw,
+    };
+    Conventions { fps, up, layout }
+}
+
+/// Imports `doc` onto `base` (see the module docs).
+///
+/// # Errors
+/// [`ImportError`]: a mismatch between the glTF and the base
+/// (`gltf.match.*`, `gltf.hierarchy`), a feature MSH cannot hold
+/// (`gltf.mode`, `gltf.skin`, `gltf.morph`), unreadable data
+/// (`gltf.accessor`, `gltf.anim`), u16 limits (`gltf.limits`), or a
+/// broken `msh.*` rule of the edited model.
+pub fn import_with_base(
+    doc: &GltfFile,
+    base: &Model,
+    opts: &ImportOptions,
+) -> Result<Imported, ImportError> {
+    let conv = conventions(doc, opts);
+    let mut report = ImportReport {
+        fps: conv.fps,
+        up: match conv.up {
+            Up::Y => "y".into(),
+            Up::Z => "z".into(),
+        },
+        quat_layout: match conv.layout {
+            QuatLayout::Xyzw => "xyzw".into(),
+            QuatLayout::Wxyz => "wxyz".into(),
+        },
+        ..Default::default()
+    };
+    let m = matching::match_document(doc, base)?;
+    report.warnings.extend(m.warnings.iter().cloned());
+    let mut model = base.clone();
+    matching::apply_nodes(doc, &m, base, &mut model, &mut report)?;
+    let geo = geometry::apply(doc, &m, base, &mut model, conv, &mut report)?;
+    animation::apply(doc, &m, base, &mut model, conv, opts, &mut report)?;
+    geometry::finish(base, &mut model, conv, &geo, &mut report);
+    msh::validate(&model)?;
+    report.keys = model.keys.as_ref().map_or(0, Vec::len);
+    report.frame_count = model.frame_count;
+    report.unchanged = model == *base;
+    Ok(Imported { model, report })
+}

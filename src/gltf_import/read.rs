@@ -1,0 +1,611 @@
+//! glTF loading (GLB 2.0 and `.gltf` with external or `data:` buffers) and
+//! accessor reading (glTF 2.0 §3.6, `KHR_mesh_quantization` component types).
+//!
+//! The document is kept as a [`serde_json::Value`]: the importer reads only
+//! the properties it needs and tolerates everything else (unknown
+//! extensions that are not *required*, Blender's extras, ...). Accessors are
+//! read here, not through the `gltf` crate's readers, because those assume
+//! float data where `KHR_mesh_quantization` allows normalized and plain
+//! integers.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::ImportError;
+
+/// Extensions a file may *require* and still be imported: the importer
+/// reads their data ([`KHR_MESH_QUANTIZATION`] accessors,
+/// `KHR_texture_transform` UV transforms) or they do not affect geometry
+/// and animation (material extensions).
+pub const ACCEPTED_REQUIRED: &[&str] = &[
+    "KHR_mesh_quantization",
+    "KHR_texture_transform",
+    "KHR_materials_unlit",
+    "KHR_materials_emissive_strength",
+    "KHR_materials_specular",
+    "KHR_materials_ior",
+    "KHR_materials_transmission",
+    "KHR_materials_volume",
+];
+
+/// Name of the quantization extension (glTF 2.0 extension registry).
+pub const KHR_MESH_QUANTIZATION: &str = "KHR_mesh_quantization";
+
+/// A loaded glTF document: its JSON and the bytes of every buffer (buffer
+/// `i` of the JSON is `buffers[i]`).
+#[derive(Debug, Clone)]
+pub struct GltfFile {
+    /// The glTF JSON document.
+    pub json: Value,
+    /// Buffer contents, one per `buffers[i]`, at least `byteLength` bytes.
+    pub buffers: Vec<Vec<u8>>,
+}
+
+fn err(rule: &'static str, detail: impl Into<String>) -> ImportError {
+    ImportError::new(rule, detail)
+}
+
+/// Loads a `.glb` or `.gltf` file; external buffers are resolved relative
+/// to the file's folder.
+///
+/// # Errors
+/// `io` when a file cannot be read; see [`parse`].
+pub fn load_path(path: &Path) -> Result<GltfFile, ImportError> {
+    let bytes = std::fs::read(path).map_err(|e| err("io", format!("{}: {e}", path.display())))?;
+    let dir = path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    parse(&bytes, Some(&dir))
+}
+
+/// Parses GLB or glTF JSON bytes. `base_dir` resolves relative buffer URIs
+/// (`None`: only the GLB chunk and `data:` URIs are available).
+///
+/// # Errors
+/// - `gltf.glb`: a malformed GLB header or chunk;
+/// - `gltf.json`: invalid JSON or a document that is not an object;
+/// - `gltf.version`: `asset.version` is not 2.x;
+/// - `gltf.extension`: a required extension outside [`ACCEPTED_REQUIRED`]
+///   (Draco, meshopt, ...);
+/// - `gltf.buffer`: a buffer that cannot be loaded or is shorter than its
+///   `byteLength`.
+pub fn parse(bytes: &[u8], base_dir: Option<&Path>) -> Result<GltfFile, ImportError> {
+    let (json_bytes, blob) = if bytes.starts_with(b"glTF") {
+        split_glb(bytes)?
+    } else {
+        (bytes, None)
+    };
+    let json: Value =
+        serde_json::from_slice(json_bytes).map_err(|e| err("gltf.json", e.to_string()))?;
+    if !json.is_object() {
+        return Err(err("gltf.json", "the document is not a JSON object"));
+    }
+    let version = json
+        .pointer("/asset/version")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if !version.starts_with('2') {
+        return Err(err(
+            "gltf.version",
+            format!("asset.version {version:?} is not 2.x"),
+        ));
+    }
+    for ext in arr(&json, "extensionsRequired") {
+        let name = ext.as_str().unwrap_or("");
+        if !ACCEPTED_REQUIRED.contains(&name) {
+            return Err(err(
+                "gltf.extension",
+                format!(
+                    "required extension {name:?} is not supported (accepted: {})",
+                    ACCEPTED_REQUIRED.join(", ")
+                ),
+            ));
+        }
+    }
+    let mut blob = blob;
+    let mut buffers = Vec::new();
+    for (i, b) in arr(&json, "buffers").iter().enumerate() {
+        let len = b.get("byteLength").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let data = match b.get("uri").and_then(Value::as_str) {
+            None => blob
+                .take()
+                .ok_or_else(|| {
+                    err(
+                        "gltf.buffer",
+                        format!("buffer {i}: no uri and no GLB BIN chunk"),
+                    )
+                })?
+                .to_vec(),
+            Some(uri) if uri.starts_with("data:") => {
+                let comma = uri.find(',').ok_or_else(|| {
+                    err("gltf.buffer", format!("buffer {i}: data URI without ','"))
+                })?;
+                if !uri[..comma].ends_with(";base64") {
+                    return Err(err(
+                        "gltf.buffer",
+                        format!("buffer {i}: data URI is not base64"),
+                    ));
+                }
+                base64_decode(&uri[comma + 1..])
+                    .ok_or_else(|| err("gltf.buffer", format!("buffer {i}: invalid base64 data")))?
+            }
+            Some(uri) => {
+                let dir = base_dir.ok_or_else(|| {
+                    err(
+                        "gltf.buffer",
+                        format!("buffer {i}: external uri {uri:?} but no folder to resolve it"),
+                    )
+                })?;
+                let p = dir.join(percent_decode(uri));
+                std::fs::read(&p)
+                    .map_err(|e| err("gltf.buffer", format!("buffer {i}: {}: {e}", p.display())))?
+            }
+        };
+        if data.len() < len {
+            return Err(err(
+                "gltf.buffer",
+                format!("buffer {i}: {} bytes, byteLength says {len}", data.len()),
+            ));
+        }
+        buffers.push(data);
+    }
+    Ok(GltfFile { json, buffers })
+}
+
+/// Splits a GLB into its JSON chunk and optional BIN chunk (glTF 2.0 §4.4).
+fn split_glb(b: &[u8]) -> Result<(&[u8], Option<&[u8]>), ImportError> {
+    let u32_at = |o: usize| -> Option<u32> {
+        b.get(o..o + 4)
+            .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+    };
+    let version = u32_at(4).ok_or_else(|| err("gltf.glb", "truncated GLB header"))?;
+    if version != 2 {
+        return Err(err(
+            "gltf.glb",
+            format!("GLB version {version} (expected 2)"),
+        ));
+    }
+    let total = (u32_at(8).unwrap_or(0) as usize).min(b.len());
+    let mut off = 12usize;
+    let mut json = None;
+    let mut bin = None;
+    while off + 8 <= total {
+        let len = u32_at(off).unwrap_or(0) as usize;
+        let ty = u32_at(off + 4).unwrap_or(0);
+        let data = b.get(off + 8..off + 8 + len).ok_or_else(|| {
+            err(
+                "gltf.glb",
+                format!("chunk at {off}: {len} bytes past the end of the file"),
+            )
+        })?;
+        match ty {
+            0x4E4F_534A if json.is_none() => json = Some(data),
+            0x004E_4942 if bin.is_none() => bin = Some(data),
+            _ => {}
+        }
+        off += 8 + len.div_ceil(4) * 4;
+    }
+    let json = json.ok_or_else(|| err("gltf.glb", "no JSON chunk"))?;
+    Ok((json, bin))
+}
+
+/// Decodes standard base64 (padding and whitespace tolerated).
+pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    let mut acc = 0u32;
+    let mut bits = 0u32;
+    for c in s.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            b'=' | b' ' | b'\n' | b'\r' | b'\t' => continue,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() && s.is_char_boundary(i + 3) {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `v[key]` as an array (empty when missing).
+pub fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// `v[key]` as an index.
+pub fn idx(v: &Value, key: &str) -> Option<usize> {
+    v.get(key).and_then(Value::as_u64).map(|x| x as usize)
+}
+
+/// `v[key]` as f32 numbers (`None` when missing or not all numbers).
+pub fn floats(v: &Value, key: &str) -> Option<Vec<f32>> {
+    v.get(key)?
+        .as_array()?
+        .iter()
+        .map(|x| x.as_f64().map(|f| f as f32))
+        .collect()
+}
+
+/// The `msh` object of an element's extras (`{"extras": {"msh": {...}}}`).
+pub fn msh_extras(v: &Value) -> Option<&serde_json::Map<String, Value>> {
+    v.get("extras")?.get("msh")?.as_object()
+}
+
+/// Component type of an accessor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Component {
+    /// 5120.
+    I8,
+    /// 5121.
+    U8,
+    /// 5122.
+    I16,
+    /// 5123.
+    U16,
+    /// 5125.
+    U32,
+    /// 5126.
+    F32,
+}
+
+impl Component {
+    fn from_code(c: u64) -> Option<Self> {
+        Some(match c {
+            5120 => Component::I8,
+            5121 => Component::U8,
+            5122 => Component::I16,
+            5123 => Component::U16,
+            5125 => Component::U32,
+            5126 => Component::F32,
+            _ => return None,
+        })
+    }
+
+    /// Bytes per component.
+    pub fn size(self) -> usize {
+        match self {
+            Component::I8 | Component::U8 => 1,
+            Component::I16 | Component::U16 => 2,
+            Component::U32 | Component::F32 => 4,
+        }
+    }
+
+    fn value(self, b: &[u8], normalized: bool) -> f32 {
+        match self {
+            Component::I8 => {
+                let v = b[0] as i8;
+                if normalized {
+                    (f32::from(v) / 127.0).max(-1.0)
+                } else {
+                    f32::from(v)
+                }
+            }
+            Component::U8 => {
+                if normalized {
+                    f32::from(b[0]) / 255.0
+                } else {
+                    f32::from(b[0])
+                }
+            }
+            Component::I16 => {
+                let v = i16::from_le_bytes([b[0], b[1]]);
+                if normalized {
+                    (f32::from(v) / 32767.0).max(-1.0)
+                } else {
+                    f32::from(v)
+                }
+            }
+            Component::U16 => {
+                let v = u16::from_le_bytes([b[0], b[1]]);
+                if normalized {
+                    f32::from(v) / 65535.0
+                } else {
+                    f32::from(v)
+                }
+            }
+            Component::U32 => {
+                let v = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                if normalized {
+                    (f64::from(v) / 4_294_967_295.0) as f32
+                } else {
+                    v as f32
+                }
+            }
+            Component::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+        }
+    }
+}
+
+/// The raw elements of one accessor, sparse substitution applied.
+#[derive(Debug, Clone)]
+pub struct RawAccessor {
+    /// Component type.
+    pub component: Component,
+    /// Components per element (1 for SCALAR ... 16 for MAT4).
+    pub ncomp: usize,
+    /// `normalized` flag.
+    pub normalized: bool,
+    /// Element count.
+    pub count: usize,
+    /// Tightly packed element bytes (`count * ncomp * component.size()`).
+    pub bytes: Vec<u8>,
+}
+
+impl RawAccessor {
+    /// Element size in bytes.
+    pub fn elem_size(&self) -> usize {
+        self.ncomp * self.component.size()
+    }
+
+    /// All values as f32 (normalized integers per glTF 2.0 §3.11), `ncomp`
+    /// per element.
+    pub fn to_f32(&self) -> Vec<f32> {
+        let s = self.component.size();
+        self.bytes
+            .chunks_exact(s)
+            .map(|c| self.component.value(c, self.normalized))
+            .collect()
+    }
+
+    /// Element `i`'s raw bytes.
+    pub fn elem(&self, i: usize) -> &[u8] {
+        let n = self.elem_size();
+        &self.bytes[i * n..(i + 1) * n]
+    }
+}
+
+fn type_components(t: &str) -> Option<usize> {
+    Some(match t {
+        "SCALAR" => 1,
+        "VEC2" => 2,
+        "VEC3" => 3,
+        "VEC4" => 4,
+        "MAT2" => 4,
+        "MAT3" => 9,
+        "MAT4" => 16,
+        _ => return None,
+    })
+}
+
+impl GltfFile {
+    /// `json[key][i]`, or a `gltf.index` error naming the array.
+    pub fn get(&self, key: &str, i: usize) -> Result<&Value, ImportError> {
+        arr(&self.json, key).get(i).ok_or_else(|| {
+            err(
+                "gltf.index",
+                format!(
+                    "{key}[{i}] does not exist ({} entries)",
+                    arr(&self.json, key).len()
+                ),
+            )
+        })
+    }
+
+    /// Reads accessor `a` into tightly packed bytes (glTF 2.0 §3.6.2: byte
+    /// stride, offsets, sparse substitution; an accessor without bufferView
+    /// is zeros).
+    ///
+    /// # Errors
+    /// `gltf.accessor` for unknown types, ranges outside the buffer view or
+    /// buffer, and malformed sparse data.
+    pub fn accessor(&self, a: usize) -> Result<RawAccessor, ImportError> {
+        let acc = self.get("accessors", a)?;
+        let bad = |d: String| err("gltf.accessor", format!("accessor {a}: {d}"));
+        let component = acc
+            .get("componentType")
+            .and_then(Value::as_u64)
+            .and_then(Component::from_code)
+            .ok_or_else(|| {
+                bad(format!(
+                    "componentType {:?} unknown",
+                    acc.get("componentType")
+                ))
+            })?;
+        let ty = acc.get("type").and_then(Value::as_str).unwrap_or("");
+        let ncomp = type_components(ty).ok_or_else(|| bad(format!("type {ty:?} unknown")))?;
+        let normalized = acc
+            .get("normalized")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let count = idx(acc, "count").ok_or_else(|| bad("no count".into()))?;
+        let elem = ncomp * component.size();
+        let total = count
+            .checked_mul(elem)
+            .ok_or_else(|| bad("count overflows".into()))?;
+        let mut bytes = match idx(acc, "bufferView") {
+            None => {
+                if total > 1 << 30 {
+                    return Err(bad(format!("{count} elements without data")));
+                }
+                vec![0u8; total]
+            }
+            Some(v) => {
+                let (view, stride) = self.view(v)?;
+                let off = idx(acc, "byteOffset").unwrap_or(0);
+                let stride = stride.unwrap_or(elem).max(elem);
+                if count > 0 {
+                    let need = off + (count - 1) * stride + elem;
+                    if need > view.len() {
+                        return Err(bad(format!(
+                            "{count} elements of {elem} bytes (stride {stride}) at offset {off} exceed bufferView {v} ({} bytes)",
+                            view.len()
+                        )));
+                    }
+                }
+                let mut out = Vec::with_capacity(total);
+                for i in 0..count {
+                    let s = off + i * stride;
+                    out.extend_from_slice(&view[s..s + elem]);
+                }
+                out
+            }
+        };
+        if let Some(sp) = acc.get("sparse") {
+            let n = idx(sp, "count").ok_or_else(|| bad("sparse without count".into()))?;
+            let ind = sp
+                .get("indices")
+                .ok_or_else(|| bad("sparse without indices".into()))?;
+            let val = sp
+                .get("values")
+                .ok_or_else(|| bad("sparse without values".into()))?;
+            let ic = ind
+                .get("componentType")
+                .and_then(Value::as_u64)
+                .and_then(Component::from_code)
+                .ok_or_else(|| bad("sparse index componentType".into()))?;
+            let (iv, _) = self
+                .view(idx(ind, "bufferView").ok_or_else(|| bad("sparse indices view".into()))?)?;
+            let (vv, _) =
+                self.view(idx(val, "bufferView").ok_or_else(|| bad("sparse values view".into()))?)?;
+            let io = idx(ind, "byteOffset").unwrap_or(0);
+            let vo = idx(val, "byteOffset").unwrap_or(0);
+            if io + n * ic.size() > iv.len() || vo + n * elem > vv.len() {
+                return Err(bad(format!(
+                    "sparse data of {n} elements exceeds its bufferViews"
+                )));
+            }
+            for k in 0..n {
+                let s = io + k * ic.size();
+                let target = ic.value(&iv[s..s + ic.size()], false) as usize;
+                if target >= count {
+                    return Err(bad(format!("sparse index {target} >= count {count}")));
+                }
+                let src = vo + k * elem;
+                bytes[target * elem..(target + 1) * elem].copy_from_slice(&vv[src..src + elem]);
+            }
+        }
+        Ok(RawAccessor {
+            component,
+            ncomp,
+            normalized,
+            count,
+            bytes,
+        })
+    }
+
+    /// The bytes of bufferView `v` and its byte stride.
+    fn view(&self, v: usize) -> Result<(&[u8], Option<usize>), ImportError> {
+        let view = self.get("bufferViews", v)?;
+        let b = idx(view, "buffer").unwrap_or(0);
+        let buf = self.buffers.get(b).ok_or_else(|| {
+            err(
+                "gltf.accessor",
+                format!("bufferView {v}: buffer {b} does not exist"),
+            )
+        })?;
+        let off = idx(view, "byteOffset").unwrap_or(0);
+        let len = idx(view, "byteLength").unwrap_or(0);
+        let data = buf.get(off..off.saturating_add(len)).ok_or_else(|| {
+            err(
+                "gltf.accessor",
+                format!(
+                    "bufferView {v}: bytes {off}+{len} outside buffer {b} ({} bytes)",
+                    buf.len()
+                ),
+            )
+        })?;
+        Ok((data, idx(view, "byteStride")))
+    }
+
+    /// Accessor `a` as f32 values, `ncomp` per element; checks the element
+    /// width is `want` components.
+    pub fn floats(&self, a: usize, want: usize, what: &str) -> Result<Vec<f32>, ImportError> {
+        let r = self.accessor(a)?;
+        if r.ncomp != want {
+            return Err(err(
+                "gltf.accessor",
+                format!(
+                    "accessor {a} ({what}): {} components per element, expected {want}",
+                    r.ncomp
+                ),
+            ));
+        }
+        Ok(r.to_f32())
+    }
+
+    /// Accessor `a` as unsigned integer indices (UNSIGNED_BYTE/SHORT/INT SCALAR).
+    pub fn indices(&self, a: usize) -> Result<Vec<u32>, ImportError> {
+        let r = self.accessor(a)?;
+        if r.ncomp != 1 || !matches!(r.component, Component::U8 | Component::U16 | Component::U32) {
+            return Err(err(
+                "gltf.accessor",
+                format!(
+                    "accessor {a} (indices): {:?} x{} is not an unsigned integer SCALAR",
+                    r.component, r.ncomp
+                ),
+            ));
+        }
+        let s = r.component.size();
+        Ok(r.bytes
+            .chunks_exact(s)
+            .map(|c| match s {
+                1 => u32::from(c[0]),
+                2 => u32::from(u16::from_le_bytes([c[0], c[1]])),
+                _ => u32::from_le_bytes([c[0], c[1], c[2], c[3]]),
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_and_percent() {
+        assert_eq!(base64_decode("AAECAw==").unwrap(), vec![0, 1, 2, 3]);
+        assert_eq!(base64_decode("aGVsbG8").unwrap(), b"hello");
+        assert!(base64_decode("a*b").is_none());
+        assert_eq!(percent_decode("a%20b.bin"), "a b.bin");
+        assert_eq!(percent_decode("a%2"), "a%2");
+    }
+
+    #[test]
+    fn normalized_components() {
+        assert_eq!(Component::I8.value(&[0x81], true), -1.0);
+        assert_eq!(Component::U8.value(&[255], true), 1.0);
+        assert_eq!(Component::I16.value(&32767i16.to_le_bytes(), true), 1.0);
+        assert_eq!(Component::U16.value(&7u16.to_le_bytes(), false), 7.0);
+    }
+
+    #[test]
+    fn rejects_unsupported_required_extension() {
+        let j =
+            br#"{"asset":{"version":"2.0"},"extensionsRequired":["KHR_draco_mesh_compression"]}"#;
+        assert_eq!(parse(j, None).unwrap_err().rule, "gltf.extension");
+        let j = br#"{"asset":{"version":"2.0"},"extensionsRequired":["KHR_mesh_quantization"]}"#;
+        assert!(parse(j, None).is_ok());
+        let j = br#"{"asset":{"version":"1.0"}}"#;
+        assert_eq!(parse(j, None).unwrap_err().rule, "gltf.version");
+    }
+}
