@@ -161,6 +161,15 @@ pub fn read(data: &[u8], mode: Mode) -> Result<Archive<'_>, NresError> {
     }
     let total = u32_at(data, 12) as u64;
     let dir_off = total.saturating_sub(dir_size);
+    if count > 0 && dir_off >= len && !directory_at_eof_is_plausible(data, count as usize) {
+        // The bytes where the directory should end are missing: a truncated file.
+        return Err(NresError::new(
+            "nres.total_size",
+            format!(
+                "header total_size {total} but the file has {len} bytes (truncated: no directory at its end)"
+            ),
+        ));
+    }
     if total < dir_size + HEADER_SIZE as u64 || (count > 0 && dir_off >= len) {
         return Err(NresError::new(
             "nres.directory",
@@ -241,6 +250,21 @@ pub fn read(data: &[u8], mode: Mode) -> Result<Archive<'_>, NresError> {
         entries,
         sort_table,
         warnings,
+    })
+}
+
+/// True when the last `count * 64` bytes of the file read as a directory
+/// whose payloads lie inside the file: tells a corrupt `total_size` (the
+/// directory is intact at EOF) from a truncated file.
+fn directory_at_eof_is_plausible(data: &[u8], count: usize) -> bool {
+    let dir = data.len() - count * DIR_ENTRY_SIZE;
+    (0..count).all(|i| {
+        let r = &data[dir + i * DIR_ENTRY_SIZE..dir + (i + 1) * DIR_ENTRY_SIZE];
+        let size = u32_at(r, 0x0C) as u64;
+        let off = u32_at(r, 0x38) as u64;
+        r[0x14..0x14 + NAME_FIELD].contains(&0)
+            && off >= HEADER_SIZE as u64
+            && off + size <= dir as u64
     })
 }
 

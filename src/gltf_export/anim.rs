@@ -188,7 +188,7 @@ pub fn build(
         extensions: None,
         extras: None,
         channels,
-        name: Some(name.to_string()),
+        name: (!name.is_empty()).then(|| name.to_string()),
         samplers,
     });
     out

@@ -47,7 +47,7 @@ pub fn matrix(up: Up) -> [[f64; 3]; 3] {
 pub fn engine_quat_to_gltf(up: Up, q: Quat) -> [f32; 4] {
     let [w, x, y, z] = q.map(f64::from);
     let n2 = w * w + x * x + y * y + z * z;
-    if !(n2 > 0.0) || !n2.is_finite() {
+    if n2 <= 0.0 || !n2.is_finite() {
         return [0.0, 0.0, 0.0, 1.0];
     }
     let inv = 1.0 / n2.sqrt();
@@ -63,7 +63,7 @@ pub fn engine_quat_to_gltf(up: Up, q: Quat) -> [f32; 4] {
 #[inline]
 pub fn normalize3(v: [f64; 3]) -> Option<[f32; 3]> {
     let l2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
-    if !(l2 > 0.0) || !l2.is_finite() {
+    if l2 <= 0.0 || !l2.is_finite() {
         return None;
     }
     let inv = 1.0 / l2.sqrt();
@@ -101,14 +101,14 @@ mod tests {
             [0.0, 0.0, 0.0, 1.0]
         );
         // Engine q = [w, x, y, z] = [0, 0, 0, 1]: glTF (0, 0, -1, 0) in game axes,
-        // (0, -1, 0, 0) after A (the z vector part becomes -y).
+        // (0, -1, 0, 0) after A (game z becomes glTF y).
         assert_eq!(
             engine_quat_to_gltf(Up::Z, [0.0, 0.0, 0.0, 1.0]),
             [0.0, 0.0, -1.0, 0.0]
         );
         assert_eq!(
             engine_quat_to_gltf(Up::Y, [0.0, 0.0, 0.0, 1.0]),
-            [0.0, 1.0, 0.0, 0.0]
+            [0.0, -1.0, 0.0, 0.0]
         );
     }
 }

@@ -41,8 +41,6 @@ pub struct Geometry<'m> {
 /// A checked batch: its Res6 range and its vertex range.
 #[derive(Debug, Clone, Copy)]
 pub struct BatchRange {
-    /// Batch index in Res13.
-    pub index: usize,
     /// The batch record.
     pub batch: Batch20,
     /// First vertex (`base_vertex`).
@@ -103,7 +101,6 @@ pub fn check_batch(model: &Model, b: usize) -> Result<Option<BatchRange>, Export
         ));
     }
     Ok(Some(BatchRange {
-        index: b,
         batch,
         base: batch.base_vertex,
         count,

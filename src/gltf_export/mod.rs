@@ -10,16 +10,20 @@
 //! - Meshes: one glTF mesh per used Res2 slot, one primitive per Res13
 //!   batch, indices = the raw Res6 values, vertex attributes = accessors at
 //!   `base_vertex` into one model-wide vertex buffer (msh-core §6.3).
-//! - Animation: see [`anim`]; materials: see [`material`].
+//! - Animation: one glTF animation per model, translation + rotation
+//!   channels (LINEAR) per node with a frame map, times `key.time / fps`;
+//!   non-canonical tracks are baked at every frame (msh-animation §5).
+//! - Materials: one per used `material_index`, doubleSided, metallic 0,
+//!   roughness 1, optional embedded PNG base colour texture.
 //! - Extras on scene, nodes, meshes and materials let gltf2msh find its way
 //!   back (gltf-mapping.md, "Extras").
 
-pub mod anim;
+mod anim;
 pub mod axes;
-pub mod bin;
-pub mod glb;
-pub mod material;
-pub mod mesh;
+mod bin;
+mod glb;
+mod material;
+mod mesh;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
@@ -528,7 +532,7 @@ pub fn export(
     let scene = root.push(json::Scene {
         extensions: None,
         extras: extras(&scene_extras)?,
-        name: Some(opts.name.clone()),
+        name: (!opts.name.is_empty()).then(|| opts.name.clone()),
         nodes: scene_nodes,
     });
     root.scene = Some(scene);
