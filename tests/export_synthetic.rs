@@ -306,13 +306,15 @@ fn nodes_meshes_accessors_animation() {
     assert_eq!(r.textures.len(), 1);
     assert_eq!(r.samplers.len(), 1);
 
-    // Animation: node 1, times 0, 1/24, 3/24, translation and rotation.
+    // Animation: node 1, keys at 0, 1/24, 3/24, plus frame 2: the segment
+    // 1 -> 3 rotates by 90 degrees, more than MAX_SEGMENT_ANGLE, so the
+    // engine pose at frame 2 is inserted (densified rotations).
     assert_eq!(r.animations.len(), 1);
     let a = &r.animations[0];
     assert_eq!(a.name.as_deref(), Some("synthetic"));
     assert_eq!(a.channels.len(), 2);
     let input = &r.accessors[a.samplers[0].input.value()];
-    assert_eq!(input.count.0, 3);
+    assert_eq!(input.count.0, 4);
     assert_eq!(f32s(&input.min), vec![0.0]);
     assert_eq!(f32s(&input.max), vec![3.0f32 / 24.0]);
 

@@ -5,6 +5,16 @@
 //! frame map. A canonical track goes out key for key at `key.time / fps`; a
 //! track the engine would not play back as a plain linear/slerp curve is
 //! baked: the engine [`Sampler`] at every frame `0..frame_count`.
+//!
+//! Densified rotations: glTF asks for slerp between rotation keys, but
+//! Blender (and other DCC tools) interpolate quaternion components linearly
+//! and renormalise. For a segment rotating by more than
+//! [`MAX_SEGMENT_ANGLE`] that differs visibly from the engine (about 0.016
+//! rad at 90°), so such segments get extra keys at integer frames, sampled
+//! from the engine, until every sub-segment rotates by at most that angle
+//! (nlerp then stays within 2e-5 rad of slerp). The extra keys lie on the
+//! engine's own curve, so glTF slerp playback is unchanged, and `gltf2msh`
+//! drops them again (key reduction), giving back the stored track.
 
 use gltf_json as json;
 use json::accessor::{ComponentType, Type};
@@ -17,6 +27,28 @@ use super::bin::{accessor, view, AccessorSpec, Bin};
 use super::Up;
 use crate::anim::{self, Sampler, Track};
 use crate::msh::Model;
+
+/// Largest rotation (radians, 10°) of a channel segment before extra keys are
+/// inserted (see the module docs).
+pub const MAX_SEGMENT_ANGLE: f32 = 10.0 * std::f32::consts::PI / 180.0;
+
+/// Integer frames strictly inside `(t0, t1)` that split a segment rotating
+/// from `q0` to `q1` (glTF quaternions) into pieces of at most
+/// [`MAX_SEGMENT_ANGLE`]; empty when the segment is small or spans one frame.
+fn split_frames(t0: f32, t1: f32, q0: [f32; 4], q1: [f32; 4]) -> Vec<f32> {
+    let dot: f32 = (0..4).map(|k| q0[k] * q1[k]).sum::<f32>().abs().min(1.0);
+    let angle = 2.0 * dot.acos();
+    let gap = t1 - t0;
+    if angle <= MAX_SEGMENT_ANGLE || gap <= 1.0 {
+        return Vec::new();
+    }
+    let pieces = ((angle / MAX_SEGMENT_ANGLE).ceil()).min(gap);
+    let mut frames: Vec<f32> = (1..pieces as u32)
+        .map(|i| (t0 + (gap * i as f32 / pieces).round()).clamp(t0 + 1.0, t1 - 1.0))
+        .collect();
+    frames.dedup();
+    frames
+}
 
 /// What [`build`] produced.
 #[derive(Debug, Default)]
@@ -90,8 +122,20 @@ pub fn build(
         let keys = pool.get(t.first_key..=t.last_key).unwrap_or(empty);
         let mut c = Curve::default();
         if !keys.is_empty() && anim::is_canonical(model, t) && plays_back_linearly(model, keys) {
+            let mut prev: Option<(f32, [f32; 4])> = None;
             for k in keys {
                 let q = axes::engine_quat_to_gltf(up, anim::decode_quat(k.q, layout));
+                if let Some((t0, q0)) = prev {
+                    for f in split_frames(t0, k.time, q0, q) {
+                        let p = sampler.node_pose(t.node, f);
+                        c.push(
+                            f / fps,
+                            axes::vec3(up, p.pos),
+                            axes::engine_quat_to_gltf(up, p.q),
+                        );
+                    }
+                }
+                prev = Some((k.time, q));
                 c.push(k.time / fps, axes::vec3(up, k.pos), q);
             }
         } else {
