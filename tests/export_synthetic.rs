@@ -306,17 +306,35 @@ fn nodes_meshes_accessors_animation() {
     assert_eq!(r.textures.len(), 1);
     assert_eq!(r.samplers.len(), 1);
 
-    // Animation: node 1, keys at 0, 1/24, 3/24, plus frame 2: the segment
-    // 1 -> 3 rotates by 90 degrees, more than MAX_SEGMENT_ANGLE, so the
-    // engine pose at frame 2 is inserted (densified rotations).
+    // Animation: node 1, keys at frames 0, 1, 3. Both segments rotate by 90
+    // degrees, more than MAX_SEGMENT_ANGLE (10), so each is split into 9
+    // pieces sampled from the engine: 1 + 9 + 9 = 19 keys (densified rotations).
     assert_eq!(r.animations.len(), 1);
     let a = &r.animations[0];
     assert_eq!(a.name.as_deref(), Some("synthetic"));
     assert_eq!(a.channels.len(), 2);
     let input = &r.accessors[a.samplers[0].input.value()];
-    assert_eq!(input.count.0, 4);
+    assert_eq!(input.count.0, 19);
     assert_eq!(f32s(&input.min), vec![0.0]);
     assert_eq!(f32s(&input.max), vec![3.0f32 / 24.0]);
+    let glb = to_glb(&e).unwrap();
+    let ev = export_eval::Eval::new(&glb);
+    let anim = ev.doc.animations().next().unwrap();
+    for ch in anim.channels() {
+        let rd = ch.reader(|_| Some(&ev.blob[..]));
+        let times: Vec<f32> = rd.read_inputs().unwrap().collect();
+        for f in [0.0f32, 1.0, 3.0] {
+            assert!(times.contains(&(f / 24.0)), "key at frame {f} kept");
+        }
+        if let Some(gltf::animation::util::ReadOutputs::Rotations(r)) = rd.read_outputs() {
+            let q: Vec<[f32; 4]> = r.into_f32().collect();
+            for w in q.windows(2) {
+                let d: f32 = (0..4).map(|k| w[0][k] * w[1][k]).sum();
+                let angle = 2.0 * d.abs().min(1.0).acos();
+                assert!(angle <= 10.0f32.to_radians() + 1e-4, "step of {angle} rad");
+            }
+        }
+    }
 
     // Vertex buffer contents: normal of vertex 3 is (0, -128, 0)/127 → clamped,
     // A maps game -y to glTF +z; UV of vertex 3 = (-0.5, 4.0).

@@ -276,10 +276,16 @@ fn node_track(m: &Model, node: usize) -> Vec<msh::AnimKey24> {
 #[test]
 fn rotated_key_is_quantized_and_res19_regenerated() {
     let (base, _, mut doc) = exported("anim_rotor.msh");
-    let (node, _, _, ro) = rotor_channels(&doc);
+    let (node, input, _, ro) = rotor_channels(&doc);
     let r = [0.0f32, (0.3f32).sin(), 0.0, (0.3f32).cos()];
-    let off = elem_offset(&doc, ro, 1);
+    // The glTF key of base key 1 (msh2gltf may have inserted densifying keys before it).
+    let t1 = node_track(&base, node)[1].time / 24.0;
+    let times = doc.floats(input, 1, "t").unwrap();
+    let k1 = times.iter().position(|&t| (t - t1).abs() < 1e-6).unwrap();
+    let off = elem_offset(&doc, ro, k1);
     put_f32s(&mut doc, off, &r);
+    // Drop the densifying keys, which lie on the old curve.
+    add_keys(&mut doc, &base, node, &[]);
     let imp = import(&doc, &base);
     let m = round(&imp.model);
     let (bt, nt) = (node_track(&base, node), node_track(&m, node));
@@ -316,7 +322,15 @@ fn add_keys(doc: &mut GltfFile, base: &Model, node: usize, extra: &[(f32, [f32; 
     let times = doc.floats(input, 1, "t").unwrap();
     let pos = doc.floats(to, 3, "p").unwrap();
     let rot = doc.floats(ro, 4, "r").unwrap();
+    // Keep the authored keys (the base track's frames) and drop the keys
+    // msh2gltf inserted to densify large rotations: this edit re-keys the
+    // channel as a user would after deleting the helper keys.
+    let base_times: Vec<f32> = node_track(base, node)
+        .iter()
+        .map(|k| k.time / 24.0)
+        .collect();
     let mut keys: Vec<(f32, [f32; 3], [f32; 4])> = (0..times.len())
+        .filter(|&i| base_times.iter().any(|&b| (b - times[i]).abs() < 1e-6))
         .map(|i| {
             (
                 times[i],

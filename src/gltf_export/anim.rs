@@ -10,8 +10,9 @@
 //! Blender (and other DCC tools) interpolate quaternion components linearly
 //! and renormalise. For a segment rotating by more than
 //! [`MAX_SEGMENT_ANGLE`] that differs visibly from the engine (about 0.016
-//! rad at 90°), so such segments get extra keys at integer frames, sampled
-//! from the engine, until every sub-segment rotates by at most that angle
+//! rad at 90°), so such segments get extra keys sampled from the engine (at
+//! integer frames where the segment spans enough of them, else at even
+//! fractions of it) until every sub-segment rotates by at most that angle
 //! (nlerp then stays within 2e-5 rad of slerp). The extra keys lie on the
 //! engine's own curve, so glTF slerp playback is unchanged, and `gltf2msh`
 //! drops them again (key reduction), giving back the stored track.
@@ -32,22 +33,30 @@ use crate::msh::Model;
 /// inserted (see the module docs).
 pub const MAX_SEGMENT_ANGLE: f32 = 10.0 * std::f32::consts::PI / 180.0;
 
-/// Integer frames strictly inside `(t0, t1)` that split a segment rotating
+/// Times strictly inside `(t0, t1)` (frames) that split a segment rotating
 /// from `q0` to `q1` (glTF quaternions) into pieces of at most
-/// [`MAX_SEGMENT_ANGLE`]; empty when the segment is small or spans one frame.
-fn split_frames(t0: f32, t1: f32, q0: [f32; 4], q1: [f32; 4]) -> Vec<f32> {
+/// [`MAX_SEGMENT_ANGLE`]: integer frames when the segment spans enough of
+/// them, else even fractions of the segment; empty when the segment is small.
+fn split_times(t0: f32, t1: f32, q0: [f32; 4], q1: [f32; 4]) -> Vec<f32> {
     let dot: f32 = (0..4).map(|k| q0[k] * q1[k]).sum::<f32>().abs().min(1.0);
     let angle = 2.0 * dot.acos();
     let gap = t1 - t0;
-    if angle <= MAX_SEGMENT_ANGLE || gap <= 1.0 {
+    if angle <= MAX_SEGMENT_ANGLE || gap <= 0.0 {
         return Vec::new();
     }
-    let pieces = ((angle / MAX_SEGMENT_ANGLE).ceil()).min(gap);
-    let mut frames: Vec<f32> = (1..pieces as u32)
-        .map(|i| (t0 + (gap * i as f32 / pieces).round()).clamp(t0 + 1.0, t1 - 1.0))
-        .collect();
-    frames.dedup();
-    frames
+    let pieces = (angle / MAX_SEGMENT_ANGLE).ceil();
+    let mut times: Vec<f32> = if pieces <= gap {
+        (1..pieces as u32)
+            .map(|i| (t0 + (gap * i as f32 / pieces).round()).clamp(t0 + 1.0, t1 - 1.0))
+            .collect()
+    } else {
+        (1..pieces as u32)
+            .map(|i| t0 + gap * i as f32 / pieces)
+            .filter(|&t| t > t0 && t < t1)
+            .collect()
+    };
+    times.dedup();
+    times
 }
 
 /// What [`build`] produced.
@@ -126,7 +135,7 @@ pub fn build(
             for k in keys {
                 let q = axes::engine_quat_to_gltf(up, anim::decode_quat(k.q, layout));
                 if let Some((t0, q0)) = prev {
-                    for f in split_frames(t0, k.time, q0, q) {
+                    for f in split_times(t0, k.time, q0, q) {
                         let p = sampler.node_pose(t.node, f);
                         c.push(
                             f / fps,
