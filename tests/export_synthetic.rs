@@ -145,7 +145,7 @@ fn materials() -> Vec<ExportMaterial> {
         base_color: Some([0.5, 0.25, 1.0, 1.0]),
         texture: Some(Arc::new(TextureImage {
             name: "TX".into(),
-            png: png(),
+            png: png().into(),
             has_alpha: true,
         })),
     }]

@@ -113,7 +113,7 @@ pub struct TextureImage {
     /// Texture name (Textures.lib entry); images are shared by name.
     pub name: String,
     /// PNG file bytes.
-    pub png: Vec<u8>,
+    pub png: std::sync::Arc<[u8]>,
     /// True when some texel is not opaque (material gets `alphaMode MASK`).
     pub has_alpha: bool,
 }

@@ -257,7 +257,7 @@ pub struct TexturePng {
     /// `Page` atlas rectangles (empty without the chunk).
     pub page: Vec<PageRect>,
     /// PNG file bytes of mip 0.
-    pub png: Vec<u8>,
+    pub png: Arc<[u8]>,
     /// Mip 0 pixels, decoded with `texm::READER_ORDER`.
     pub rgba: RgbaImage,
 }
@@ -561,7 +561,7 @@ fn decode_png(lib: &Library, i: usize) -> Result<Arc<TexturePng>, MaterialError>
         format: t.format,
         mip_count: t.mip_count(),
         page: t.page.clone().unwrap_or_default(),
-        png,
+        png: png.into(),
         rgba,
     }))
 }
