@@ -20,6 +20,13 @@ import traceback
 
 import bpy
 
+try:  # Blender 3.4's glTF importer uses np.bool, removed in numpy 1.24.
+    import numpy
+    if not hasattr(numpy, "bool") or numpy.bool is not bool:
+        numpy.bool = bool
+except ImportError:
+    pass
+
 
 def parse_args(argv):
     args = argv[argv.index("--") + 1:] if "--" in argv else []

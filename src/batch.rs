@@ -636,7 +636,16 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
         },
         Err(e) => {
             let rule = nested_rule(&e, j.entry.is_some());
-            ReportRow::fail(j.source.clone(), rule, e.to_string(), ms(t0))
+            let msg = if rule == e.rule() {
+                e.to_string()
+            } else {
+                format!(
+                    "{}: {rule}: the entry's payload is not a readable model NRes: {}",
+                    e.source,
+                    e.to_string().trim_start_matches(&format!("{}: ", e.source))
+                )
+            };
+            ReportRow::fail(j.source.clone(), rule, msg, ms(t0))
         }
     }
 }
