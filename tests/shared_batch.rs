@@ -1,0 +1,143 @@
+//! Batch conversion of the whole shared corpus (`msh2gltf ../shared/corpus OUT`):
+//! every valid model converts, every skip has a reason, every broken model is
+//! a failure entry naming the manifest's rule, and the rest still convert.
+//! Skips when `../shared/corpus` is absent.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn corpus() -> Option<PathBuf> {
+    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
+    if p.is_dir() {
+        Some(p)
+    } else {
+        println!("skipped: no ../shared/corpus");
+        None
+    }
+}
+
+#[test]
+fn whole_corpus_batch_report() {
+    let Some(root) = corpus() else { return };
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("manifest.json")).unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let out = dir.path().join("out");
+    let st = Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
+        .arg(&root)
+        .arg(&out)
+        .args(["-q", "--jobs", "2", "--report"])
+        .arg(&report)
+        .status()
+        .unwrap();
+    // bad/ holds broken models: 1 = some failed, all others converted.
+    assert_eq!(st.code(), Some(1));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let rows = r["models"].as_array().unwrap();
+    let rel = |s: &str| s.split("/shared/corpus/").nth(1).unwrap_or(s).to_string();
+
+    // Every valid manifest model converted, to a file that exists.
+    let converted: BTreeMap<String, &serde_json::Value> = rows
+        .iter()
+        .filter(|m| m["status"] == "converted")
+        .map(|m| (rel(m["source"].as_str().unwrap()), m))
+        .collect();
+    let mut expected = Vec::new();
+    for m in manifest["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(manifest["legacy_models"].as_array().unwrap())
+    {
+        let file = m["file"].as_str().unwrap();
+        let key = match m["entry"].as_str() {
+            Some(e) if file.ends_with(".rlb") || file.ends_with(".lib") => format!("{file}:{e}"),
+            _ => file.to_string(),
+        };
+        expected.push(key);
+    }
+    assert_eq!(expected.len(), 435);
+    for k in &expected {
+        let row = converted
+            .get(k)
+            .unwrap_or_else(|| panic!("{k} not converted"));
+        let o = row["output"].as_str().unwrap();
+        assert!(std::path::Path::new(o).is_file(), "{o}");
+        assert!(o.starts_with(out.to_str().unwrap()), "{o} outside OUT");
+    }
+
+    // Skips carry a kind and a reason; terrain, RsLi and the registry among them.
+    let skipped: Vec<&serde_json::Value> =
+        rows.iter().filter(|m| m["status"] == "skipped").collect();
+    for s in &skipped {
+        assert!(s["reason"].as_str().is_some_and(|r| !r.is_empty()), "{s}");
+    }
+    let kinds: BTreeMap<String, String> = skipped
+        .iter()
+        .map(|s| {
+            (
+                rel(s["source"].as_str().unwrap()),
+                s["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(kinds["MAPS/m01/Land.msh"], "terrain");
+    assert_eq!(kinds["gamefont.rlb"], "rsli");
+    assert_eq!(kinds["objects.rlb"], "registry");
+
+    // Broken models fail with the manifest's rule; the warn files convert.
+    let failed: BTreeMap<String, &serde_json::Value> = rows
+        .iter()
+        .filter(|m| m["status"] == "failed")
+        .map(|m| (rel(m["source"].as_str().unwrap()), m))
+        .collect();
+    for b in manifest["bad"].as_array().unwrap() {
+        let file = b["file"].as_str().unwrap();
+        if !file.ends_with(".msh") {
+            continue;
+        }
+        match b["strict"].as_str().unwrap() {
+            "reject" => {
+                let row = failed
+                    .get(file)
+                    .unwrap_or_else(|| panic!("{file} did not fail"));
+                assert_eq!(row["rule"], b["check"], "{file}");
+                assert!(
+                    row["errors"][0].as_str().unwrap().contains(file),
+                    "{file}: error does not name the file"
+                );
+            }
+            _ => {
+                let row = converted
+                    .get(file)
+                    .unwrap_or_else(|| panic!("{file} not converted"));
+                assert!(!row["warnings"].as_array().unwrap().is_empty(), "{file}");
+            }
+        }
+    }
+    // One broken model in an archive costs only that model.
+    for e in ["bad_127.msh", "bad_897.msh", "bad_398.msh"] {
+        assert!(
+            converted.contains_key(&format!("bad/archive_one_broken.rlb:{e}")),
+            "{e}"
+        );
+    }
+    assert_eq!(
+        failed["bad/archive_one_broken.rlb:broken_01.msh"]["rule"],
+        "msh.index_range"
+    );
+    for f in [
+        "bad/archive_nested_not_nres.rlb:junk_01.msh",
+        "bad/archive_nested_truncated.rlb:bad_127.msh",
+        "bad/archive_nested_count_huge.rlb:bad_897.msh",
+    ] {
+        assert_eq!(failed[f]["rule"], "msh.nested_container", "{f}");
+    }
+    assert_eq!(
+        failed["bad/archive_bad_wear.rlb:bad_127.msh"]["rule"],
+        "wear.lightmap_separator"
+    );
+    assert_eq!(r["converted"].as_u64().unwrap() as usize, converted.len());
+}
