@@ -141,3 +141,37 @@ fn whole_corpus_batch_report() {
     );
     assert_eq!(r["converted"].as_u64().unwrap() as usize, converted.len());
 }
+
+/// `--tolerant` converts every bad model the manifest marks
+/// `tolerant_may_convert`, and the warning names the broken rule.
+#[test]
+fn tolerant_mode_converts_the_tolerable_bad_models() {
+    let Some(root) = corpus() else { return };
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("manifest.json")).unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut n = 0;
+    for b in manifest["bad"].as_array().unwrap() {
+        let file = b["file"].as_str().unwrap();
+        if !file.ends_with(".msh") || b["tolerant_may_convert"] != true {
+            continue;
+        }
+        let out = dir.path().join(format!("{n}.glb"));
+        let o = Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
+            .arg(root.join(file))
+            .arg(&out)
+            .arg("--tolerant")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{file}: {err}");
+        assert!(out.is_file(), "{file}");
+        let rule = b["check"].as_str().unwrap();
+        assert!(
+            err.contains(rule),
+            "{file}: no warning naming {rule}: {err}"
+        );
+        n += 1;
+    }
+    assert_eq!(n, 17);
+}
