@@ -11,7 +11,9 @@ fn bin() -> Command {
 }
 
 fn sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("samples").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(name)
 }
 
 fn files_under(dir: &Path) -> Vec<PathBuf> {
@@ -40,7 +42,10 @@ fn converts_a_sample_to_glb_and_refuses_to_overwrite() {
     assert_eq!(st.code(), Some(0));
     let glb = std::fs::read(&out).unwrap();
     assert_eq!(&glb[..4], b"glTF");
-    assert_eq!(u32::from_le_bytes(glb[8..12].try_into().unwrap()) as usize, glb.len());
+    assert_eq!(
+        u32::from_le_bytes(glb[8..12].try_into().unwrap()) as usize,
+        glb.len()
+    );
     // A second run without --force keeps the file and exits 2.
     let st = bin()
         .arg(sample("anim_rotor.msh"))
@@ -96,7 +101,14 @@ fn gltf_output_writes_a_bin_beside_it() {
         .filter_map(|n| n["name"].as_str())
         .collect();
     // Cell children of the turret: lod 0 group 0, lod 0 group 1, lod 1 group 0.
-    for n in ["turret.L0G0", "turret.L0G1", "turret.L1G0", "base", "gun", "дуло"] {
+    for n in [
+        "turret.L0G0",
+        "turret.L0G1",
+        "turret.L1G0",
+        "base",
+        "gun",
+        "дуло",
+    ] {
         assert!(names.contains(&n), "{n} missing from {names:?}");
     }
 }
@@ -197,7 +209,12 @@ fn hostile_entry_names_stay_inside_the_output_folder() {
     std::fs::write(game.join("evil.rlb"), nres::write(&entries).unwrap()).unwrap();
     let out = dir.path().join("out");
     let o = bin().arg(&game).arg(&out).arg("-q").output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let written = files_under(dir.path());
     let outputs: Vec<&PathBuf> = written.iter().filter(|p| !p.starts_with(&game)).collect();
     assert_eq!(outputs.len(), names.len(), "{outputs:?}");

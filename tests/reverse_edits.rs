@@ -695,10 +695,14 @@ fn cli_default_output_and_guards() {
     assert_eq!(code, 2);
     assert!(err.contains("-o"), "{err}");
     assert_eq!(std::fs::read(&base2).unwrap(), bytes);
-    // No base: not implemented, exit 1.
+    // No base: a new model is authored (tests/author_scenes.rs); the default
+    // output rotor.msh exists, so exit 2 without --force.
     let (code, err) = gltf2msh(&[input.as_os_str()]);
-    assert_eq!(code, 1);
-    assert!(err.contains("without --base is not implemented"), "{err}");
+    assert_eq!(code, 2, "{err}");
+    let new = dir.path().join("new.msh");
+    let (code, err) = gltf2msh(&[input.as_os_str(), "-o".as_ref(), new.as_os_str()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(dir.path().join("new.wea").exists());
     // Report file.
     let rep = dir.path().join("r.json");
     let out = dir.path().join("x.msh");

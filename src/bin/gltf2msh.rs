@@ -1,5 +1,7 @@
 //! `gltf2msh`: write a glTF 2.0 scene back into a Parkan: Iron Strategy MSH
-//! model, losslessly against a base model (gltf-mapping.md, "Reverse rules").
+//! model, losslessly against a base model (gltf-mapping.md, "Reverse rules"),
+//! or author a new model and its WEAR table from any glTF scene (no `--base`;
+//! see `mshgltf::gltf_import::author`).
 //!
 //! Exit codes: 0 ok, 1 conversion error (mismatch, invalid result, unreadable
 //! glTF), 2 usage or environment error (missing files, refused output).
@@ -8,28 +10,32 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
-use mshgltf::gltf_import::{self, ImportOptions, ImportReport};
+use mshgltf::gltf_import::{self, AuthorOptions, ImportOptions};
 use mshgltf::msh;
 use mshgltf::source::{self, FileKind, InputSpec};
 use mshgltf::{nres, output};
 
-/// Write a glTF (.glb/.gltf) back into an MSH model.
+/// Write a glTF (.glb/.gltf) into an MSH model.
 ///
 /// With --base, every value the glTF leaves as msh2gltf exported it keeps the
 /// base's bytes, so an unedited trip is byte-identical; edits are quantized
 /// by the seed rules and derived data (bounds, Res7, Res8/Res19) is rebuilt.
+/// Without --base, a new model is authored from the scene: the bare model
+/// and its WEAR table NEW.wea beside it, or with --into both as entries of an
+/// archive.
 #[derive(Debug, Parser)]
 #[command(name = "gltf2msh", version, about, long_about = None,
-    after_help = "Examples:\n  gltf2msh tank.glb --base tank.msh            (writes tank.msh beside tank.glb unless that is the base)\n  gltf2msh tank.glb --base tank.msh -o tank2.msh\n  gltf2msh tank.glb --base units.rlb:R_L_89.msh -o units_new.rlb   (archive copy, one entry replaced)\n\nExit codes: 0 ok, 1 conversion error, 2 usage error.")]
+    after_help = "Examples:\n  gltf2msh tank.glb --base tank.msh            (writes tank.msh beside tank.glb unless that is the base)\n  gltf2msh tank.glb --base tank.msh -o tank2.msh\n  gltf2msh tank.glb --base units.rlb:R_L_89.msh -o units_new.rlb   (archive copy, one entry replaced)\n  gltf2msh scene.glb -o NEW.msh                 (new model: NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW -o units_new.rlb   (archive copy with NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW --force             (replaces units.rlb in place)\n\nExit codes: 0 ok, 1 conversion error (including glTF content MSH cannot hold: skins, morph targets, points, lines), 2 usage error.")]
 struct Cli {
     /// The edited glTF: .glb, or .gltf with its buffers.
     input: PathBuf,
     /// The model the glTF was exported from: a .msh file or ARCHIVE:ENTRY.
     #[arg(long)]
     base: Option<String>,
-    /// Output: a .msh (bare model) or, with an ARCHIVE:ENTRY base, an archive
-    /// (a copy of the base archive with that entry replaced). Default: the
-    /// input's name with .msh, beside it.
+    /// Output: a .msh (bare model; authoring also writes the .wea beside it)
+    /// or, with an ARCHIVE:ENTRY base or --into, an archive. Default: the
+    /// input's name with .msh, beside it (with --into: the archive itself,
+    /// which needs --force).
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
     /// Frames per second of the glTF timeline (default: the scene extras' fps, else 24).
@@ -47,6 +53,18 @@ struct Cli {
     /// Print every warning and the change summary.
     #[arg(short, long)]
     verbose: bool,
+    /// Authoring: add the new model to a copy of this archive (entries
+    /// NAME.msh and NAME.wea, replacing existing ones); the copy is -o, or the
+    /// archive itself with --force.
+    #[arg(long, value_name = "ARCHIVE", conflicts_with = "base")]
+    into: Option<PathBuf>,
+    /// Authoring with --into: the entry stem (default: the input's stem).
+    #[arg(long, requires = "into")]
+    name: Option<String>,
+    /// Authoring: convert skinned meshes in their bind pose and morphed
+    /// meshes with their base shape instead of refusing them.
+    #[arg(long, conflicts_with = "base")]
+    ignore_skins: bool,
     /// Write a JSON report of the import to this file.
     #[arg(long, value_name = "FILE.json")]
     report: Option<PathBuf>,
@@ -128,11 +146,9 @@ fn load_base(spec: &str) -> Result<Base, Fail> {
     }
 }
 
-fn run(cli: &Cli) -> Result<ImportReport, Fail> {
+fn run(cli: &Cli) -> Result<serde_json::Value, Fail> {
     let Some(base_spec) = cli.base.as_deref() else {
-        return Err(conversion(
-            "authoring without --base is not implemented yet: give the model the glTF was exported from with --base MODEL.msh (or ARCHIVE:ENTRY)",
-        ));
+        return run_author(cli);
     };
     if !cli.input.is_file() {
         return Err(usage(format!("input {} not found", cli.input.display())));
@@ -202,13 +218,200 @@ fn run(cli: &Cli) -> Result<ImportReport, Fail> {
             eprintln!("gltf2msh: {} warning(s) (-v to list)", r.warnings.len());
         }
     }
-    Ok(imp.report)
+    Ok(serde_json::to_value(&imp.report).unwrap_or_default())
 }
 
-fn write_report(path: &Path, cli: &Cli, res: &Result<ImportReport, Fail>) {
+/// Most bytes of an NRes entry name (format-notes §1: 36 with the NUL).
+const MAX_ENTRY_NAME: usize = 35;
+
+fn run_author(cli: &Cli) -> Result<serde_json::Value, Fail> {
+    if !cli.input.is_file() {
+        return Err(usage(format!("input {} not found", cli.input.display())));
+    }
+    // Where to write, checked before any work.
+    let input_stem = cli
+        .input
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "MODEL".into());
+    let (out, wea_out, archive) = match &cli.into {
+        Some(a) => {
+            let bytes =
+                std::fs::read(a).map_err(|e| usage(format!("archive {}: {e}", a.display())))?;
+            nres::read(&bytes, nres::Mode::Strict)
+                .map_err(|e| conversion(format!("archive {}: {e}", a.display())))?;
+            let out = cli.output.clone().unwrap_or_else(|| a.clone());
+            let in_place = output::same_file(&out, a);
+            if in_place && !cli.force {
+                return Err(usage(format!(
+                    "--into {} without -o replaces the archive in place: add --force, or give the new archive with -o",
+                    a.display()
+                )));
+            }
+            if !in_place {
+                output::check_target(&out, &[&cli.input], cli.force)
+                    .map_err(|e| usage(e.to_string()))?;
+            } else if output::same_file(&out, &cli.input) {
+                return Err(usage("the archive is the input glTF"));
+            }
+            (out, None, Some(bytes))
+        }
+        None => {
+            let out = cli
+                .output
+                .clone()
+                .unwrap_or_else(|| cli.input.with_extension("msh"));
+            let wea = out.with_extension("wea");
+            for p in [&out, &wea] {
+                if let Err(e) = output::check_target(p, &[&cli.input], cli.force) {
+                    let hint = match e {
+                        output::OutputError::IsInput(_) => " (choose another output with -o)",
+                        _ => "",
+                    };
+                    return Err(usage(format!("{e}{hint}")));
+                }
+            }
+            (out, Some(wea), None)
+        }
+    };
+    let stem = match &cli.name {
+        Some(n) => source::stem_of(n)
+            .strip_suffix(".msh")
+            .unwrap_or(source::stem_of(n))
+            .to_string(),
+        None => input_stem,
+    };
+    let (stem_bytes, _, bad) = encoding_rs::WINDOWS_1251.encode(&stem);
+    if bad
+        || stem.is_empty()
+        || stem_bytes.len() + 4 > MAX_ENTRY_NAME
+        || stem.contains(['/', '\\', '\0'])
+    {
+        return Err(usage(format!(
+            "entry name {stem:?}: must be 1..={} Windows-1251 bytes before .msh (give one with --name)",
+            MAX_ENTRY_NAME - 4
+        )));
+    }
+    let doc = gltf_import::load_path(&cli.input)
+        .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
+    let opts = AuthorOptions {
+        fps: cli.fps,
+        reduce_keys: !cli.keep_keys,
+        ignore_skins: cli.ignore_skins,
+    };
+    let a = gltf_import::author(&doc, &opts)
+        .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
+    let model_bytes =
+        msh::encode(&a.model).map_err(|e| conversion(format!("the new model is invalid: {e}")))?;
+    // Strict re-read of what will be written.
+    msh::decode(&model_bytes, msh::Mode::Strict)
+        .map_err(|e| conversion(format!("the new model does not read back: {e}")))?;
+    let wear_bytes = a
+        .wear
+        .to_bytes()
+        .map_err(|e| conversion(format!("WEAR table: {e}")))?;
+    let mut written = Vec::new();
+    match archive {
+        Some(arch) => {
+            let ar =
+                nres::read(&arch, nres::Mode::Strict).map_err(|e| conversion(e.to_string()))?;
+            let msh_name = format!("{stem}.msh");
+            let wea_name = format!("{stem}.wea");
+            let msh_nb = encoding_rs::WINDOWS_1251.encode(&msh_name).0.into_owned();
+            let wea_nb = encoding_rs::WINDOWS_1251.encode(&wea_name).0.into_owned();
+            // The type and attributes the archive's other entries of that kind use.
+            let like = |pred: &dyn Fn(&nres::Entry<'_>) -> bool, default: (u32, u32, u32, u32)| {
+                let mut counts: Vec<((u32, u32, u32, u32), usize)> = Vec::new();
+                for e in ar.entries.iter().filter(|e| pred(e)) {
+                    let k = (e.type_id, e.attr1, e.attr2, e.attr3);
+                    match counts.iter_mut().find(|c| c.0 == k) {
+                        Some(c) => c.1 += 1,
+                        None => counts.push((k, 1)),
+                    }
+                }
+                counts.iter().max_by_key(|c| c.1).map_or(default, |c| c.0)
+            };
+            let mt = like(&|e| source::is_msh_name(e.name), (0, 0, 0, 0));
+            let wt = like(
+                &|e| e.type_id == source::WEAR_TYPE,
+                (source::WEAR_TYPE, 0, 0, 1),
+            );
+            let mut entries: Vec<nres::Entry<'_>> = ar
+                .entries
+                .iter()
+                .filter(|e| {
+                    !e.name.eq_ignore_ascii_case(&msh_nb) && !e.name.eq_ignore_ascii_case(&wea_nb)
+                })
+                .cloned()
+                .collect();
+            let replaced = ar.entries.len() - entries.len();
+            for (name, t, data) in [(&msh_nb, mt, &model_bytes), (&wea_nb, wt, &wear_bytes)] {
+                entries.push(nres::Entry {
+                    type_id: t.0,
+                    attr1: t.1,
+                    attr2: t.2,
+                    attr3: t.3,
+                    name,
+                    data,
+                });
+            }
+            let bytes = nres::write(&entries).map_err(|e| conversion(format!("archive: {e}")))?;
+            output::write_atomic(&out, &bytes).map_err(|e| usage(e.to_string()))?;
+            written.push(format!(
+                "{} (entries {msh_name}, {wea_name}{})",
+                out.display(),
+                if replaced > 0 {
+                    ", replacing the old ones"
+                } else {
+                    ""
+                }
+            ));
+        }
+        None => {
+            let wea = wea_out.unwrap_or_else(|| out.with_extension("wea"));
+            output::write_atomic(&out, &model_bytes).map_err(|e| usage(e.to_string()))?;
+            output::write_atomic(&wea, &wear_bytes).map_err(|e| usage(e.to_string()))?;
+            written.push(out.display().to_string());
+            written.push(wea.display().to_string());
+        }
+    }
+    let r = &a.report;
+    if !cli.quiet {
+        eprintln!(
+            "gltf2msh: wrote {} ({} nodes, {} slots, {} batches, {} vertices, {} triangles, {} keys over {} frames, {} materials)",
+            written.join(" and "),
+            r.nodes,
+            r.slots,
+            r.batches,
+            r.vertices,
+            r.triangles,
+            r.keys,
+            r.frame_count,
+            r.materials.len()
+        );
+        for rn in &r.renamed_materials {
+            eprintln!(
+                "gltf2msh: material {} {:?} renamed {:?}",
+                rn.row, rn.from, rn.to
+            );
+        }
+        if cli.verbose {
+            eprintln!("{}", serde_json::to_string_pretty(r).unwrap_or_default());
+        } else if !r.warnings.is_empty() {
+            eprintln!("gltf2msh: {} warning(s) (-v to list)", r.warnings.len());
+        }
+    }
+    Ok(serde_json::to_value(r).unwrap_or_default())
+}
+
+fn write_report(path: &Path, cli: &Cli, res: &Result<serde_json::Value, Fail>) {
     let v = match res {
         Ok(r) => {
-            serde_json::json!({"ok": true, "input": cli.input, "base": cli.base, "output": cli.output, "import": r})
+            if cli.base.is_some() {
+                serde_json::json!({"ok": true, "input": cli.input, "base": cli.base, "output": cli.output, "import": r})
+            } else {
+                serde_json::json!({"ok": true, "input": cli.input, "into": cli.into, "output": cli.output, "author": r})
+            }
         }
         Err(f) => {
             serde_json::json!({"ok": false, "input": cli.input, "base": cli.base, "exit_code": f.code, "error": f.msg})

@@ -55,8 +55,9 @@ fn err(rule: &'static str, detail: impl Into<String>) -> ImportError {
     ImportError::new(rule, detail)
 }
 
+/// A glTF sampler's interpolation (glTF 2.0 Appendix C).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Interp {
+pub(crate) enum Interp {
     Step,
     Linear,
     Cubic,
@@ -64,20 +65,21 @@ enum Interp {
 
 /// One glTF channel in frame units.
 #[derive(Debug, Clone)]
-struct Channel {
+pub(crate) struct Channel {
     /// Key positions in frames (`t * fps`; rounded for integer channels).
-    frames: Vec<f32>,
+    pub(crate) frames: Vec<f32>,
     /// Output values, `ncomp` per element (3 per key for CUBICSPLINE).
     values: Vec<f32>,
     ncomp: usize,
     interp: Interp,
     /// All frames within [`FRAME_TOL`] of integers and LINEAR.
-    integer: bool,
+    pub(crate) integer: bool,
     fps: f32,
 }
 
 impl Channel {
-    fn value(&self, k: usize) -> &[f32] {
+    /// Output value of key `k` (the spline vertex for CUBICSPLINE).
+    pub(crate) fn value(&self, k: usize) -> &[f32] {
         let n = self.ncomp;
         let e = if self.interp == Interp::Cubic {
             3 * k + 1
@@ -93,9 +95,19 @@ impl Channel {
         &self.values[e * n..(e + 1) * n]
     }
 
+    /// Last key position in frames.
+    pub(crate) fn last_frame(&self) -> f32 {
+        self.frames[self.frames.len() - 1]
+    }
+
+    /// Number of keys.
+    pub(crate) fn len(&self) -> usize {
+        self.frames.len()
+    }
+
     /// Value at frame `f` (glTF 2.0 Appendix C: STEP, LINEAR with slerp for
     /// rotations, CUBICSPLINE Hermite; clamped outside the key range).
-    fn sample(&self, f: f32, rotation: bool) -> Vec<f32> {
+    pub(crate) fn sample(&self, f: f32, rotation: bool) -> Vec<f32> {
         let fr = &self.frames;
         let last = fr.len() - 1;
         if f <= fr[0] {
@@ -172,7 +184,13 @@ fn slerp(a: &[f32], b: &[f32], t: f32) -> Vec<f32> {
         .collect()
 }
 
-fn read_channel(
+/// Reads one animation sampler as a [`Channel`] of `ncomp`-wide values
+/// (`what` names the channel in errors).
+///
+/// # Errors
+/// `gltf.anim` (missing input/output, unknown interpolation, counts that do
+/// not match, times not finite and increasing), `gltf.accessor`.
+pub(crate) fn read_channel(
     doc: &GltfFile,
     sampler: &Value,
     ncomp: usize,
@@ -242,76 +260,181 @@ fn read_channel(
     })
 }
 
-/// A node's static TRS (glTF axes): translation and rotation; matrices are
-/// decomposed (scale dropped with a warning).
-fn node_trs(node: &Value, g: usize, warnings: &mut Vec<String>) -> ([f32; 3], [f32; 4]) {
-    if let Some(m) = floats(node, "matrix").filter(|m| m.len() == 16) {
-        let col = |c: usize| [m[4 * c], m[4 * c + 1], m[4 * c + 2]];
-        let len = |v: [f32; 3]| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
-        let (c0, c1, c2) = (col(0), col(1), col(2));
-        let s = [len(c0), len(c1), len(c2)];
-        if s.iter().any(|x| (x - 1.0).abs() > 1e-4) {
-            warnings.push(format!(
-                "glTF node {g}: matrix scale {s:?} ignored (MSH nodes have no scale)"
-            ));
+/// A glTF node's static transform in glTF axes: translation, unit rotation
+/// `(x, y, z, w)` and per-axis scale (negative for a mirror).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Trs {
+    /// Translation.
+    pub t: [f32; 3],
+    /// Unit rotation quaternion `(x, y, z, w)`.
+    pub r: [f32; 4],
+    /// Scale along the node's local axes.
+    pub s: [f32; 3],
+}
+
+impl Default for Trs {
+    fn default() -> Self {
+        Trs {
+            t: [0.0; 3],
+            r: [0.0, 0.0, 0.0, 1.0],
+            s: [1.0; 3],
         }
-        let r = [
-            c0.map(|x| x / s[0]),
-            c1.map(|x| x / s[1]),
-            c2.map(|x| x / s[2]),
-        ];
-        // Column-major rotation r[col][row] -> quaternion.
-        let (m00, m11, m22) = (r[0][0], r[1][1], r[2][2]);
-        let tr = m00 + m11 + m22;
-        let q = if tr > 0.0 {
-            let s = (tr + 1.0).sqrt() * 2.0;
-            [
-                (r[1][2] - r[2][1]) / s,
-                (r[2][0] - r[0][2]) / s,
-                (r[0][1] - r[1][0]) / s,
-                0.25 * s,
-            ]
-        } else if m00 > m11 && m00 > m22 {
-            let s = (1.0 + m00 - m11 - m22).sqrt() * 2.0;
-            [
-                0.25 * s,
-                (r[1][0] + r[0][1]) / s,
-                (r[2][0] + r[0][2]) / s,
-                (r[1][2] - r[2][1]) / s,
-            ]
-        } else if m11 > m22 {
-            let s = (1.0 + m11 - m00 - m22).sqrt() * 2.0;
-            [
-                (r[1][0] + r[0][1]) / s,
-                0.25 * s,
-                (r[2][1] + r[1][2]) / s,
-                (r[2][0] - r[0][2]) / s,
-            ]
-        } else {
-            let s = (1.0 + m22 - m00 - m11).sqrt() * 2.0;
-            [
-                (r[2][0] + r[0][2]) / s,
-                (r[2][1] + r[1][2]) / s,
-                0.25 * s,
-                (r[0][1] - r[1][0]) / s,
-            ]
+    }
+}
+
+/// Quaternion `(x, y, z, w)` of an orthonormal rotation given by its
+/// columns `r[col][row]`.
+pub fn mat3_to_quat(r: [[f32; 3]; 3]) -> [f32; 4] {
+    let (m00, m11, m22) = (r[0][0], r[1][1], r[2][2]);
+    let tr = m00 + m11 + m22;
+    let mut q = if tr > 0.0 {
+        let s = (tr + 1.0).sqrt() * 2.0;
+        [
+            (r[1][2] - r[2][1]) / s,
+            (r[2][0] - r[0][2]) / s,
+            (r[0][1] - r[1][0]) / s,
+            0.25 * s,
+        ]
+    } else if m00 > m11 && m00 > m22 {
+        let s = (1.0 + m00 - m11 - m22).sqrt() * 2.0;
+        [
+            0.25 * s,
+            (r[1][0] + r[0][1]) / s,
+            (r[2][0] + r[0][2]) / s,
+            (r[1][2] - r[2][1]) / s,
+        ]
+    } else if m11 > m22 {
+        let s = (1.0 + m11 - m00 - m22).sqrt() * 2.0;
+        [
+            (r[1][0] + r[0][1]) / s,
+            0.25 * s,
+            (r[2][1] + r[1][2]) / s,
+            (r[2][0] - r[0][2]) / s,
+        ]
+    } else {
+        let s = (1.0 + m22 - m00 - m11).sqrt() * 2.0;
+        [
+            (r[2][0] + r[0][2]) / s,
+            (r[2][1] + r[1][2]) / s,
+            0.25 * s,
+            (r[0][1] - r[1][0]) / s,
+        ]
+    };
+    normalize(&mut q);
+    q
+}
+
+/// Decomposes a column-major glTF `matrix` into [`Trs`]: scale = column
+/// lengths (the first negated when the determinant is negative), rotation =
+/// the Gram-Schmidt orthonormalised columns. Returns a note when the matrix
+/// is not a TRS (shear, a zero scale, a projective row): the result is then
+/// the nearest TRS in that sense.
+pub fn decompose_matrix(m: &[f32; 16]) -> (Trs, Option<String>) {
+    let col = |c: usize| [m[4 * c] as f64, m[4 * c + 1] as f64, m[4 * c + 2] as f64];
+    let dot = |a: [f64; 3], b: [f64; 3]| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    let cross = |a: [f64; 3], b: [f64; 3]| {
+        [
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ]
+    };
+    let (c0, c1, c2) = (col(0), col(1), col(2));
+    let det = dot(c0, cross(c1, c2));
+    let mut s = [dot(c0, c0).sqrt(), dot(c1, c1).sqrt(), dot(c2, c2).sqrt()];
+    let mut note = None;
+    if det < 0.0 {
+        s[0] = -s[0];
+    }
+    let t = [m[12], m[13], m[14]];
+    if [m[3], m[7], m[11]].iter().any(|x| x.abs() > 1e-6) || (m[15] - 1.0).abs() > 1e-6 {
+        note = Some("the matrix has a projective row; it is ignored".to_string());
+    }
+    if s.iter().any(|x| x.abs() < 1e-12) || !det.is_finite() {
+        let trs = Trs {
+            t,
+            r: [0.0, 0.0, 0.0, 1.0],
+            s: s.map(|x| x as f32),
         };
-        return ([m[12], m[13], m[14]], q);
+        return (
+            trs,
+            Some("the matrix has a zero scale; rotation set to identity".into()),
+        );
+    }
+    let unit = |v: [f64; 3]| {
+        let n = dot(v, v).sqrt();
+        v.map(|x| x / n)
+    };
+    let r0 = unit(c0.map(|x| x / s[0].signum()));
+    let r1 = unit(c1);
+    let shear = dot(r0, r1)
+        .abs()
+        .max(dot(r0, unit(c2)).abs())
+        .max(dot(r1, unit(c2)).abs());
+    if shear > 1e-3 && note.is_none() {
+        note = Some(format!(
+            "the matrix has shear (column cosine {shear:.4}); approximated by the nearest rotation and scale"
+        ));
+    }
+    let r1 = unit([
+        r1[0] - dot(r0, r1) * r0[0],
+        r1[1] - dot(r0, r1) * r0[1],
+        r1[2] - dot(r0, r1) * r0[2],
+    ]);
+    let r2 = cross(r0, r1);
+    let f = |v: [f64; 3]| v.map(|x| x as f32);
+    let r = mat3_to_quat([f(r0), f(r1), f(r2)]);
+    (
+        Trs {
+            t,
+            r,
+            s: s.map(|x| x as f32),
+        },
+        note,
+    )
+}
+
+/// A node's static [`Trs`] (glTF axes) from `matrix` or from `translation`,
+/// `rotation` (normalised) and `scale`, with a note for a matrix that is not
+/// a TRS (see [`decompose_matrix`]).
+pub fn node_trs_full(node: &Value) -> (Trs, Option<String>) {
+    if let Some(m) = floats(node, "matrix").filter(|m| m.len() == 16) {
+        let mut a = [0.0f32; 16];
+        a.copy_from_slice(&m);
+        return decompose_matrix(&a);
     }
     let t = floats(node, "translation")
         .filter(|v| v.len() == 3)
         .map_or([0.0; 3], |v| [v[0], v[1], v[2]]);
-    let r = floats(node, "rotation")
+    let mut r = floats(node, "rotation")
         .filter(|v| v.len() == 4)
         .map_or([0.0, 0.0, 0.0, 1.0], |v| [v[0], v[1], v[2], v[3]]);
-    if let Some(s) = floats(node, "scale").filter(|v| v.len() == 3) {
-        if s.iter().any(|x| (x - 1.0).abs() > 1e-4) {
-            warnings.push(format!(
-                "glTF node {g}: scale {s:?} ignored (MSH nodes have no scale)"
-            ));
-        }
+    normalize(&mut r);
+    let s = floats(node, "scale")
+        .filter(|v| v.len() == 3)
+        .map_or([1.0; 3], |v| [v[0], v[1], v[2]]);
+    (Trs { t, r, s }, None)
+}
+
+/// A node's static TRS (glTF axes): translation and rotation; scale is
+/// dropped with a warning (the `--base` path: MSH nodes have no scale).
+fn node_trs(node: &Value, g: usize, warnings: &mut Vec<String>) -> ([f32; 3], [f32; 4]) {
+    let (trs, note) = node_trs_full(node);
+    if let Some(n) = note {
+        warnings.push(format!("glTF node {g}: {n}"));
     }
-    (t, r)
+    if trs.s.iter().any(|x| (x - 1.0).abs() > 1e-4) {
+        let what = if node.get("matrix").is_some() {
+            "matrix scale"
+        } else {
+            "scale"
+        };
+        warnings.push(format!(
+            "glTF node {g}: {what} {:?} ignored (MSH nodes have no scale)",
+            trs.s
+        ));
+    }
+    (trs.t, trs.r)
 }
 
 /// Stored i16 quaternion for a glTF rotation `[x, y, z, w]` in glTF axes
@@ -367,7 +490,7 @@ fn exported_key_for_key(model: &Model, t: &anim::Track) -> bool {
 }
 
 /// Greedy key reduction (see the module docs). `protect[i]` keys are kept.
-fn reduce(keys: Vec<AnimKey24>, protect: &[bool], layout: QuatLayout) -> Vec<AnimKey24> {
+pub(crate) fn reduce(keys: Vec<AnimKey24>, protect: &[bool], layout: QuatLayout) -> Vec<AnimKey24> {
     let n = keys.len();
     if n <= 2 {
         return keys;
@@ -408,6 +531,85 @@ fn reduce(keys: Vec<AnimKey24>, protect: &[bool], layout: QuatLayout) -> Vec<Ani
     out
 }
 
+/// The channels of a document grouped by target: `[translation, rotation,
+/// scale]` per target node, and what was skipped.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Collected {
+    /// Per target: translation, rotation and scale channels.
+    pub(crate) channels: Vec<[Option<Channel>; 3]>,
+    /// Number of `weights` (morph target) channels seen.
+    pub(crate) weights: usize,
+    /// Number of translation/rotation/scale channels seen in total.
+    pub(crate) trs: usize,
+    /// Skipped or duplicate channels.
+    pub(crate) warnings: Vec<String>,
+}
+
+/// Reads every channel of every glTF animation (one MSH timeline: channels
+/// of all animations are merged; a second channel for one target and path
+/// keeps the first, with a warning). `target_of(g)` maps a glTF node to a
+/// target index `< n` (`None`: ignored with a warning). `weights` channels
+/// are counted and skipped.
+///
+/// # Errors
+/// `gltf.anim` for a channel without a sampler; see [`read_channel`].
+pub(crate) fn collect_channels(
+    doc: &GltfFile,
+    fps: f32,
+    target_of: impl Fn(usize) -> Option<usize>,
+    n: usize,
+) -> Result<Collected, ImportError> {
+    let mut out = Collected {
+        channels: vec![[None, None, None]; n],
+        ..Default::default()
+    };
+    for (ai, a) in arr(&doc.json, "animations").iter().enumerate() {
+        let samplers = arr(a, "samplers");
+        for (ci, c) in arr(a, "channels").iter().enumerate() {
+            let what = format!("animation {ai} channel {ci}");
+            let Some(target) = c.get("target") else {
+                continue;
+            };
+            let path = target.get("path").and_then(Value::as_str).unwrap_or("");
+            let Some(g) = idx(target, "node") else {
+                continue;
+            };
+            let (slot, ncomp) = match path {
+                "translation" => (0, 3),
+                "rotation" => (1, 4),
+                "scale" => (2, 3),
+                "weights" => {
+                    out.weights += 1;
+                    out.warnings.push(format!(
+                        "{what}: weights (morph target) channel ignored (MSH has no morph targets)"
+                    ));
+                    continue;
+                }
+                _ => continue,
+            };
+            out.trs += 1;
+            let Some(r) = target_of(g).filter(|&r| r < n) else {
+                out.warnings.push(format!(
+                    "{what}: targets glTF node {g}, which is not a Res1 node; ignored"
+                ));
+                continue;
+            };
+            let s = idx(c, "sampler")
+                .and_then(|s| samplers.get(s))
+                .ok_or_else(|| err("gltf.anim", format!("{what}: no sampler")))?;
+            let ch = read_channel(doc, s, ncomp, fps, &what)?;
+            if out.channels[r][slot].is_some() {
+                out.warnings.push(format!(
+                    "{what}: second {path} channel for node {r}; the first one is used"
+                ));
+                continue;
+            }
+            out.channels[r][slot] = Some(ch);
+        }
+    }
+    Ok(out)
+}
+
 /// Applies the glTF animation to `model` (see the module docs).
 ///
 /// # Errors
@@ -433,48 +635,16 @@ pub fn apply(
         return Ok(());
     }
     let n = m.node_of.len();
-    // Channels per Res1 node: [translation, rotation].
-    let mut chans: Vec<[Option<Channel>; 2]> = vec![[None, None]; n];
-    for (ai, a) in arr(&doc.json, "animations").iter().enumerate() {
-        let samplers = arr(a, "samplers");
-        for (ci, c) in arr(a, "channels").iter().enumerate() {
-            let what = format!("animation {ai} channel {ci}");
-            let Some(target) = c.get("target") else {
-                continue;
-            };
-            let path = target.get("path").and_then(Value::as_str).unwrap_or("");
-            let Some(g) = idx(target, "node") else {
-                continue;
-            };
-            let slot = match path {
-                "translation" => 0,
-                "rotation" => 1,
-                "scale" | "weights" => {
-                    report.warnings.push(format!(
-                        "{what}: {path} channel ignored (MSH keys hold translation and rotation)"
-                    ));
-                    continue;
-                }
-                _ => continue,
-            };
-            let Some(r) = m.res1_of.get(g).copied().flatten() else {
-                report.warnings.push(format!(
-                    "{what}: targets glTF node {g}, which is not a Res1 node; ignored"
-                ));
-                continue;
-            };
-            let s = idx(c, "sampler")
-                .and_then(|s| samplers.get(s))
-                .ok_or_else(|| err("gltf.anim", format!("{what}: no sampler")))?;
-            let ch = read_channel(doc, s, if slot == 0 { 3 } else { 4 }, fps, &what)?;
-            if chans[r][slot].is_some() {
-                report.warnings.push(format!(
-                    "{what}: second {path} channel for Res1 node {r}; the first one is used"
-                ));
-                continue;
-            }
-            chans[r][slot] = Some(ch);
+    let col = collect_channels(doc, fps, |g| m.res1_of.get(g).copied().flatten(), n)?;
+    report.warnings.extend(col.warnings);
+    let mut chans: Vec<[Option<Channel>; 2]> = Vec::with_capacity(n);
+    for (r, [t, q, sc]) in col.channels.into_iter().enumerate() {
+        if sc.is_some() {
+            report.warnings.push(format!(
+                "Res1 node {r}: scale channel ignored (MSH keys hold translation and rotation)"
+            ));
         }
+        chans.push([t, q]);
     }
     let tracks = anim::tracks(base).map_err(|e| err(e.rule, e.detail))?;
     let sampler = Sampler::new(base, layout).map_err(|e| err(e.rule, e.detail))?;

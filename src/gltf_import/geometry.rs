@@ -62,16 +62,62 @@ pub struct GeoOutcome {
     pub any: bool,
 }
 
-/// One glTF primitive, read.
-struct Prim {
-    indices: Vec<u32>,
+/// One glTF primitive, read: triangle list indices and per-vertex data in
+/// glTF axes (UVs with the material's `KHR_texture_transform` applied).
+#[derive(Debug, Clone)]
+pub(crate) struct Prim {
+    /// Triangle corners, 3 per triangle, each `< pos.len()`.
+    pub(crate) indices: Vec<u32>,
     /// glTF-axes positions.
-    pos: Vec<[f32; 3]>,
-    nrm: Option<Vec<[f32; 3]>>,
-    uv: Option<Vec<[f32; 2]>>,
+    pub(crate) pos: Vec<[f32; 3]>,
+    pub(crate) nrm: Option<Vec<[f32; 3]>>,
+    pub(crate) uv: Option<Vec<[f32; 2]>>,
     r15: Option<RawAccessor>,
     r18: Option<RawAccessor>,
+    /// WEAR row (the `--base` path's material matching).
     material: Option<u16>,
+    /// The glTF material index.
+    pub(crate) gltf_material: Option<usize>,
+}
+
+/// How [`read_primitive`] treats what a triangle list cannot hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct PrimRules {
+    /// Convert TRIANGLE_STRIP and TRIANGLE_FAN to triangle lists (glTF 2.0
+    /// §3.7.2.1 corner order; triangles with a repeated corner dropped);
+    /// otherwise any mode but TRIANGLES is a `gltf.mode` error.
+    pub(crate) triangulate: bool,
+    /// Ignore morph targets (the base shape is read) instead of a
+    /// `gltf.morph` error.
+    pub(crate) ignore_morph: bool,
+}
+
+const MODE_NAMES: [&str; 7] = [
+    "POINTS",
+    "LINES",
+    "LINE_LOOP",
+    "LINE_STRIP",
+    "TRIANGLES",
+    "TRIANGLE_STRIP",
+    "TRIANGLE_FAN",
+];
+
+/// Triangle list of a strip or fan over `src` (glTF 2.0 §3.7.2.1): strip
+/// triangle `i` is `(v[i], v[i+1+i%2], v[i+2-i%2])`, fan triangle `i` is
+/// `(v[i+1], v[i+2], v[0])`. Triangles with a repeated corner are dropped.
+pub(crate) fn triangulate(mode: usize, src: &[u32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(src.len().saturating_sub(2) * 3);
+    for i in 0..src.len().saturating_sub(2) {
+        let t = if mode == 5 {
+            [src[i], src[i + 1 + i % 2], src[i + 2 - i % 2]]
+        } else {
+            [src[i + 1], src[i + 2], src[0]]
+        };
+        if t[0] != t[1] && t[1] != t[2] && t[0] != t[2] {
+            out.extend_from_slice(&t);
+        }
+    }
+    out
 }
 
 fn pos_eq(a: [f32; 3], b: [f32; 3]) -> bool {
@@ -133,114 +179,130 @@ fn read_prims(doc: &GltfFile, m: &Matched, mesh: usize) -> Result<Vec<Prim>, Imp
     let mj = doc.get("meshes", mesh)?;
     let mut out = Vec::new();
     for (pi, p) in arr(mj, "primitives").iter().enumerate() {
-        let at = |d: &str| format!("mesh {mesh} primitive {pi}: {d}");
-        let mode = idx(p, "mode").unwrap_or(4);
-        if mode != 4 {
-            let name = [
-                "POINTS",
-                "LINES",
-                "LINE_LOOP",
-                "LINE_STRIP",
-                "TRIANGLES",
-                "TRIANGLE_STRIP",
-                "TRIANGLE_FAN",
-            ]
-            .get(mode)
-            .copied()
-            .unwrap_or("unknown");
-            return Err(err(
-                "gltf.mode",
-                at(&format!("mode {mode} ({name}) is not TRIANGLES (4)")),
-            ));
-        }
-        if !arr(p, "targets").is_empty() {
-            return Err(err(
-                "gltf.morph",
-                at("morph targets cannot be stored in MSH; apply the shape keys"),
-            ));
-        }
-        let attrs = p.get("attributes").cloned().unwrap_or(Value::Null);
-        let a = |name: &str| idx(&attrs, name);
-        let pa = a("POSITION").ok_or_else(|| err("gltf.accessor", at("no POSITION attribute")))?;
-        let pos = to_vec3(doc.floats(pa, 3, "POSITION")?);
-        let n = pos.len();
-        let count_ok = |len: usize, what: &str| -> Result<(), ImportError> {
-            if len != n {
-                return Err(err(
-                    "gltf.accessor",
-                    at(&format!("{what} has {len} elements, POSITION has {n}")),
-                ));
-            }
-            Ok(())
-        };
-        let nrm = match a("NORMAL") {
-            Some(x) => {
-                let v = to_vec3(doc.floats(x, 3, "NORMAL")?);
-                count_ok(v.len(), "NORMAL")?;
-                Some(v)
-            }
-            None => None,
-        };
-        let material = idx(p, "material");
-        let (set, tt) = texture_transform(doc, material);
-        let uv = match a(&format!("TEXCOORD_{set}")) {
-            Some(x) => {
-                let v = doc.floats(x, 2, "TEXCOORD")?;
-                count_ok(v.len() / 2, "TEXCOORD")?;
-                Some(
-                    v.chunks_exact(2)
-                        .map(|c| match tt {
-                            None => [c[0], c[1]],
-                            Some(t) => [
-                                t[0][0] * c[0] + t[0][1] * c[1] + t[0][2],
-                                t[1][0] * c[0] + t[1][1] * c[1] + t[1][2],
-                            ],
-                        })
-                        .collect(),
-                )
-            }
-            None => None,
-        };
-        let raw = |name: &str, size: usize| -> Result<Option<RawAccessor>, ImportError> {
-            match a(name) {
-                None => Ok(None),
-                Some(x) => {
-                    let r = doc.accessor(x)?;
-                    count_ok(r.count, name)?;
-                    Ok((r.elem_size() == size).then_some(r))
-                }
-            }
-        };
-        let r15 = raw("_RES15", 8)?;
-        let r18 = raw("_RES18", 4)?;
-        let indices = match idx(p, "indices") {
-            Some(x) => doc.indices(x)?,
-            None => (0..n as u32).collect(),
-        };
-        if indices.len() % 3 != 0 {
-            return Err(err(
-                "gltf.accessor",
-                at(&format!("{} indices is not a multiple of 3", indices.len())),
-            ));
-        }
-        if let Some(&bad) = indices.iter().find(|&&i| i as usize >= n) {
-            return Err(err(
-                "gltf.accessor",
-                at(&format!("index {bad} >= {n} vertices")),
-            ));
-        }
-        let material = material.and_then(|mi| m.materials.get(mi).copied().flatten());
-        out.push(Prim {
-            indices,
-            pos,
-            nrm,
-            uv,
-            r15,
-            r18,
-            material,
-        });
+        let mut prim = read_primitive(doc, mesh, pi, p, PrimRules::default())?;
+        prim.material = prim
+            .gltf_material
+            .and_then(|mi| m.materials.get(mi).copied().flatten());
+        out.push(prim);
     }
     Ok(out)
+}
+
+/// Reads primitive `pi` (`p`) of glTF mesh `mesh` as a triangle list.
+///
+/// # Errors
+/// `gltf.mode` (points, lines; strips and fans unless
+/// [`PrimRules::triangulate`]), `gltf.morph` (morph targets unless
+/// [`PrimRules::ignore_morph`]), `gltf.accessor` (no POSITION, attribute
+/// counts that differ, an index out of range, a list that is not a multiple
+/// of 3).
+pub(crate) fn read_primitive(
+    doc: &GltfFile,
+    mesh: usize,
+    pi: usize,
+    p: &Value,
+    rules: PrimRules,
+) -> Result<Prim, ImportError> {
+    let at = |d: &str| format!("mesh {mesh} primitive {pi}: {d}");
+    let mode = idx(p, "mode").unwrap_or(4);
+    let name = MODE_NAMES.get(mode).copied().unwrap_or("unknown");
+    if mode != 4 && !(rules.triangulate && (mode == 5 || mode == 6)) {
+        let why = if rules.triangulate {
+            "MSH holds triangles only (TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN)"
+        } else {
+            "is not TRIANGLES (4)"
+        };
+        return Err(err("gltf.mode", at(&format!("mode {mode} ({name}) {why}"))));
+    }
+    if !arr(p, "targets").is_empty() && !rules.ignore_morph {
+        return Err(err(
+            "gltf.morph",
+            at("morph targets cannot be stored in MSH; apply the shape keys"),
+        ));
+    }
+    let attrs = p.get("attributes").cloned().unwrap_or(Value::Null);
+    let a = |name: &str| idx(&attrs, name);
+    let pa = a("POSITION").ok_or_else(|| err("gltf.accessor", at("no POSITION attribute")))?;
+    let pos = to_vec3(doc.floats(pa, 3, "POSITION")?);
+    let n = pos.len();
+    let count_ok = |len: usize, what: &str| -> Result<(), ImportError> {
+        if len != n {
+            return Err(err(
+                "gltf.accessor",
+                at(&format!("{what} has {len} elements, POSITION has {n}")),
+            ));
+        }
+        Ok(())
+    };
+    let nrm = match a("NORMAL") {
+        Some(x) => {
+            let v = to_vec3(doc.floats(x, 3, "NORMAL")?);
+            count_ok(v.len(), "NORMAL")?;
+            Some(v)
+        }
+        None => None,
+    };
+    let material = idx(p, "material");
+    let (set, tt) = texture_transform(doc, material);
+    let uv = match a(&format!("TEXCOORD_{set}")) {
+        Some(x) => {
+            let v = doc.floats(x, 2, "TEXCOORD")?;
+            count_ok(v.len() / 2, "TEXCOORD")?;
+            Some(
+                v.chunks_exact(2)
+                    .map(|c| match tt {
+                        None => [c[0], c[1]],
+                        Some(t) => [
+                            t[0][0] * c[0] + t[0][1] * c[1] + t[0][2],
+                            t[1][0] * c[0] + t[1][1] * c[1] + t[1][2],
+                        ],
+                    })
+                    .collect(),
+            )
+        }
+        None => None,
+    };
+    let raw = |name: &str, size: usize| -> Result<Option<RawAccessor>, ImportError> {
+        match a(name) {
+            None => Ok(None),
+            Some(x) => {
+                let r = doc.accessor(x)?;
+                count_ok(r.count, name)?;
+                Ok((r.elem_size() == size).then_some(r))
+            }
+        }
+    };
+    let r15 = raw("_RES15", 8)?;
+    let r18 = raw("_RES18", 4)?;
+    let mut indices = match idx(p, "indices") {
+        Some(x) => doc.indices(x)?,
+        None => (0..n as u32).collect(),
+    };
+    if let Some(&bad) = indices.iter().find(|&&i| i as usize >= n) {
+        return Err(err(
+            "gltf.accessor",
+            at(&format!("index {bad} >= {n} vertices")),
+        ));
+    }
+    if mode != 4 {
+        indices = triangulate(mode, &indices);
+    }
+    if indices.len() % 3 != 0 {
+        return Err(err(
+            "gltf.accessor",
+            at(&format!("{} indices is not a multiple of 3", indices.len())),
+        ));
+    }
+    Ok(Prim {
+        indices,
+        pos,
+        nrm,
+        uv,
+        r15,
+        r18,
+        material: None,
+        gltf_material: material,
+    })
 }
 
 /// The Res6 slice of a batch as u32 (empty when out of range).

@@ -21,8 +21,12 @@
 //!    become integer-frame keys; Res8/Res19 are regenerated canonically
 //!    (msh-animation §5, §8) unless every track is unchanged.
 //! 5. The result passes [`crate::msh::validate`] or is an error.
+//!
+//! Without a base, [`author::author`] makes a new model and its WEAR table
+//! from any glTF scene.
 
 pub mod animation;
+pub mod author;
 pub mod geometry;
 pub mod matching;
 pub mod read;
@@ -31,6 +35,7 @@ use crate::anim::QuatLayout;
 use crate::gltf_export::Up;
 use crate::msh::{self, Model, MshError};
 
+pub use author::{author, AuthorOptions, AuthorReport, Authored};
 pub use read::{load_path, parse, GltfFile};
 
 /// An import failure, with a stable rule id.
@@ -39,8 +44,8 @@ pub use read::{load_path, parse, GltfFile};
 /// `gltf.buffer`, `gltf.index`, `gltf.accessor` (reading);
 /// `gltf.match.node`, `gltf.match.mesh`, `gltf.match.primitive`,
 /// `gltf.match.material`, `gltf.hierarchy` (matching); `gltf.mode`,
-/// `gltf.skin`, `gltf.morph`, `gltf.unsupported` (features the format
-/// cannot hold); `gltf.anim` (animation data); `gltf.limits` (u16 ranges);
+/// `gltf.skin`, `gltf.morph`, `gltf.scale`, `gltf.unsupported` (features
+/// the format cannot hold); `gltf.empty` (authoring: no triangles); `gltf.anim` (animation data); `gltf.limits` (u16 ranges);
 /// `msh.*` (the edited model breaks a codec rule, see
 /// [`crate::msh::validate`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

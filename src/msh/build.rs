@@ -110,6 +110,78 @@ pub fn key(time: f32, pos: [f32; 3], rot: [f32; 4]) -> AnimKey24 {
     }
 }
 
+/// Most vertices one [`Part`] (one Batch20) can address: Res6 indices are
+/// u16, `base_vertex` is u32 (msh-core §5.6, §5.8).
+pub const MAX_PART_VERTICES: usize = 65536;
+/// Most indices one [`Part`] can hold: `Batch20.index_count` is a u16,
+/// rounded down to whole triangles.
+pub const MAX_PART_INDICES: usize = (u16::MAX as usize / 3) * 3;
+
+/// Splits a triangle list over `vertices` into parts of at most
+/// [`MAX_PART_VERTICES`] vertices and [`MAX_PART_INDICES`] indices, keeping
+/// the triangle order; each part holds only the vertices its triangles use,
+/// in order of first use. One part per call when the list fits.
+///
+/// # Errors
+/// `build.index` when `indices.len()` is not a multiple of 3 or an index is
+/// `>= vertices.len()`.
+pub fn split_part(
+    material: u16,
+    vertices: &[Vertex],
+    indices: &[u32],
+) -> Result<Vec<Part>, BuildError> {
+    if indices.len() % 3 != 0 {
+        return Err(BuildError {
+            rule: "build.index",
+            detail: format!("{} indices is not a multiple of 3", indices.len()),
+        });
+    }
+    if let Some(&bad) = indices.iter().find(|&&i| i as usize >= vertices.len()) {
+        return Err(BuildError {
+            rule: "build.index",
+            detail: format!("index {bad} >= {} vertices", vertices.len()),
+        });
+    }
+    // local[v] = (part number + 1, local index) of a vertex already in the part.
+    let mut local: Vec<(u32, u16)> = vec![(0, 0); vertices.len()];
+    let mut parts: Vec<Part> = Vec::new();
+    let mut cur = Part {
+        material,
+        ..Part::default()
+    };
+    for tri in indices.chunks_exact(3) {
+        let gen = parts.len() as u32 + 1;
+        let new = tri
+            .iter()
+            .enumerate()
+            .filter(|&(k, &v)| local[v as usize].0 != gen && !tri[..k].contains(&v))
+            .count();
+        if cur.vertices.len() + new > MAX_PART_VERTICES || cur.indices.len() + 3 > MAX_PART_INDICES
+        {
+            parts.push(std::mem::replace(
+                &mut cur,
+                Part {
+                    material,
+                    ..Part::default()
+                },
+            ));
+        }
+        let gen = parts.len() as u32 + 1;
+        for &v in tri {
+            let slot = &mut local[v as usize];
+            if slot.0 != gen {
+                *slot = (gen, cur.vertices.len() as u16);
+                cur.vertices.push(vertices[v as usize]);
+            }
+            cur.indices.push(slot.1);
+        }
+    }
+    if !cur.indices.is_empty() || parts.is_empty() {
+        parts.push(cur);
+    }
+    Ok(parts)
+}
+
 impl ModelBuilder {
     /// An empty builder.
     pub fn new() -> Self {
@@ -175,7 +247,13 @@ impl ModelBuilder {
             });
         }
         if tri_start + tri_count > u16::MAX as usize {
-            return Err(lim("triangles"));
+            return Err(BuildError {
+                rule: "build.limits",
+                detail: format!(
+                    "{} triangles in all (slot {slot_index} adds {tri_count}); Res7 links and Slot68 triangle ranges are u16, so a model holds at most 65535 triangles",
+                    tri_start + tri_count
+                ),
+            });
         }
         m.slots.push(Slot68 {
             tri_start: tri_start as u16,

@@ -1,0 +1,1033 @@
+//! Authoring a new model from any glTF 2.0 scene (no base model):
+//! `gltf2msh scene.glb -o NEW.msh` (gltf-mapping.md, "Reverse rules",
+//! last point; msh-core §5, §8; msh-animation §5, §8).
+//!
+//! [`author`] turns the default scene into a [`Model`] and its WEAR table:
+//!
+//! 1. **Nodes.** The default scene's node tree (`scene`, else scene 0;
+//!    without scenes, every parentless node, with a warning), depth-first,
+//!    parents before children (msh2gltf's `{"msh": {"node": i}}` extras
+//!    order the nodes when every node has a distinct one that keeps parents
+//!    first). Every tree node becomes a Res1 node (at most 65535: `hdr1` is
+//!    a u16 with 0xFFFF = none), except msh2gltf's cell carriers
+//!    (`{"msh": {"cell": c}}` leaves with an identity transform), whose mesh
+//!    goes into their parent's cell `c`. `hdr0` is the node's
+//!    `{"msh": {"flags"}}` extra, else 0. Names: Res10 in Windows-1251,
+//!    characters it cannot encode become `_` (reported). A cycle or a node
+//!    with two parents is `gltf.hierarchy`.
+//! 2. **Scale.** MSH nodes have no scale (format-notes §3). Each node's
+//!    accumulated scale `S` (its own static scale times what its parent
+//!    passes down) is baked into its geometry (positions `S ⊙ p`, normals
+//!    `normalize(n / S)`, triangle winding reversed when `S` mirrors), and
+//!    the parent's `S` into the node's translation (`S_parent ⊙ t`, every
+//!    frame). Exact when the parent's scale is uniform or the node's
+//!    rotation maps axes onto axes; otherwise (a non-uniform scale above a
+//!    rotated child) the child's inherited scale per local axis `i` is
+//!    `Σ_k S_parent[k] · R[k][i]²` and the approximation is reported.
+//!    Matrices are decomposed into TRS ([`super::animation::decompose_matrix`]).
+//!    A scale channel whose values are all equal (within [`SCALE_TOL`]) is
+//!    baked like a static scale; any other is `gltf.scale`.
+//! 3. **Geometry.** One Res2 slot per (glTF mesh, baked scale), in cell
+//!    `(lod 0, group 0)` of the node (carriers: their cell), shared by
+//!    nodes with the same mesh and scale. One or more batches per primitive:
+//!    [`split_part`] keeps each batch within 65536 vertices and 65535
+//!    indices (`base_vertex`). `TRIANGLES`, `TRIANGLE_STRIP` and
+//!    `TRIANGLE_FAN` are accepted (strips and fans converted), any index
+//!    type; points and lines are `gltf.mode`. Missing normals are generated
+//!    flat (glTF 2.0 §3.7.2.1: each triangle gets its own corners with the
+//!    face normal); zero normals get the area-weighted normal of their
+//!    triangles. Missing UVs are 0. Positions must be finite (`gltf.accessor`).
+//! 4. **Materials.** One WEAR row per glTF material, in order (row `i` =
+//!    material `i`), then a `DEFAULT.0` row when a primitive has no
+//!    material. Names come from the material's `{"msh": {"name"}}` extra,
+//!    else its `name`, else `MATERIAL<i>`, and are made valid by
+//!    [`wear_name`] (renames reported).
+//! 5. **Animation.** Translation and rotation channels of every glTF
+//!    animation (merged onto one timeline; STEP, LINEAR, CUBICSPLINE, any
+//!    times) are sampled at every integer frame `0..=ceil(last * fps)` of the
+//!    node, glTF semantics (values held before the first and after the last
+//!    key). With [`AuthorOptions::reduce_keys`] the keys are reduced like the
+//!    `--base` path: a key is dropped when the engine's interpolation of its
+//!    kept neighbours reproduces every dropped frame within
+//!    [`super::animation::REDUCE_POS_TOL`] (game units) and
+//!    [`super::animation::REDUCE_ROT_TOL`] (runtime quaternion component).
+//!    A track whose keys are all equal becomes a static key. Res8/Res19 are
+//!    canonical (msh-animation §5.4, §8), quaternions in the seed's `xyzw`
+//!    layout.
+//! 6. **Refused:** skins (`gltf.skin`, unless [`AuthorOptions::ignore_skins`]:
+//!    the mesh is then placed as stored, in its bind pose, by its node's
+//!    transform; joints and weights are ignored), morph targets
+//!    (`gltf.morph`, same option: the base shape), an animation whose only
+//!    channels are morph weights (`gltf.morph`), a scene without triangles
+//!    (`gltf.empty`).
+//! 7. **Derived and unknown fields** are the [`ModelBuilder`] defaults (its
+//!    module docs list them); the model passes [`crate::msh::validate`]
+//!    before it is returned.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::animation::{self, collect_channels, node_trs_full, quantize_gltf_rotation, Channel};
+use super::geometry::{read_primitive, PrimRules};
+use super::read::{arr, idx, msh_extras, GltfFile};
+use super::{conventions, ImportError, ImportOptions};
+use crate::anim::{self, QuatLayout};
+use crate::gltf_export::{axes, Up};
+use crate::material::wear::{Wear, WearRow};
+use crate::msh::build::{split_part, ModelBuilder, NodeSpec, Part, Vertex};
+use crate::msh::{self, AnimKey24, Model, CELLS, NONE16};
+
+/// Relative tolerance under which a scale channel counts as constant.
+pub const SCALE_TOL: f32 = 1e-6;
+/// Most characters of a WEAR material name before its `.N` suffix.
+pub const MAX_MATERIAL_STEM: usize = 15;
+/// Most Res1 nodes a model can hold (`hdr1` is a u16, 0xFFFF = none).
+pub const MAX_NODES: usize = NONE16 as usize;
+
+fn err(rule: &'static str, detail: impl Into<String>) -> ImportError {
+    ImportError::new(rule, detail)
+}
+
+/// Options of [`author`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuthorOptions {
+    /// Frames per second of the glTF timeline; `None`: the scene extras'
+    /// `fps`, else 24.
+    pub fps: Option<f32>,
+    /// Reduce the per-frame keys (see the module docs); `false` keeps a key
+    /// at every frame of an animated node.
+    pub reduce_keys: bool,
+    /// Convert skinned meshes in their bind pose and morphed meshes with
+    /// their base shape instead of refusing them.
+    pub ignore_skins: bool,
+}
+
+impl Default for AuthorOptions {
+    fn default() -> Self {
+        AuthorOptions {
+            fps: None,
+            reduce_keys: true,
+            ignore_skins: false,
+        }
+    }
+}
+
+/// A WEAR name that had to change.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Rename {
+    /// WEAR row (glTF material index; the last row for `DEFAULT`).
+    pub row: usize,
+    /// The glTF name.
+    pub from: String,
+    /// The WEAR name.
+    pub to: String,
+}
+
+/// What [`author`] made.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct AuthorReport {
+    /// Frames per second used.
+    pub fps: f32,
+    /// `"y"` or `"z"`.
+    pub up: String,
+    /// Res1 node count.
+    pub nodes: usize,
+    /// Res2 slot count.
+    pub slots: usize,
+    /// Res13 batch count.
+    pub batches: usize,
+    /// Res3 vertex count.
+    pub vertices: usize,
+    /// Res7 triangle count.
+    pub triangles: usize,
+    /// Res8 key count.
+    pub keys: usize,
+    /// Res19 frame count.
+    pub frame_count: u32,
+    /// Names of the animated Res1 nodes.
+    pub animated_nodes: Vec<String>,
+    /// WEAR material names, by row.
+    pub materials: Vec<String>,
+    /// Material names that were changed to fit WEAR rules.
+    pub renamed_materials: Vec<Rename>,
+    /// Res1 nodes whose name had characters Windows-1251 cannot encode.
+    pub renamed_nodes: Vec<usize>,
+    /// Res1 nodes whose accumulated scale was baked into geometry (not 1).
+    pub scaled_nodes: Vec<usize>,
+    /// Primitives whose normals were generated.
+    pub generated_normals: usize,
+    /// Everything approximated or ignored.
+    pub warnings: Vec<String>,
+}
+
+/// An authored model, its WEAR table and the report.
+#[derive(Debug, Clone)]
+pub struct Authored {
+    /// The new model (validated).
+    pub model: Model,
+    /// Its material table (row `i` = `Batch20.material_index` `i`).
+    pub wear: Wear,
+    /// What was done.
+    pub report: AuthorReport,
+}
+
+/// Makes a WEAR material name (`NAME.N`, format-notes §4): characters other
+/// than ASCII letters, digits, `_` and `-` and the letters Windows-1251
+/// encodes become `_`, letters are upper-cased, the stem is cut to
+/// [`MAX_MATERIAL_STEM`] characters, a trailing `.digits` of the input is
+/// kept as the suffix (else `.0`), and the result is made unique
+/// (case-insensitively) among `used` by replacing the stem's end with `_2`,
+/// `_3`, ... The name is added to `used`.
+pub fn wear_name(name: &str, used: &mut HashSet<String>) -> String {
+    let (stem, suffix) = match name.rsplit_once('.') {
+        Some((s, d))
+            if !s.is_empty()
+                && !d.is_empty()
+                && d.len() <= 3
+                && d.bytes().all(|c| c.is_ascii_digit()) =>
+        {
+            (s, d.to_string())
+        }
+        _ => (name, "0".to_string()),
+    };
+    let clean: Vec<char> = stem
+        .chars()
+        .map(|c| {
+            let ok = c.is_ascii_alphanumeric()
+                || c == '_'
+                || c == '-'
+                || (!c.is_ascii() && c.is_alphabetic() && cp1251_encodable(c));
+            if ok {
+                c.to_uppercase()
+                    .next()
+                    .filter(|u| cp1251_encodable(*u))
+                    .unwrap_or(c)
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut clean: Vec<char> = clean.into_iter().take(MAX_MATERIAL_STEM).collect();
+    if clean.is_empty() {
+        clean = "MATERIAL".chars().collect();
+    }
+    let make = |stem: &[char]| format!("{}.{suffix}", stem.iter().collect::<String>());
+    let mut out = make(&clean);
+    let mut k = 2usize;
+    while used.contains(&out.to_uppercase()) {
+        let tag: Vec<char> = format!("_{k}").chars().collect();
+        let keep = clean.len().min(MAX_MATERIAL_STEM - tag.len());
+        let mut s = clean[..keep].to_vec();
+        s.extend(tag);
+        out = make(&s);
+        k += 1;
+    }
+    used.insert(out.to_uppercase());
+    out
+}
+
+fn cp1251_encodable(c: char) -> bool {
+    let mut buf = [0u8; 4];
+    let (_, _, bad) = encoding_rs::WINDOWS_1251.encode(c.encode_utf8(&mut buf));
+    !bad
+}
+
+/// Windows-1251 bytes of a node name; unencodable characters become `_`.
+/// Returns the bytes and whether anything was replaced.
+fn cp1251_name(name: &str) -> (Vec<u8>, bool) {
+    let mut out = Vec::with_capacity(name.len());
+    let mut replaced = false;
+    for c in name.chars() {
+        let mut buf = [0u8; 4];
+        let (b, _, bad) = encoding_rs::WINDOWS_1251.encode(c.encode_utf8(&mut buf));
+        if bad || c == '\0' {
+            out.push(b'_');
+            replaced = true;
+        } else {
+            out.extend_from_slice(&b);
+        }
+    }
+    (out, replaced)
+}
+
+/// The tree of the default scene.
+struct Tree {
+    /// Res1 order: glTF node indices.
+    order: Vec<usize>,
+    /// glTF node → Res1 index.
+    res1_of: Vec<Option<usize>>,
+    /// glTF node → parent glTF node.
+    parent: Vec<Option<usize>>,
+    /// Cell carriers: (glTF node, Res1 parent, cell).
+    carriers: Vec<(usize, usize, usize)>,
+}
+
+fn is_identity(node: &Value) -> bool {
+    let (trs, _) = node_trs_full(node);
+    trs.t.iter().all(|x| x.abs() < 1e-6)
+        && trs.s.iter().all(|x| (x - 1.0).abs() < 1e-6)
+        && (trs.r[3].abs() - 1.0).abs() < 1e-6
+}
+
+fn scene_tree(doc: &GltfFile, warnings: &mut Vec<String>) -> Result<Tree, ImportError> {
+    let nodes = arr(&doc.json, "nodes");
+    let n = nodes.len();
+    let mut parent: Vec<Option<usize>> = vec![None; n];
+    for (i, nd) in nodes.iter().enumerate() {
+        for c in arr(nd, "children") {
+            let c = c
+                .as_u64()
+                .map(|c| c as usize)
+                .filter(|&c| c < n)
+                .ok_or_else(|| {
+                    err(
+                        "gltf.index",
+                        format!("node {i}: child {c} is not a node index (< {n})"),
+                    )
+                })?;
+            if let Some(p) = parent[c] {
+                return Err(err(
+                    "gltf.hierarchy",
+                    format!("node {c} is a child of nodes {p} and {i} (a node has one parent)"),
+                ));
+            }
+            parent[c] = Some(i);
+        }
+    }
+    let scenes = arr(&doc.json, "scenes");
+    let roots: Vec<usize> = if scenes.is_empty() {
+        if n > 0 {
+            warnings.push("the document has no scene: every parentless node is used".into());
+        }
+        (0..n).filter(|&i| parent[i].is_none()).collect()
+    } else {
+        let si = idx(&doc.json, "scene").unwrap_or(0);
+        let sc = doc.get("scenes", si)?;
+        let mut r = Vec::new();
+        for v in arr(sc, "nodes") {
+            let g = v
+                .as_u64()
+                .map(|g| g as usize)
+                .filter(|&g| g < n)
+                .ok_or_else(|| {
+                    err(
+                        "gltf.index",
+                        format!("scene {si}: root {v} is not a node index (< {n})"),
+                    )
+                })?;
+            r.push(g);
+        }
+        r
+    };
+    // Depth-first preorder with cycle detection.
+    let mut seen = vec![false; n];
+    let mut order = Vec::new();
+    let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
+    while let Some(g) = stack.pop() {
+        if seen[g] {
+            return Err(err(
+                "gltf.hierarchy",
+                format!("node {g} is reached twice from the scene (a cycle, or a root that is also a child)"),
+            ));
+        }
+        seen[g] = true;
+        order.push(g);
+        for c in arr(&nodes[g], "children").iter().rev() {
+            if let Some(c) = c.as_u64() {
+                stack.push(c as usize);
+            }
+        }
+    }
+    let left_out = (0..n).filter(|&g| !seen[g]).count();
+    if left_out > 0 {
+        warnings.push(format!(
+            "{left_out} node(s) outside the default scene ignored"
+        ));
+    }
+    // Cell carriers (msh2gltf --all-cells).
+    let mut carrier = vec![None; n];
+    for &g in &order {
+        let nd = &nodes[g];
+        let cell = msh_extras(nd)
+            .and_then(|e| e.get("cell"))
+            .and_then(Value::as_u64)
+            .map(|c| c as usize);
+        if let (Some(c), Some(p)) = (cell, parent[g]) {
+            if c < CELLS
+                && arr(nd, "children").is_empty()
+                && is_identity(nd)
+                && nd.get("mesh").is_some()
+            {
+                carrier[g] = Some(c);
+            } else {
+                warnings.push(format!(
+                    "node {g}: cell extra {c} ignored (a carrier is a mesh leaf with an identity transform under node {p}); kept as a node"
+                ));
+            }
+        }
+    }
+    let mut order: Vec<usize> = order
+        .into_iter()
+        .filter(|&g| carrier[g].is_none())
+        .collect();
+    // msh2gltf's node order, when complete and consistent.
+    let hint: Vec<Option<u64>> = order
+        .iter()
+        .map(|&g| {
+            msh_extras(&nodes[g])
+                .and_then(|e| e.get("node"))
+                .and_then(Value::as_u64)
+        })
+        .collect();
+    if hint.iter().all(Option::is_some) {
+        let mut by: Vec<(u64, usize)> = hint
+            .iter()
+            .zip(&order)
+            .map(|(h, &g)| (h.unwrap_or(0), g))
+            .collect();
+        by.sort_unstable();
+        let distinct = by.windows(2).all(|w| w[0].0 != w[1].0);
+        let sorted: Vec<usize> = by.iter().map(|&(_, g)| g).collect();
+        let mut pos = vec![usize::MAX; n];
+        for (i, &g) in sorted.iter().enumerate() {
+            pos[g] = i;
+        }
+        let parents_first = sorted.iter().enumerate().all(|(i, &g)| match parent[g] {
+            None => true,
+            Some(p) => pos[p] < i,
+        });
+        if distinct && parents_first {
+            order = sorted;
+        }
+    }
+    if order.len() > MAX_NODES {
+        return Err(err(
+            "gltf.limits",
+            format!(
+                "the scene has {} nodes; Res1 can address at most {MAX_NODES}",
+                order.len()
+            ),
+        ));
+    }
+    let mut res1_of = vec![None; n];
+    for (i, &g) in order.iter().enumerate() {
+        res1_of[g] = Some(i);
+    }
+    let carriers = (0..n)
+        .filter_map(|g| {
+            let c = carrier[g]?;
+            let p = res1_of[parent[g]?]?;
+            Some((g, p, c))
+        })
+        .collect();
+    Ok(Tree {
+        order,
+        res1_of,
+        parent,
+        carriers,
+    })
+}
+
+fn uniform(s: [f32; 3]) -> bool {
+    let m = s.iter().fold(0.0f32, |a, x| a.max(x.abs()));
+    s.iter().all(|x| (x - s[0]).abs() <= 1e-6 * m.max(1e-30))
+}
+
+fn quat_cols(r: [f32; 4]) -> [[f32; 3]; 3] {
+    let [x, y, z, w] = r;
+    [
+        [
+            1.0 - 2.0 * (y * y + z * z),
+            2.0 * (x * y + z * w),
+            2.0 * (x * z - y * w),
+        ],
+        [
+            2.0 * (x * y - z * w),
+            1.0 - 2.0 * (x * x + z * z),
+            2.0 * (y * z + x * w),
+        ],
+        [
+            2.0 * (x * z + y * w),
+            2.0 * (y * z - x * w),
+            1.0 - 2.0 * (x * x + y * y),
+        ],
+    ]
+}
+
+fn mul3(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [a[0] * b[0], a[1] * b[1], a[2] * b[2]]
+}
+
+fn constant_value(c: &Channel) -> Option<[f32; 3]> {
+    let v0 = c.value(0);
+    let first = [v0[0], v0[1], v0[2]];
+    (0..c.len())
+        .all(|k| {
+            let v = c.value(k);
+            (0..3).all(|i| (v[i] - first[i]).abs() <= SCALE_TOL * first[i].abs().max(1.0))
+        })
+        .then_some(first)
+}
+
+/// Per-node data for the geometry and key passes.
+struct NodeInfo {
+    /// Scale passed down by the parent (multiplies the translation).
+    parent_scale: [f32; 3],
+    /// Accumulated scale baked into this node's geometry.
+    scale: [f32; 3],
+    t: [f32; 3],
+    r: [f32; 4],
+}
+
+/// Authors a new model from `doc` (see the module docs).
+///
+/// # Errors
+/// [`ImportError`]: `gltf.skin`, `gltf.morph`, `gltf.mode`, `gltf.scale`,
+/// `gltf.hierarchy`, `gltf.empty`, `gltf.limits` (u16 ranges of Res1, Res2,
+/// Res7, Res13, Res8/Res19), `gltf.accessor`, `gltf.anim`, `gltf.index`,
+/// and the `msh.*` rule the result would break.
+pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportError> {
+    let conv = conventions(
+        doc,
+        &ImportOptions {
+            fps: opts.fps,
+            reduce_keys: opts.reduce_keys,
+        },
+    );
+    let (up, fps) = (conv.up, conv.fps);
+    let layout = QuatLayout::Xyzw;
+    let mut report = AuthorReport {
+        fps,
+        up: match up {
+            Up::Y => "y".into(),
+            Up::Z => "z".into(),
+        },
+        ..Default::default()
+    };
+    if conv.layout != layout {
+        report.warnings.push(
+            "scene extras say quat_layout wxyz; the new model is written in the seed's xyzw layout"
+                .into(),
+        );
+    }
+    let nodes = arr(&doc.json, "nodes");
+    let tree = scene_tree(doc, &mut report.warnings)?;
+    let in_tree = |g: usize| tree.res1_of[g].is_some() || tree.carriers.iter().any(|c| c.0 == g);
+
+    // Skins.
+    let skinned: Vec<usize> = (0..nodes.len())
+        .filter(|&g| in_tree(g) && nodes[g].get("skin").is_some())
+        .collect();
+    if !skinned.is_empty() {
+        if !opts.ignore_skins {
+            return Err(err(
+                "gltf.skin",
+                format!(
+                    "nodes {skinned:?} are skinned meshes; MSH has rigid nodes only (bake the armature, or --ignore-skins for the bind pose)"
+                ),
+            ));
+        }
+        report.warnings.push(format!(
+            "skins of nodes {skinned:?} ignored: meshes placed in their bind pose by their node's transform"
+        ));
+    }
+
+    // Channels.
+    let n = tree.order.len();
+    let col = collect_channels(doc, fps, |g| tree.res1_of.get(g).copied().flatten(), n)?;
+    if col.weights > 0 && col.trs == 0 && !opts.ignore_skins {
+        return Err(err(
+            "gltf.morph",
+            format!(
+                "the animation holds only morph target weights ({} channels); MSH animates rigid nodes only (--ignore-skins keeps the base shape, unanimated)",
+                col.weights
+            ),
+        ));
+    }
+    report.warnings.extend(col.warnings);
+    let chans = col.channels;
+
+    // Static transforms and scale baking.
+    let mut info: Vec<NodeInfo> = Vec::with_capacity(n);
+    for (r, &g) in tree.order.iter().enumerate() {
+        let nd = &nodes[g];
+        let (mut trs, note) = node_trs_full(nd);
+        if let Some(note) = note {
+            report.warnings.push(format!("node {g}: {note}"));
+        }
+        let [tc, rc, sc] = &chans[r];
+        if let Some(sc) = sc {
+            match constant_value(sc) {
+                Some(s) => trs.s = s,
+                None => {
+                    return Err(err(
+                        "gltf.scale",
+                        format!(
+                            "node {g} ({:?}): animated scale cannot be stored in MSH (keys hold translation and rotation); apply the scale",
+                            nd.get("name").and_then(Value::as_str).unwrap_or("")
+                        ),
+                    ))
+                }
+            }
+        }
+        if let Some(rc) = rc {
+            let v = rc.sample(0.0, true);
+            trs.r = [v[0], v[1], v[2], v[3]];
+        }
+        if let Some(tc) = tc {
+            let v = tc.sample(0.0, false);
+            trs.t = [v[0], v[1], v[2]];
+        }
+        let parent_scale = tree
+            .parent
+            .get(g)
+            .copied()
+            .flatten()
+            .and_then(|p| tree.res1_of[p])
+            .map_or([1.0; 3], |p| info[p].scale);
+        let inherited = if uniform(parent_scale) {
+            [parent_scale[0]; 3]
+        } else {
+            let cols = quat_cols(trs.r);
+            let aligned = cols
+                .iter()
+                .flatten()
+                .all(|&c| c.abs() < 1e-5 || (c.abs() - 1.0).abs() < 1e-5);
+            if !aligned || rc.is_some() {
+                report.warnings.push(format!(
+                    "node {g}: non-uniform parent scale {parent_scale:?} under a{} rotation cannot be represented exactly; approximated",
+                    if rc.is_some() { "n animated" } else { " non-axis-aligned" }
+                ));
+            }
+            let f = |i: usize| {
+                (0..3)
+                    .map(|k| parent_scale[k] * cols[i][k] * cols[i][k])
+                    .sum::<f32>()
+            };
+            [f(0), f(1), f(2)]
+        };
+        let scale = mul3(inherited, trs.s);
+        if scale.iter().any(|x| (x - 1.0).abs() > 1e-6) {
+            report.scaled_nodes.push(r);
+        }
+        info.push(NodeInfo {
+            parent_scale,
+            scale,
+            t: trs.t,
+            r: trs.r,
+        });
+    }
+
+    // Materials.
+    let materials = arr(&doc.json, "materials");
+    let mut used = HashSet::new();
+    let mut rows: Vec<WearRow> = Vec::new();
+    let mut add_row =
+        |row: usize, src: String, rows: &mut Vec<WearRow>, report: &mut AuthorReport| {
+            let name = wear_name(&src, &mut used);
+            if name != src && row < materials.len() {
+                report.renamed_materials.push(Rename {
+                    row,
+                    from: src,
+                    to: name.clone(),
+                });
+            }
+            rows.push(WearRow {
+                legacy_id: row as i32 + 1,
+                name,
+            });
+        };
+    for (i, m) in materials.iter().enumerate() {
+        let src = msh_extras(m)
+            .and_then(|e| e.get("name"))
+            .and_then(Value::as_str)
+            .or_else(|| m.get("name").and_then(Value::as_str))
+            .filter(|s| !s.trim().is_empty())
+            .map_or_else(|| format!("MATERIAL{i}"), str::to_string);
+        add_row(i, src, &mut rows, &mut report);
+    }
+    let mut default_row: Option<u16> = None;
+
+    // Geometry: one slot per (mesh, baked scale).
+    let mut b = ModelBuilder::new();
+    let mut slot_of: HashMap<(usize, [u32; 3]), Option<u16>> = HashMap::new();
+    let mut cells: Vec<Vec<(usize, u16)>> = vec![Vec::new(); n];
+    let mut placements: Vec<(usize, usize, usize)> = Vec::new(); // (Res1, cell, mesh)
+    for (r, &g) in tree.order.iter().enumerate() {
+        if let Some(m) = idx(&nodes[g], "mesh") {
+            placements.push((r, 0, m));
+        }
+    }
+    for &(g, p, c) in &tree.carriers {
+        if let Some(m) = idx(&nodes[g], "mesh") {
+            if let Some(k) = placements
+                .iter()
+                .position(|&(r, cell, _)| r == p && cell == c)
+            {
+                report.warnings.push(format!(
+                    "node {g}: cell {c} of Res1 node {p} also holds that node's own mesh; the carrier's mesh is used"
+                ));
+                placements.remove(k);
+            }
+            placements.push((p, c, m));
+        }
+    }
+    let mut used_meshes = HashSet::new();
+    let mut triangles = 0usize;
+    for &(r, cell, mesh) in &placements {
+        used_meshes.insert(mesh);
+        let scale = info[r].scale;
+        let key = (mesh, scale.map(f32::to_bits));
+        let slot = match slot_of.get(&key) {
+            Some(s) => *s,
+            None => {
+                let parts = mesh_parts(
+                    doc,
+                    mesh,
+                    scale,
+                    up,
+                    opts,
+                    materials.len(),
+                    &mut default_row,
+                    &mut report,
+                )?;
+                let s = if parts.is_empty() {
+                    report
+                        .warnings
+                        .push(format!("mesh {mesh}: no triangles; no slot"));
+                    None
+                } else {
+                    triangles += parts.iter().map(|p| p.indices.len() / 3).sum::<usize>();
+                    Some(
+                        b.add_slot(&parts)
+                            .map_err(|e| err("gltf.limits", e.to_string()))?,
+                    )
+                };
+                slot_of.insert(key, s);
+                s
+            }
+        };
+        if let Some(s) = slot {
+            cells[r].push((cell, s));
+        }
+    }
+    let meshes = arr(&doc.json, "meshes").len();
+    let unused: Vec<usize> = (0..meshes).filter(|m| !used_meshes.contains(m)).collect();
+    if !unused.is_empty() {
+        report.warnings.push(format!(
+            "meshes {unused:?} are used by no node of the scene; ignored"
+        ));
+    }
+    if triangles == 0 {
+        return Err(err(
+            "gltf.empty",
+            "the scene has no triangle geometry (no node with a mesh of triangles)",
+        ));
+    }
+    if let Some(d) = default_row {
+        // Synthesized row: its `.0` suffix is not a rename.
+        add_row(d as usize, "DEFAULT".into(), &mut rows, &mut report);
+    }
+
+    // Nodes and keys.
+    let last_allowed = anim::MAX_KEY_TIME;
+    for (r, &g) in tree.order.iter().enumerate() {
+        let nd = &nodes[g];
+        let ni = &info[r];
+        let [tc, rc, _] = &chans[r];
+        let key_at = |f: f32, t: [f32; 3], q: [f32; 4]| AnimKey24 {
+            pos: axes::vec3_inv(up, mul3(ni.parent_scale, t)),
+            time: f,
+            q: quantize_gltf_rotation(up, layout, q),
+        };
+        let mut keys: Vec<AnimKey24> = if tc.is_none() && rc.is_none() {
+            vec![key_at(0.0, ni.t, ni.r)]
+        } else {
+            let last = [tc.as_ref(), rc.as_ref()]
+                .into_iter()
+                .flatten()
+                .map(Channel::last_frame)
+                .fold(0.0f32, f32::max)
+                .ceil();
+            if last > last_allowed {
+                return Err(err(
+                    "gltf.limits",
+                    format!(
+                        "node {g}: animation ends at frame {last} (> {last_allowed}) at {fps} fps"
+                    ),
+                ));
+            }
+            let mut prev: Option<[f32; 4]> = None;
+            (0..=last as u32)
+                .map(|f| {
+                    let f = f as f32;
+                    let t = tc.as_ref().map_or(ni.t, |c| {
+                        let v = c.sample(f, false);
+                        [v[0], v[1], v[2]]
+                    });
+                    let mut q = rc.as_ref().map_or(ni.r, |c| {
+                        let v = c.sample(f, true);
+                        [v[0], v[1], v[2], v[3]]
+                    });
+                    // Sign-continuous rotations: the engine interpolates the stored values.
+                    if prev.is_some_and(|p| (0..4).map(|k| p[k] * q[k]).sum::<f32>() < 0.0) {
+                        q = q.map(|x| -x);
+                    }
+                    prev = Some(q);
+                    key_at(f, t, q)
+                })
+                .collect()
+        };
+        if opts.reduce_keys && keys.len() > 2 {
+            let protect = vec![false; keys.len()];
+            keys = animation::reduce(keys, &protect, layout);
+        }
+        if keys
+            .windows(2)
+            .all(|w| w[0].pos == w[1].pos && w[0].q == w[1].q)
+        {
+            keys.truncate(1);
+        }
+        let name = nd
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        let name = name.map(|s| {
+            let (bytes, replaced) = cp1251_name(s);
+            if replaced {
+                report.renamed_nodes.push(r);
+            }
+            bytes
+        });
+        if keys.len() > 1 {
+            report.animated_nodes.push(
+                nd.get("name")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| format!("node{r}"), str::to_string),
+            );
+        }
+        let flags = msh_extras(nd)
+            .and_then(|e| e.get("flags"))
+            .and_then(Value::as_u64)
+            .filter(|&f| f <= u64::from(u16::MAX))
+            .unwrap_or(0) as u16;
+        b.add_node(NodeSpec {
+            name,
+            parent: tree.parent[g].and_then(|p| tree.res1_of[p]),
+            flags,
+            cells: std::mem::take(&mut cells[r]),
+            animated: keys.len() > 1,
+            keys,
+        });
+    }
+    let model = b.finish().map_err(|e| {
+        let rule = if e.rule.starts_with("msh.") {
+            "gltf.limits"
+        } else {
+            e.rule
+        };
+        err(rule, format!("the new model does not fit MSH: {e}"))
+    })?;
+    msh::validate(&model)?;
+    report.nodes = n;
+    report.slots = model.slots.len();
+    report.batches = model.batches.len();
+    report.vertices = model.positions.len();
+    report.triangles = model.tris.as_ref().map_or(0, Vec::len);
+    report.keys = model.keys.as_ref().map_or(0, Vec::len);
+    report.frame_count = model.frame_count;
+    report.materials = rows.iter().map(|r| r.name.clone()).collect();
+    Ok(Authored {
+        model,
+        wear: Wear {
+            materials: rows,
+            lightmaps: Vec::new(),
+            crlf: true,
+        },
+        report,
+    })
+}
+
+fn normalize3(v: [f32; 3]) -> Option<[f32; 3]> {
+    let l = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+    (l > 1e-20 && l.is_finite()).then(|| v.map(|x| x / l))
+}
+
+fn sub3(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+fn cross3(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+/// The parts (batches) of glTF mesh `mesh` with `scale` baked, in game axes.
+#[allow(clippy::too_many_arguments)]
+fn mesh_parts(
+    doc: &GltfFile,
+    mesh: usize,
+    scale: [f32; 3],
+    up: Up,
+    opts: &AuthorOptions,
+    material_count: usize,
+    default_row: &mut Option<u16>,
+    report: &mut AuthorReport,
+) -> Result<Vec<Part>, ImportError> {
+    let mj = doc.get("meshes", mesh)?;
+    let rules = PrimRules {
+        triangulate: true,
+        ignore_morph: opts.ignore_skins,
+    };
+    let mirror = scale[0] * scale[1] * scale[2] < 0.0;
+    let mut parts = Vec::new();
+    for (pi, p) in arr(mj, "primitives").iter().enumerate() {
+        let prim = read_primitive(doc, mesh, pi, p, rules)?;
+        if !arr(p, "targets").is_empty() {
+            report.warnings.push(format!(
+                "mesh {mesh} primitive {pi}: morph targets ignored (base shape)"
+            ));
+        }
+        if prim.indices.is_empty() {
+            continue;
+        }
+        if let Some(i) = prim
+            .pos
+            .iter()
+            .position(|p| p.iter().any(|c| !c.is_finite()))
+        {
+            return Err(err(
+                "gltf.accessor",
+                format!(
+                    "mesh {mesh} primitive {pi}: POSITION {i} is not finite ({:?})",
+                    prim.pos[i]
+                ),
+            ));
+        }
+        let material = match prim.gltf_material.filter(|&m| m < material_count) {
+            Some(m) => m,
+            None => {
+                if let Some(m) = prim.gltf_material {
+                    report.warnings.push(format!(
+                        "mesh {mesh} primitive {pi}: material {m} does not exist; DEFAULT used"
+                    ));
+                }
+                usize::from(*default_row.get_or_insert(material_count as u16))
+            }
+        };
+        if material > u16::MAX as usize {
+            return Err(err(
+                "gltf.limits",
+                format!("material {material} > 65535 (Batch20.material_index is a u16)"),
+            ));
+        }
+        let pos: Vec<[f32; 3]> = prim.pos.iter().map(|&p| mul3(scale, p)).collect();
+        let mut indices = prim.indices;
+        if mirror {
+            for t in indices.chunks_exact_mut(3) {
+                t.swap(1, 2);
+            }
+        }
+        let uv = |i: usize| prim.uv.as_ref().map_or([0.0; 2], |u| u[i]);
+        let face = |t: &[u32]| {
+            let (a, b2, c) = (pos[t[0] as usize], pos[t[1] as usize], pos[t[2] as usize]);
+            cross3(sub3(b2, a), sub3(c, a))
+        };
+        let (verts, idx): (Vec<Vertex>, Vec<u32>) = match &prim.nrm {
+            None => {
+                report.generated_normals += 1;
+                let mut verts = Vec::with_capacity(indices.len());
+                for t in indices.chunks_exact(3) {
+                    let nrm = normalize3(face(t)).unwrap_or([0.0, 1.0, 0.0]);
+                    for &v in t {
+                        verts.push(Vertex {
+                            pos: axes::vec3_inv(up, pos[v as usize]),
+                            normal: axes::vec3_inv(up, nrm),
+                            uv: uv(v as usize),
+                        });
+                    }
+                }
+                let idx = (0..verts.len() as u32).collect();
+                (verts, idx)
+            }
+            Some(nrm) => {
+                let inv = scale.map(|s| if s == 0.0 { 0.0 } else { 1.0 / s });
+                let mut normals: Vec<Option<[f32; 3]>> =
+                    nrm.iter().map(|&n| normalize3(mul3(inv, n))).collect();
+                if normals.iter().any(Option::is_none) {
+                    let mut acc = vec![[0.0f32; 3]; pos.len()];
+                    for t in indices.chunks_exact(3) {
+                        let f = face(t);
+                        for &v in t {
+                            let a = &mut acc[v as usize];
+                            *a = [a[0] + f[0], a[1] + f[1], a[2] + f[2]];
+                        }
+                    }
+                    for (i, n) in normals.iter_mut().enumerate() {
+                        if n.is_none() {
+                            *n = normalize3(acc[i]);
+                        }
+                    }
+                    report.warnings.push(format!(
+                        "mesh {mesh} primitive {pi}: zero normals replaced by face normals"
+                    ));
+                }
+                let verts = (0..pos.len())
+                    .map(|i| Vertex {
+                        pos: axes::vec3_inv(up, pos[i]),
+                        normal: axes::vec3_inv(up, normals[i].unwrap_or([0.0; 3])),
+                        uv: uv(i),
+                    })
+                    .collect();
+                (verts, indices)
+            }
+        };
+        parts.extend(
+            split_part(material as u16, &verts, &idx)
+                .map_err(|e| err("gltf.accessor", e.to_string()))?,
+        );
+    }
+    Ok(parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wear_names() {
+        let mut used = HashSet::new();
+        assert_eq!(wear_name("HULL_1.2", &mut used), "HULL_1.2");
+        assert_eq!(wear_name("hull_1.2", &mut used), "HULL_1_2.2");
+        assert_eq!(wear_name("Material #5", &mut used), "MATERIAL__5.0");
+        assert_eq!(
+            wear_name("a very long material name", &mut used),
+            "A_VERY_LONG_MAT.0"
+        );
+        assert_eq!(
+            wear_name("a very long material name 2", &mut used),
+            "A_VERY_LONG_M_2.0"
+        );
+        assert_eq!(wear_name("броня", &mut used), "БРОНЯ.0");
+        assert_eq!(wear_name("木材", &mut used), "__.0");
+        assert_eq!(wear_name("", &mut used), "MATERIAL.0");
+        assert_eq!(wear_name("x.1234", &mut used), "X_1234.0");
+        for n in &used {
+            let stem = n.split('.').next().unwrap();
+            assert!(stem.chars().count() <= MAX_MATERIAL_STEM, "{n}");
+        }
+    }
+
+    #[test]
+    fn node_names_cp1251() {
+        assert_eq!(
+            cp1251_name("Башня"),
+            (vec![0xC1, 0xE0, 0xF8, 0xED, 0xFF], false)
+        );
+        assert_eq!(cp1251_name("a木b"), (b"a_b".to_vec(), true));
+    }
+}
