@@ -320,7 +320,13 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
                 continue;
             }
         };
-        match source::classify(&data) {
+        // A `.msh` NRes that is not a complete model goes to the model
+        // reader, which names the missing stream.
+        let kind = match source::classify(&data) {
+            FileKind::OtherNres if source::is_msh_name(name.as_bytes()) => FileKind::Model,
+            k => k,
+        };
+        match kind {
             FileKind::NotNres => {
                 if source::is_msh_name(name.as_bytes()) {
                     let e = nres::read(&data, nres::Mode::Strict).err();
@@ -346,9 +352,7 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
                 "terrain",
                 "terrain (types 11/14/21, no Res6/Res13), not a model".into(),
             )),
-            // A `.msh` NRes that is not a complete model: let the model
-            // reader name the missing stream.
-            FileKind::OtherNres if source::is_msh_name(name.as_bytes()) => {
+            FileKind::Model => {
                 let stem = source::stem_of(&name).to_string();
                 let idx = d.jobs.len();
                 d.jobs.push(ModelJob {
@@ -386,22 +390,6 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
                         )
                     });
                 d.skipped.push(ReportRow::skip(display, reason.0, reason.1));
-            }
-            FileKind::Model => {
-                let stem = source::stem_of(&name).to_string();
-                let idx = d.jobs.len();
-                d.jobs.push(ModelJob {
-                    file: file.clone(),
-                    entry: None,
-                    entry_name: None,
-                    source: display,
-                    stem: stem.clone(),
-                    output: PathBuf::new(),
-                });
-                planned
-                    .entry(out.join(&rel_dir))
-                    .or_default()
-                    .push((idx, sanitize_component(&stem)));
             }
             FileKind::ModelArchive => {
                 let a = match nres::read(&data, nres::Mode::Tolerant) {

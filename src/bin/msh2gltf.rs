@@ -221,26 +221,13 @@ fn run(cli: &Cli) -> Result<u8> {
                 Some(source::classify(&head))
             };
             match kind {
-                Some(FileKind::Model) => {
-                    let name = path
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    let stem = source::stem_of(&name).to_string();
-                    single = true;
-                    vec![ModelJob {
-                        file: path.clone(),
-                        entry: None,
-                        entry_name: None,
-                        source: path.display().to_string(),
-                        output: single_output(cli, &path, &stem),
-                        stem,
-                    }]
-                }
-                Some(FileKind::NotNres | FileKind::OtherNres)
-                    if source::is_msh_name(path.as_os_str().as_encoded_bytes()) =>
+                // A bare model; also a .msh that is not a readable model, so
+                // that the reader names the broken rule.
+                Some(k)
+                    if k == FileKind::Model
+                        || (matches!(k, FileKind::NotNres | FileKind::OtherNres)
+                            && source::is_msh_name(path.as_os_str().as_encoded_bytes())) =>
                 {
-                    // A .msh that is not a readable model: let the reader name the broken rule.
                     let name = path
                         .file_name()
                         .map(|n| n.to_string_lossy().into_owned())

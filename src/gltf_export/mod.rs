@@ -207,9 +207,11 @@ pub(crate) fn extras(v: &serde_json::Value) -> Result<json::Extras, ExportError>
     )?))
 }
 
-/// Node names: Res10 decoded from Windows-1251, `node<i>` when empty,
-/// made unique by a `.<n>` suffix.
-fn node_names(model: &Model, n: usize, used: &mut HashSet<String>) -> Vec<String> {
+/// The glTF names of the first `n` Res1 nodes (gltf-mapping.md "Nodes"):
+/// Res10 decoded from Windows-1251, `node<i>` when empty, made unique by a
+/// `.<n>` suffix against `used` (which receives them). `gltf2msh` matches
+/// nodes by these names.
+pub fn node_names(model: &Model, n: usize, used: &mut HashSet<String>) -> Vec<String> {
     (0..n)
         .map(|i| {
             let base = match model.node_name(i) {

@@ -1021,13 +1021,7 @@ pub fn finish(
     report: &mut ImportReport,
 ) {
     for &s in &geo.changed_slots {
-        let slot = model.slots[s];
-        let (lo, hi, c, r) = derive::slot_bounds(model, &slot).unwrap_or_default();
-        let sl = &mut model.slots[s];
-        sl.aabb_min = lo;
-        sl.aabb_max = hi;
-        sl.sphere_center = c;
-        sl.sphere_radius = r;
+        derive::update_slot_bounds(model, s);
     }
     let pose_changed = match (
         anim::Sampler::new(base, conv.layout),

@@ -45,29 +45,10 @@ fn err(rule: &'static str, detail: impl Into<String>) -> ImportError {
     ImportError::new(rule, detail)
 }
 
-/// The glTF node names msh2gltf gives the Res1 nodes: Res10 decoded from
-/// Windows-1251, `node<i>` when empty, made unique by `.<n>` suffixes.
+/// The glTF node names msh2gltf gives the Res1 nodes (see
+/// [`crate::gltf_export::node_names`]).
 pub fn exported_names(model: &Model) -> Vec<String> {
-    let mut used = HashSet::new();
-    (0..model.nodes.len())
-        .map(|i| {
-            let base = match model.node_name(i) {
-                Some(b) if !b.is_empty() => encoding_rs::WINDOWS_1251
-                    .decode_without_bom_handling(b)
-                    .0
-                    .into_owned(),
-                _ => format!("node{i}"),
-            };
-            let mut name = base.clone();
-            let mut k = 1;
-            while used.contains(&name) {
-                name = format!("{base}.{k}");
-                k += 1;
-            }
-            used.insert(name.clone());
-            name
-        })
-        .collect()
+    crate::gltf_export::node_names(model, model.nodes.len(), &mut HashSet::new())
 }
 
 /// `name` without a Blender duplicate suffix (`.001` .. `.999`).

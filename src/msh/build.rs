@@ -363,17 +363,11 @@ impl ModelBuilder {
 /// seed's `xyzw` quaternion layout.
 pub fn recompute_bounds(model: &mut Model, tail: bool) {
     for s in 0..model.slots.len() {
-        let slot = model.slots[s];
-        let (lo, hi, c, r) = derive::slot_bounds(model, &slot).unwrap_or_default();
-        let sl = &mut model.slots[s];
-        sl.aabb_min = lo;
-        sl.aabb_max = hi;
-        sl.sphere_center = c;
-        sl.sphere_radius = r;
+        let (lo, hi, _, _) = derive::update_slot_bounds(model, s);
         if tail {
             let area = (hi[0] - lo[0]) * (hi[1] - lo[1]);
             let volume = area * (hi[2] - lo[2]);
-            sl.tail = [area.to_bits(), volume.to_bits(), 0, 0, 0];
+            model.slots[s].tail = [area.to_bits(), volume.to_bits(), 0, 0, 0];
         }
     }
     model.header = derive::res2_header(&model_space_points(model, QuatLayout::Xyzw));

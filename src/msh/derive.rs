@@ -139,6 +139,17 @@ pub fn slot_bounds(model: &Model, slot: &Slot68) -> Option<Bounds> {
     bounds_of(pts)
 }
 
+/// Recomputes slot `s`'s AABB and sphere from its vertices (zero bounds for
+/// a slot without vertices); the Slot68 tail is left alone. Returns the
+/// bounds written.
+pub fn update_slot_bounds(model: &mut Model, s: usize) -> Bounds {
+    let slot = model.slots[s];
+    let b = slot_bounds(model, &slot).unwrap_or_default();
+    let sl = &mut model.slots[s];
+    (sl.aabb_min, sl.aabb_max, sl.sphere_center, sl.sphere_radius) = b;
+    b
+}
+
 /// AABB, centre and bounding radius of a point set (see [`slot_bounds`]).
 pub fn bounds_of(pts: impl Iterator<Item = [f32; 3]> + Clone) -> Option<Bounds> {
     let mut lo = [f32::INFINITY; 3];
