@@ -30,10 +30,10 @@ fn whole_corpus_batch_report() {
         .arg(&out)
         .args(["-q", "--jobs", "2", "--report"])
         .arg(&report)
-        .status()
+        .output()
         .unwrap();
     // bad/ holds broken models: 1 = some failed, all others converted.
-    assert_eq!(st.code(), Some(1));
+    assert_eq!(st.status.code(), Some(1));
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let rows = r["models"].as_array().unwrap();
     let rel = |s: &str| s.split("/shared/corpus/").nth(1).unwrap_or(s).to_string();
