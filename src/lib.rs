@@ -1,4 +1,5 @@
 //! mshgltf: MSH (Parkan: Iron Strategy) ⇄ glTF 2.0.
+#![warn(missing_docs)]
 pub mod anim;
 pub mod batch;
 pub mod convert;

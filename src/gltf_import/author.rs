@@ -61,7 +61,7 @@
 //!    channels are morph weights (`gltf.morph`), a scene without triangles
 //!    (`gltf.empty`).
 //! 7. **Derived and unknown fields** are the [`ModelBuilder`] defaults (its
-//!    module docs list them); the model passes [`crate::msh::validate`]
+//!    module docs list them); the model passes [`crate::msh::validate()`]
 //!    before it is returned.
 
 use std::collections::{HashMap, HashSet};

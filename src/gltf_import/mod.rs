@@ -20,7 +20,7 @@
 //! 4. Animation ([`animation`]): channels of any interpolation and times
 //!    become integer-frame keys; Res8/Res19 are regenerated canonically
 //!    (msh-animation §5, §8) unless every track is unchanged.
-//! 5. The result passes [`crate::msh::validate`] or is an error.
+//! 5. The result passes [`crate::msh::validate()`] or is an error.
 //!
 //! Without a base, [`author::author`] makes a new model and its WEAR table
 //! from any glTF scene.
@@ -47,7 +47,7 @@ pub use read::{load_path, parse, GltfFile};
 /// `gltf.skin`, `gltf.morph`, `gltf.scale`, `gltf.unsupported` (features
 /// the format cannot hold); `gltf.empty` (authoring: no triangles); `gltf.anim` (animation data); `gltf.limits` (u16 ranges);
 /// `msh.*` (the edited model breaks a codec rule, see
-/// [`crate::msh::validate`]).
+/// [`crate::msh::validate()`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{rule}: {detail}")]
 pub struct ImportError {

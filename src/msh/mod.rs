@@ -1,5 +1,5 @@
 //! MSH models: the canonical IR ([`ir`]), decoding from an NRes container
-//! ([`read`]), encoding back ([`write`]) and validation ([`validate`]).
+//! ([`read`]), encoding back ([`mod@write`]) and validation ([`mod@validate`]).
 pub mod build;
 pub mod derive;
 pub mod error;
