@@ -4,18 +4,10 @@
 //! Skips when `../shared/corpus` is absent.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::Command;
 
-fn corpus() -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if p.is_dir() {
-        Some(p)
-    } else {
-        println!("skipped: no ../shared/corpus");
-        None
-    }
-}
+mod common;
+use common::corpus;
 
 #[test]
 fn whole_corpus_batch_report() {

@@ -7,20 +7,8 @@ use std::path::{Path, PathBuf};
 use mshgltf::msh::{self, Mode};
 use mshgltf::nres;
 
-fn corpus() -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if p.is_dir() {
-        Some(p)
-    } else {
-        println!("SKIP: shared corpus not found at {}", p.display());
-        None
-    }
-}
-
-fn manifest(root: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(root.join("manifest.json")).expect("manifest.json");
-    serde_json::from_str(&text).expect("manifest parses")
-}
+mod common;
+use common::{corpus, manifest};
 
 /// Every file under `root` (recursively) except `bad/` and the manifest.
 fn corpus_files(root: &Path) -> Vec<PathBuf> {

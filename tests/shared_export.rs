@@ -15,69 +15,22 @@ use std::time::{Duration, Instant};
 
 use mshgltf::gltf_export::{export, to_glb, ExportOptions};
 use mshgltf::msh::{self, Mode};
-use mshgltf::nres;
 use sha2::Digest;
 
 /// Tolerance of the world-matrix check (the brief's 1e-3; the manifest
 /// suggests 2e-4 and the observed maximum is reported).
-const TOL: f64 = 1e-3;
-
-fn corpus() -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if p.is_dir() {
-        Some(p)
-    } else {
-        println!("SKIP: shared corpus not found at {}", p.display());
-        None
-    }
-}
-
-fn is_msh_name(name: &[u8]) -> bool {
-    name.len() >= 4 && name[name.len() - 4..].eq_ignore_ascii_case(b".msh")
-}
+mod common;
+use common::{corpus, manifest};
 
 /// (manifest `file`, entry name or "", model bytes).
 fn corpus_models(root: &Path) -> Vec<(String, String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("models"))
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    files.extend(
-        std::fs::read_dir(root)
-            .expect("read corpus")
-            .filter_map(|e| e.ok().map(|e| e.path())),
-    );
-    files.sort();
-    for p in files {
-        let Some(name) = p.file_name().and_then(|n| n.to_str()).map(str::to_string) else {
-            continue;
-        };
-        let lower = name.to_ascii_lowercase();
-        if lower.ends_with(".msh") && p.parent().is_some_and(|d| d.ends_with("models")) {
-            out.push((
-                format!("models/{name}"),
-                String::new(),
-                std::fs::read(&p).expect("read model"),
-            ));
-        } else if lower.ends_with(".rlb") {
-            let bytes = std::fs::read(&p).expect("read archive");
-            if !nres::is_nres(&bytes) {
-                continue; // gamefont.rlb is RsLi
-            }
-            let a = nres::read(&bytes, Mode::Strict).expect("archive reads");
-            for e in a.entries.iter().filter(|e| is_msh_name(e.name)) {
-                let entry = String::from_utf8_lossy(e.name).into_owned();
-                out.push((name.clone(), entry, e.data.to_vec()));
-            }
-        }
-    }
-    out
+    common::corpus_models(root)
+        .into_iter()
+        .map(|m| (m.file, m.entry.unwrap_or_default(), m.bytes))
+        .collect()
 }
 
-fn manifest(root: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(root.join("manifest.json")).expect("manifest"))
-        .expect("json")
-}
+const TOL: f64 = 1e-3;
 
 fn validator() -> Option<PathBuf> {
     let tool = PathBuf::from(concat!(

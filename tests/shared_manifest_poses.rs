@@ -7,7 +7,7 @@
 //! every model. Skips (prints a line) when ../shared/corpus is missing.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use mshgltf::anim::{
     canonical_anim, frame_index, is_canonical, node_tracks, pick_quat_layout, tracks, Branch,
@@ -17,20 +17,8 @@ use mshgltf::msh::{self, Mode, Model, NONE16};
 use mshgltf::nres;
 use serde_json::Value;
 
-fn corpus() -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if p.is_dir() {
-        Some(p)
-    } else {
-        println!("SKIP: shared corpus not found at {}", p.display());
-        None
-    }
-}
-
-fn manifest(root: &Path) -> Value {
-    let text = std::fs::read_to_string(root.join("manifest.json")).expect("manifest.json");
-    serde_json::from_str(&text).expect("manifest parses")
-}
+mod common;
+use common::{corpus, manifest};
 
 /// Decodes every model of `models[]` (strict), keyed by its label.
 fn models(root: &Path, man: &Value) -> Vec<(String, Value, Model)> {

@@ -2,57 +2,22 @@
 //! gives the model back byte for byte, through `.glb` and through `.gltf` +
 //! `.bin` (gltf-mapping.md, "Reverse rules"). Skips when ../shared is absent.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use mshgltf::convert::{self, ConvertOptions, ModelRef};
 use mshgltf::gltf_export::{self, CellChoice};
 use mshgltf::gltf_import::{self, ImportOptions};
-use mshgltf::{msh, nres, source};
+use mshgltf::{msh, nres};
 
-fn corpus_dir() -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if p.is_dir() {
-        Some(p)
-    } else {
-        println!("skipped: {} not found", p.display());
-        None
-    }
-}
+mod common;
+use common::corpus as corpus_dir;
 
-/// Every valid corpus model: (display name, stem, bytes). `bad/` and `MAPS/` are left out.
+/// Every valid corpus model: (display name, stem, bytes).
 fn corpus_models(dir: &Path) -> Vec<(String, String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("models"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    for p in files {
-        let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
-        out.push((p.display().to_string(), stem, std::fs::read(&p).unwrap()));
-    }
-    let mut archives: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "rlb"))
-        .collect();
-    archives.sort();
-    for p in archives {
-        let data = std::fs::read(&p).unwrap();
-        let Ok(a) = nres::read(&data, nres::Mode::Strict) else {
-            continue;
-        };
-        for i in source::model_entries(&a) {
-            let e = &a.entries[i];
-            let name = source::decode_name(e.name);
-            out.push((
-                format!("{}:{name}", p.display()),
-                source::stem_of(&name).to_string(),
-                e.data.to_vec(),
-            ));
-        }
-    }
-    out
+    common::corpus_models(dir)
+        .into_iter()
+        .map(|m| (m.display, m.stem, m.bytes))
+        .collect()
 }
 
 fn export(bytes: &[u8], stem: &str, cells: CellChoice) -> gltf_export::Exported {

@@ -5,7 +5,7 @@
 //! Skips (prints a line) when ../shared/corpus is missing.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use mshgltf::material::texm::D3D_ORDER;
 use mshgltf::material::wear::find_wear_entry;
@@ -14,20 +14,8 @@ use mshgltf::nres;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-fn corpus() -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
-    if p.is_dir() {
-        Some(p)
-    } else {
-        println!("SKIP: shared corpus not found at {}", p.display());
-        None
-    }
-}
-
-fn manifest(root: &Path) -> Value {
-    let text = std::fs::read_to_string(root.join("manifest.json")).expect("manifest.json");
-    serde_json::from_str(&text).expect("manifest parses")
-}
+mod common;
+use common::{corpus, manifest};
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()

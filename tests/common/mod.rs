@@ -1,0 +1,87 @@
+//! Helpers shared by the `shared_*` tests, which read `../shared` and skip
+//! themselves when it is absent.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use mshgltf::{nres, source};
+
+/// `../shared/corpus`, or `None` (after printing a SKIP line) when absent.
+pub fn corpus() -> Option<PathBuf> {
+    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
+    if p.is_dir() {
+        Some(p)
+    } else {
+        println!("SKIP: shared corpus not found at {}", p.display());
+        None
+    }
+}
+
+/// The corpus `manifest.json`.
+pub fn manifest(root: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(root.join("manifest.json")).expect("manifest"))
+        .expect("manifest is JSON")
+}
+
+/// One valid corpus model.
+pub struct CorpusModel {
+    /// The manifest's `file`: `models/<name>.msh` or `<archive>.rlb`.
+    pub file: String,
+    /// The archive entry name, for nested models.
+    pub entry: Option<String>,
+    /// Display name: the path, or `path:ENTRY`.
+    pub display: String,
+    /// Model stem.
+    pub stem: String,
+    /// The model NRes bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Every valid corpus model: `models/*.msh` and the `.msh` entries of the
+/// top-level `*.rlb` archives, in a stable order (`bad/` and `MAPS/` are
+/// left out).
+pub fn corpus_models(root: &Path) -> Vec<CorpusModel> {
+    let sorted = |dir: &Path| {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let mut out = Vec::new();
+    for p in sorted(&root.join("models")) {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if !source::is_msh_name(name.as_bytes()) {
+            continue;
+        }
+        out.push(CorpusModel {
+            file: format!("models/{name}"),
+            entry: None,
+            display: p.display().to_string(),
+            stem: source::stem_of(&name).to_string(),
+            bytes: std::fs::read(&p).expect("read model"),
+        });
+    }
+    for p in sorted(root) {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.to_ascii_lowercase().ends_with(".rlb") {
+            continue;
+        }
+        let data = std::fs::read(&p).expect("read archive");
+        let Ok(a) = nres::read(&data, nres::Mode::Strict) else {
+            continue; // gamefont.rlb is RsLi
+        };
+        for i in source::model_entries(&a) {
+            let e = &a.entries[i];
+            let entry = source::decode_name(e.name);
+            out.push(CorpusModel {
+                file: name.clone(),
+                display: format!("{}:{entry}", p.display()),
+                stem: source::stem_of(&entry).to_string(),
+                entry: Some(entry),
+                bytes: e.data.to_vec(),
+            });
+        }
+    }
+    out
+}
