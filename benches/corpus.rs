@@ -92,14 +92,7 @@ fn main() {
     let opts = ConvertOptions::default();
     let (best, med) = time(7, || {
         for (s, b, w) in &ms {
-            let m = ModelRef {
-                source: s.clone(),
-                stem: "m".into(),
-                bytes: b,
-                wear: w.as_deref(),
-            };
-            let c = convert(&m, None, &opts).unwrap();
-            std::hint::black_box(mshgltf::gltf_export::to_glb(&c.exported).unwrap());
+            std::hint::black_box(glb(s, b, w.as_deref(), &opts));
         }
     });
     report(
@@ -114,15 +107,10 @@ fn main() {
     let glbs: Vec<(Vec<u8>, mshgltf::msh::Model)> = ms
         .iter()
         .map(|(s, b, w)| {
-            let m = ModelRef {
-                source: s.clone(),
-                stem: "m".into(),
-                bytes: b,
-                wear: w.as_deref(),
-            };
-            let c = convert(&m, None, &opts).unwrap();
-            let glb = mshgltf::gltf_export::to_glb(&c.exported).unwrap();
-            (glb, decode(b, Mode::Strict).unwrap().model)
+            (
+                glb(s, b, w.as_deref(), &opts),
+                decode(b, Mode::Strict).unwrap().model,
+            )
         })
         .collect();
     let iopts = mshgltf::gltf_import::ImportOptions::default();
@@ -141,6 +129,18 @@ fn main() {
         ms.len(),
     );
     println!("peak RSS: {:.1} MB", peak_rss_mb());
+}
+
+/// msh2gltf of one model (no textures) to GLB bytes.
+fn glb(source: &str, bytes: &[u8], wear: Option<&[u8]>, opts: &ConvertOptions) -> Vec<u8> {
+    let m = ModelRef {
+        source: source.to_string(),
+        stem: "m".into(),
+        bytes,
+        wear,
+    };
+    let c = convert(&m, None, opts).unwrap();
+    mshgltf::gltf_export::to_glb(&c.exported).unwrap()
 }
 
 fn report(what: &str, best: Duration, med: Duration, mb: f64, n: usize) {

@@ -4,6 +4,7 @@
 //! parallel, and report per model.
 
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -259,11 +260,6 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Reads the first bytes of a file to classify it without loading it twice.
-fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
-    std::fs::read(path)
-}
-
 /// True when the NRes is the `objects.rlb` registry: entries of
 /// 64-byte `{archive[32], resource[32]}` records and no models.
 fn registry_reason(archive: &nres::Archive<'_>) -> Option<String> {
@@ -308,7 +304,7 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let data = match read_file(&file) {
+        let data = match std::fs::read(&file) {
             Ok(b) => b,
             Err(e) => {
                 d.failed.push(ReportRow::fail(
@@ -467,6 +463,34 @@ struct Loaded {
     libs: Option<Arc<Libraries>>,
     /// Why the material libraries beside this file could not be loaded.
     libs_error: Option<String>,
+    /// For archives, parsed once: each `.msh` entry's byte range and its WEAR
+    /// sibling's range, by entry index.
+    entries: Result<HashMap<usize, EntryRanges>, nres::NresError>,
+}
+
+/// Byte ranges of a model entry and of its WEAR sibling inside an archive.
+type EntryRanges = (Range<usize>, Option<Range<usize>>);
+
+/// The `.msh` entries of an archive as byte ranges (empty for a bare model).
+fn entry_ranges(
+    bytes: &[u8],
+    nested: bool,
+) -> Result<HashMap<usize, EntryRanges>, nres::NresError> {
+    if !nested {
+        return Ok(HashMap::new());
+    }
+    let a = nres::read(bytes, nres::Mode::Tolerant)?;
+    let range = |d: &[u8]| {
+        let o = d.as_ptr() as usize - bytes.as_ptr() as usize;
+        o..o + d.len()
+    };
+    Ok(source::model_entries(&a)
+        .into_iter()
+        .map(|i| {
+            let e = &a.entries[i];
+            (i, (range(e.data), source::find_wear(&a, e.name).map(range)))
+        })
+        .collect())
 }
 
 /// Converts every job, in parallel on the current rayon pool; `progress`
@@ -499,10 +523,12 @@ pub fn run(
             })
             .clone();
         let loaded = std::fs::read(&j.file).ok().map(|bytes| {
+            let entries = entry_ranges(&bytes, j.entry.is_some());
             Arc::new(Loaded {
                 bytes,
                 libs,
                 libs_error,
+                entries,
             })
         });
         files.insert(j.file.clone(), loaded);
@@ -574,14 +600,24 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
         );
     };
     // Locate the model bytes (and the WEAR sibling) inside the archive.
-    let (bytes, wear): (&[u8], Option<&[u8]>) = match j.entry {
-        None => (&loaded.bytes, None),
-        Some(i) => match nres::read(&loaded.bytes, nres::Mode::Tolerant) {
-            Ok(a) => {
-                let e = &a.entries[i];
-                (e.data, source::find_wear(&a, e.name))
+    let (bytes, wear): (&[u8], Option<&[u8]>) = match (j.entry, &loaded.entries) {
+        (None, _) => (&loaded.bytes, None),
+        (Some(_), Err(e)) => {
+            return ReportRow::fail(j.source.clone(), e.rule, e.to_string(), ms(t0))
+        }
+        (Some(i), Ok(map)) => match map.get(&i) {
+            Some((m, w)) => (
+                &loaded.bytes[m.clone()],
+                w.clone().map(|w| &loaded.bytes[w]),
+            ),
+            None => {
+                return ReportRow::fail(
+                    j.source.clone(),
+                    "io",
+                    "the archive changed since it was listed: no such .msh entry".into(),
+                    ms(t0),
+                )
             }
-            Err(e) => return ReportRow::fail(j.source.clone(), e.rule, e.to_string(), ms(t0)),
         },
     };
     if let Err(e) = crate::output::check_target(&j.output, &[&j.file], opts.force) {

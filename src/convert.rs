@@ -29,7 +29,7 @@ pub struct ModelRef<'a> {
 /// Options of the import pipeline (the CLI flags of `msh2gltf`).
 #[derive(Debug, Clone)]
 pub struct ConvertOptions {
-    /// Export options except the per-model `source`, `sha256` and `name`.
+    /// Frames per second of the glTF timeline (`--fps`).
     pub fps: f32,
     /// Up axis.
     pub up: gltf_export::Up,

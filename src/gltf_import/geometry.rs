@@ -919,17 +919,7 @@ fn assemble(
             let b0 = usize::from(slot.batch_start);
             for b in b0..(b0 + usize::from(slot.batch_count)).min(base.batches.len()) {
                 batch_used[b] = true;
-                let mut rec = model.batches[b];
-                let slice = base
-                    .indices
-                    .get(
-                        rec.index_start as usize
-                            ..rec.index_start as usize + usize::from(rec.index_count),
-                    )
-                    .unwrap_or(&[]);
-                rec.index_start = indices.len() as u32;
-                indices.extend_from_slice(slice);
-                batches.push(rec);
+                batches.push(copy_batch(model.batches[b], &base.indices, &mut indices));
             }
             if let Some(bt) = model.tris.as_deref().or(base_tris) {
                 let t0 = usize::from(slot.tri_start);
@@ -951,17 +941,7 @@ fn assemble(
     // Batches that no slot references stay, after the slots.
     for (b, u) in batch_used.iter().enumerate() {
         if !u {
-            let mut rec = model.batches[b];
-            let slice = base
-                .indices
-                .get(
-                    rec.index_start as usize
-                        ..rec.index_start as usize + usize::from(rec.index_count),
-                )
-                .unwrap_or(&[]);
-            rec.index_start = indices.len() as u32;
-            indices.extend_from_slice(slice);
-            batches.push(rec);
+            batches.push(copy_batch(model.batches[b], &base.indices, &mut indices));
         }
     }
     u16_of(tris.len(), "Res7 count").map_err(|e| ImportError::new(e.rule, e.detail))?;
@@ -1035,4 +1015,16 @@ pub fn finish(
             derive::res2_header(&crate::msh::build::model_space_points(model, conv.layout));
         report.header_recomputed = true;
     }
+}
+
+/// A batch record unchanged except that its Res6 slice (taken from
+/// `base_indices`) is appended to `indices` and `index_start` points there.
+fn copy_batch(mut rec: Batch20, base_indices: &[u16], indices: &mut Vec<u16>) -> Batch20 {
+    let start = rec.index_start as usize;
+    let slice = base_indices
+        .get(start..start + usize::from(rec.index_count))
+        .unwrap_or(&[]);
+    rec.index_start = indices.len() as u32;
+    indices.extend_from_slice(slice);
+    rec
 }
