@@ -711,8 +711,8 @@ pub fn write_output(
             .unwrap_or_else(|| "model.bin".into());
         let (json, bin) =
             crate::gltf_export::to_gltf(&c.exported, &bin_uri).map_err(|e| err(e.to_string()))?;
-        crate::output::write_atomic(&bin_path, &bin).map_err(|e| err(e.to_string()))?;
-        crate::output::write_atomic(path, &json).map_err(|e| err(e.to_string()))?;
+        crate::output::write_atomic_all(&[(&bin_path, &bin), (path, &json)])
+            .map_err(|e| err(e.to_string()))?;
     } else {
         let glb = crate::gltf_export::to_glb(&c.exported).map_err(|e| err(e.to_string()))?;
         crate::output::write_atomic(path, &glb).map_err(|e| err(e.to_string()))?;

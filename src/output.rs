@@ -55,6 +55,31 @@ pub fn check_target(path: &Path, inputs: &[&Path], force: bool) -> Result<(), Ou
 /// # Errors
 /// [`OutputError::Io`].
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    write_atomic_all(&[(path, bytes)])
+}
+
+/// Writes several files that belong together (`.gltf` + `.bin`, `.msh` +
+/// `.wea`): every temporary file is written and flushed first, and only
+/// then are they renamed into place, so a failed write leaves none of them.
+///
+/// # Errors
+/// [`OutputError::Io`].
+pub fn write_atomic_all(files: &[(&Path, &[u8])]) -> Result<(), OutputError> {
+    let mut temps = Vec::with_capacity(files.len());
+    for (path, bytes) in files {
+        temps.push((*path, write_temp(path, bytes)?));
+    }
+    for (path, tmp) in temps {
+        tmp.persist(path).map_err(|e| OutputError::Io {
+            path: path.to_path_buf(),
+            source: e.error,
+        })?;
+    }
+    Ok(())
+}
+
+/// A flushed temporary file beside `path` holding `bytes`.
+fn write_temp(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, OutputError> {
     let io = |source| OutputError::Io {
         path: path.to_path_buf(),
         source,
@@ -71,8 +96,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
         .map_err(io)?;
     tmp.write_all(bytes).map_err(io)?;
     tmp.as_file().sync_all().map_err(io)?;
-    tmp.persist(path).map_err(|e| io(e.error))?;
-    Ok(())
+    Ok(tmp)
 }
 
 #[cfg(test)]

@@ -369,8 +369,8 @@ fn run_author(cli: &Cli) -> Result<serde_json::Value, Fail> {
         }
         None => {
             let wea = wea_out.unwrap_or_else(|| out.with_extension("wea"));
-            output::write_atomic(&out, &model_bytes).map_err(|e| usage(e.to_string()))?;
-            output::write_atomic(&wea, &wear_bytes).map_err(|e| usage(e.to_string()))?;
+            output::write_atomic_all(&[(&out, &model_bytes), (&wea, &wear_bytes)])
+                .map_err(|e| usage(e.to_string()))?;
             written.push(out.display().to_string());
             written.push(wea.display().to_string());
         }
