@@ -86,9 +86,10 @@ pub struct ReportRow {
     /// Counts, for converted models.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counts: Option<Counts>,
-    /// Quaternion layout used and whether the model gave evidence for it.
+    /// The model's conventions (format-notes §6) and how each was decided
+    /// (`option`, `file` or `default`, with the evidence).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub quat_layout: Option<String>,
+    pub conventions: Option<crate::convention::Decided>,
     /// Warnings.
     pub warnings: Vec<String>,
     /// Errors (one for a failed model).
@@ -112,7 +113,7 @@ impl ReportRow {
             kind: Some(kind.to_string()),
             reason: Some(reason),
             counts: None,
-            quat_layout: None,
+            conventions: None,
             warnings: Vec::new(),
             errors: Vec::new(),
             rule: None,
@@ -134,7 +135,7 @@ impl ReportRow {
             kind: None,
             reason: None,
             counts: None,
-            quat_layout: None,
+            conventions: None,
             warnings: Vec::new(),
             errors: vec![error],
             rule: Some(rule.to_string()),
@@ -453,8 +454,10 @@ pub struct BatchOptions {
     pub force: bool,
     /// Folder holding Material.lib / Textures.lib / LightMap.lib, overriding the search.
     pub game_dir: Option<PathBuf>,
-    /// Also write every used texture as PNG here.
+    /// Also write every texture and lightmap of the libraries found as PNG here.
     pub textures_out: Option<PathBuf>,
+    /// Texm byte order (`--texm-order`, format-notes §6 R8).
+    pub texm_order: crate::convention::TexmOrder,
 }
 
 /// Loaded inputs shared by the jobs of one file.
@@ -513,9 +516,11 @@ pub fn run(
         let (libs, libs_error) = libs_by_dir
             .entry(dir)
             .or_insert_with(|| {
-                match Libraries::find_for(&j.file, opts.game_dir.as_deref())
-                    .map(|d| Libraries::load(&d).map_err(|e| format!("{}: {e}", d.display())))
-                {
+                match Libraries::find_for(&j.file, opts.game_dir.as_deref()).map(|d| {
+                    Libraries::load(&d)
+                        .map(|l| l.with_texm_order(opts.texm_order))
+                        .map_err(|e| format!("{}: {e}", d.display()))
+                }) {
                     None => (None, None),
                     Some(Ok(l)) => (Some(Arc::new(l)), None),
                     Some(Err(e)) => (None, Some(format!("material libraries not loaded: {e}"))),
@@ -549,8 +554,9 @@ pub fn run(
     rows
 }
 
-/// `--textures-out`: writes each embedded texture once as `<name>.png`;
-/// failures become warnings of the model that used the texture.
+/// `--textures-out`: writes every entry of each Textures.lib and
+/// LightMap.lib found (once per library folder) as `<name>.png`; a failure
+/// becomes a warning of the first model that used those libraries.
 fn write_textures(
     dir: &Path,
     jobs: &[ModelJob],
@@ -558,6 +564,7 @@ fn write_textures(
     files: &BTreeMap<PathBuf, Option<Arc<Loaded>>>,
     force: bool,
 ) {
+    let mut done_libs: Vec<*const Libraries> = Vec::new();
     let mut done: std::collections::HashSet<String> = std::collections::HashSet::new();
     for (j, row) in jobs.iter().zip(rows.iter_mut()) {
         let Some(libs) = files
@@ -568,18 +575,33 @@ fn write_textures(
         else {
             continue;
         };
-        for name in row.textures.clone() {
-            let file = dir.join(format!("{}.png", sanitize_component(&name)));
+        if done_libs.contains(&Arc::as_ptr(&libs)) {
+            continue;
+        }
+        done_libs.push(Arc::as_ptr(&libs));
+        let names = |lib: Option<&crate::material::library::Library>| -> Vec<String> {
+            lib.map_or(Vec::new(), |l| (0..l.len()).map(|i| l.name(i)).collect())
+        };
+        let textures = names(libs.textures_lib());
+        let lightmaps = names(libs.lightmap_lib());
+        let all = textures
+            .iter()
+            .map(|n| (n, false))
+            .chain(lightmaps.iter().map(|n| (n, true)));
+        for (name, lightmap) in all {
+            let file = dir.join(format!("{}.png", sanitize_component(name)));
             if !done.insert(file.display().to_string()) {
                 continue;
             }
-            let res = libs
-                .texture_png(&name)
-                .map_err(|e| e.to_string())
-                .and_then(|t| {
-                    crate::output::check_target(&file, &[], force).map_err(|e| e.to_string())?;
-                    crate::output::write_atomic(&file, &t.png).map_err(|e| e.to_string())
-                });
+            let png = if lightmap {
+                libs.lightmap_png(name)
+            } else {
+                libs.texture_png(name)
+            };
+            let res = png.map_err(|e| e.to_string()).and_then(|t| {
+                crate::output::check_target(&file, &[], force).map_err(|e| e.to_string())?;
+                crate::output::write_atomic(&file, &t.png).map_err(|e| e.to_string())
+            });
             if let Err(e) = res {
                 row.warnings
                     .push(format!("--textures-out {}: {e}", file.display()));
@@ -643,15 +665,7 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
             kind: None,
             reason: None,
             counts: Some(c.counts),
-            quat_layout: Some(format!(
-                "{}{}",
-                c.quat_layout.0,
-                if c.quat_layout.1 {
-                    ""
-                } else {
-                    " (default, no evidence)"
-                }
-            )),
+            conventions: Some(c.conventions),
             warnings: c.warnings,
             errors: Vec::new(),
             rule: None,

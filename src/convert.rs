@@ -8,7 +8,11 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use crate::gltf_export::{self, CellChoice, ExportMaterial, ExportOptions, Exported, TextureImage};
+use crate::convention::{self, ConventionChoices, Decided};
+use crate::gltf_export::{
+    self, batch_material, BatchMaterial, Blend, CellChoice, ExportMaterial, ExportOptions,
+    Exported, TextureImage,
+};
 use crate::material::{library::Fallback, wear::Wear, Libraries};
 use crate::msh::read::{decode, Mode};
 use crate::msh::MshError;
@@ -33,8 +37,9 @@ pub struct ConvertOptions {
     pub fps: f32,
     /// Up axis.
     pub up: gltf_export::Up,
-    /// Quaternion layout choice.
-    pub quat_layout: gltf_export::QuatLayoutChoice,
+    /// The per-model convention choices (`--names`, `--batch-layout`,
+    /// `--quat-layout`, `--wear-key`, `--uv`; `None` = auto).
+    pub conventions: ConventionChoices,
     /// Which slot cell a node shows.
     pub cells: CellChoice,
     /// Strict (default) or tolerant reading.
@@ -48,12 +53,8 @@ impl Default for ConvertOptions {
         ConvertOptions {
             fps: 24.0,
             up: gltf_export::Up::Y,
-            quat_layout: gltf_export::QuatLayoutChoice::Auto,
-            cells: CellChoice {
-                lod: 0,
-                group: 0,
-                all_cells: false,
-            },
+            conventions: ConventionChoices::default(),
+            cells: CellChoice::default(),
             mode: Mode::Strict,
             textures: true,
         }
@@ -136,8 +137,8 @@ pub struct Converted {
     pub warnings: Vec<String>,
     /// Counts for reports.
     pub counts: Counts,
-    /// The chosen quaternion layout (`xyzw`/`wxyz`) and whether the model gave evidence for it.
-    pub quat_layout: (String, bool),
+    /// The model's conventions and how each was decided (format-notes §6).
+    pub conventions: Decided,
     /// Names of the embedded textures (Textures.lib entries).
     pub textures: Vec<String>,
 }
@@ -186,27 +187,36 @@ pub fn convert(
         },
     };
 
-    let mut used: Vec<u16> = model.batches.iter().map(|b| b.material_index).collect();
-    used.sort_unstable();
-    used.dedup();
+    let decided = convention::detect(&model, wear.as_ref(), &opts.conventions);
+    let conv = decided.conventions;
+    let lightmaps = wear.as_ref().map_or(true, |w| !w.lightmaps.is_empty());
+    let lit_allowed = lightmaps && model.res18.is_some();
+    let used: std::collections::BTreeSet<BatchMaterial> = model
+        .batches
+        .iter()
+        .map(|b| batch_material(&conv, lit_allowed, b))
+        .collect();
     let mut materials = Vec::with_capacity(used.len());
     let mut texture_names: Vec<String> = Vec::new();
-    for &index in &used {
-        let name = wear
-            .as_ref()
-            .and_then(|w| w.materials.get(index as usize))
-            .map(|r| r.name.clone());
+    let mut missing_rows: std::collections::BTreeSet<u16> = Default::default();
+    for &bm in &used {
+        let row = wear.as_ref().and_then(|w| conv.wear_key.row(w, bm.key));
+        let name = row.and_then(|r| wear.as_ref().map(|w| w.materials[r].name.clone()));
         if wear.is_some() && name.is_none() {
-            warnings.push(format!(
-                "material index {index} has no row in the WEAR table ({} rows)",
-                wear.as_ref().map_or(0, |w| w.materials.len())
-            ));
+            missing_rows.insert(bm.key);
         }
+        let lightmap_name = if bm.lit {
+            wear.as_ref()
+                .and_then(|w| w.lightmaps.first())
+                .map(|r| r.name.clone())
+        } else {
+            None
+        };
         let mut em = ExportMaterial {
-            index,
+            key: bm,
             name: name.clone(),
-            base_color: None,
-            texture: None,
+            lightmap_name: lightmap_name.clone(),
+            ..Default::default()
         };
         if let (Some(libs), Some(name)) = (libs, name.as_deref()) {
             let r = libs.resolve_material(name);
@@ -226,6 +236,7 @@ pub fn convert(
                 None => {}
             }
             em.base_color = Some(r.base_color);
+            em.blend = Blend::from_attr1(r.blend_attr1);
             if opts.textures {
                 if let Some(tex) = r.texture.as_deref() {
                     match libs.texture_png(tex) {
@@ -244,13 +255,39 @@ pub fn convert(
                 }
             }
         }
+        if let (Some(libs), Some(lm), true) = (libs, lightmap_name.as_deref(), opts.textures) {
+            match libs.lightmap_png(lm) {
+                Ok(t) => {
+                    em.lightmap = Some(Arc::new(TextureImage {
+                        name: t.name.clone(),
+                        png: t.png.clone(),
+                        has_alpha: t.has_alpha,
+                    }));
+                    if !texture_names.contains(&t.name) {
+                        texture_names.push(t.name.clone());
+                    }
+                }
+                Err(e) => warnings.push(format!("lightmap {lm:?}: {e}; not attached")),
+            }
+        }
         materials.push(em);
+    }
+    if !missing_rows.is_empty() {
+        warnings.push(format!(
+            "material keys {missing_rows:?} select no row of the WEAR table ({} rows, keyed by {})",
+            wear.as_ref().map_or(0, |w| w.materials.len()),
+            match conv.wear_key {
+                convention::WearKey::Id => "id",
+                convention::WearKey::Row => "row",
+            }
+        ));
     }
 
     let export_opts = ExportOptions {
         fps: opts.fps,
         up: opts.up,
-        quat_layout: opts.quat_layout,
+        conventions: Some(decided.clone()),
+        lightmaps,
         cells: opts.cells,
         source: m.source.clone(),
         sha256: sha256_hex(m.bytes),
@@ -260,10 +297,6 @@ pub fn convert(
         .map_err(|e| err(ConvertErrorKind::Export(e.to_string())))?;
     let r = &exported.report;
     warnings.extend(r.warnings.iter().cloned());
-    let layout = match r.quat_layout {
-        crate::anim::QuatLayout::Xyzw => "xyzw",
-        crate::anim::QuatLayout::Wxyz => "wxyz",
-    };
     if !r.baked_nodes.is_empty() {
         warnings.push(format!(
             "{} non-canonical track(s) baked at every frame (nodes {:?})",
@@ -282,12 +315,11 @@ pub fn convert(
         materials: used.len(),
         textures: texture_names.len(),
     };
-    let quat_layout = (layout.to_string(), r.quat_layout_evidence);
     Ok(Converted {
         exported,
         warnings,
         counts,
-        quat_layout,
+        conventions: decided,
         textures: texture_names,
     })
 }

@@ -2,6 +2,7 @@
 #![warn(missing_docs)]
 pub mod anim;
 pub mod batch;
+pub mod convention;
 pub mod convert;
 pub mod gltf_export;
 pub mod gltf_import;

@@ -119,6 +119,68 @@ pub fn decode_name(name: &[u8]) -> String {
     encoding_rs::WINDOWS_1251.decode(name).0.into_owned()
 }
 
+/// Finds the archive entry a user named on the command line
+/// (`ARCHIVE:ENTRY`, format-notes §1: names are Windows-1251 bytes, looked up
+/// case-insensitively). `entry` is UTF-8 as typed: it is encoded to
+/// Windows-1251 and looked up like the engine does (ASCII case folding),
+/// then compared with every decoded name under full Unicode case folding
+/// (so `ТАНК.msh` finds `танк.msh`).
+///
+/// # Errors
+/// A message listing up to five entry names closest to `entry` (by edit
+/// distance of the lower-cased names).
+pub fn find_entry(archive: &nres::Archive<'_>, entry: &str) -> Result<usize, String> {
+    if let Some(i) = crate::convention::encode_name(entry).and_then(|b| archive.find(&b)) {
+        return Ok(i);
+    }
+    let want = entry.to_lowercase();
+    if let Some(i) = archive
+        .entries
+        .iter()
+        .position(|e| decode_name(e.name).to_lowercase() == want)
+    {
+        return Ok(i);
+    }
+    let mut near: Vec<(usize, String)> = archive
+        .entries
+        .iter()
+        .map(|e| {
+            let n = decode_name(e.name);
+            (edit_distance(&n.to_lowercase(), &want), n)
+        })
+        .collect();
+    near.sort();
+    let list: Vec<String> = near
+        .into_iter()
+        .take(5)
+        .map(|(_, n)| format!("{n:?}"))
+        .collect();
+    Err(format!(
+        "no entry named {entry:?}; closest: {}",
+        if list.is_empty() {
+            "(the archive is empty)".to_string()
+        } else {
+            list.join(", ")
+        }
+    ))
+}
+
+/// Levenshtein distance over chars (names are at most 35 bytes).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
 /// The model's WEAR sibling: the entry `<STEM>.wea` (any case) of type
 /// `WEAR`, or any `<STEM>.wea` entry when none has that type.
 pub fn find_wear<'a>(archive: &nres::Archive<'a>, model_entry: &[u8]) -> Option<&'a [u8]> {
@@ -157,6 +219,38 @@ mod tests {
             InputSpec::File("no/such/file.msh".into())
         );
         assert_eq!(parse_input("x:"), InputSpec::File("x:".into()));
+    }
+
+    #[test]
+    fn cyrillic_entry_names() {
+        use crate::nres::{read, write, Entry, Mode};
+        let cyr = crate::convention::encode_name("Танк_1.msh").unwrap();
+        let es = [
+            Entry {
+                type_id: 0,
+                attr1: 0,
+                attr2: 0,
+                attr3: 0,
+                name: b"a.msh",
+                data: b"x",
+            },
+            Entry {
+                type_id: 0,
+                attr1: 0,
+                attr2: 0,
+                attr3: 0,
+                name: &cyr,
+                data: b"y",
+            },
+        ];
+        let bytes = write(&es).unwrap();
+        let a = read(&bytes, Mode::Strict).unwrap();
+        assert_eq!(find_entry(&a, "Танк_1.msh"), Ok(1));
+        assert_eq!(find_entry(&a, "ТАНК_1.MSH"), Ok(1));
+        assert_eq!(find_entry(&a, "A.MSH"), Ok(0));
+        let e = find_entry(&a, "Танк_2.msh").unwrap_err();
+        assert!(e.contains("closest: \"Танк_1.msh\""), "{e}");
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 
     #[test]

@@ -15,7 +15,8 @@ use std::path::Path;
 use std::process::Command;
 
 use glam::{Mat4, Quat, Vec3};
-use mshgltf::anim::{QuatLayout, Sampler};
+use mshgltf::anim::{pick_quat_layout, QuatLayout, Sampler};
+use mshgltf::convention;
 use mshgltf::convert::{self, ConvertOptions, ModelRef};
 use mshgltf::gltf_export::{axes, CellChoice, Up};
 use mshgltf::gltf_import::{self, AuthorOptions, Authored, GltfFile};
@@ -367,7 +368,8 @@ fn reference(doc: &GltfFile, t: f32) -> HashMap<String, Vec<[Vec3; 3]>> {
 
 /// Triangles (glTF world-space corners) of every named node's cell-0 slot.
 fn authored(model: &Model, t: f32) -> HashMap<String, Vec<[Vec3; 3]>> {
-    let s = Sampler::new(model, QuatLayout::Xyzw).unwrap();
+    // Authored models are retail: w first (format-notes §6 R3).
+    let s = Sampler::new(model, QuatLayout::Wxyz).unwrap();
     let world = s.world_matrices(t);
     let mut out = HashMap::new();
     for (i, n) in model.nodes38().iter().enumerate() {
@@ -375,7 +377,11 @@ fn authored(model: &Model, t: f32) -> HashMap<String, Vec<[Vec3; 3]>> {
             continue;
         }
         let name = encoding_rs::WINDOWS_1251
-            .decode(model.node_name(i).unwrap_or(b""))
+            .decode(
+                convention::NameSource::Res9
+                    .node_name(model, i)
+                    .unwrap_or(b""),
+            )
             .0
             .into_owned();
         let m = &world[i];
@@ -503,15 +509,25 @@ fn hierarchy_matrices_and_materials() {
     let names: Vec<&str> = a.wear.materials.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(names, ["STEEL_PLATE__1.0", "HULL_1.2", "DEFAULT.0"]);
     assert_eq!(a.report.renamed_materials.len(), 1);
-    let mats: Vec<u16> = a.model.batches.iter().map(|b| b.material_index).collect();
-    assert_eq!(mats, [0, 1, 2, 1]);
-    // Parents first, names in cp1251.
+    // Retail Batch20 (format-notes §6 R2): key in +4's low byte, 0xFF =
+    // unlit, +2 = 0, +6 = 0xFFFF.
+    let mats: Vec<u16> = a.model.batches.iter().map(|b| b.opaque4).collect();
+    assert_eq!(mats, [0xFF00, 0xFF01, 0xFF02, 0xFF01]);
+    assert!(a
+        .model
+        .batches
+        .iter()
+        .all(|b| b.material_index == 0 && b.opaque6 == 0xFFFF));
+    let d = convention::detect(&a.model, Some(&a.wear), &Default::default());
+    assert_eq!(d.conventions, convention::Conventions::RETAIL);
+    // Parents first, names in cp1251 in Res9 (retail), empty Res10 labels.
     let parents: Vec<u16> = a.model.nodes38().iter().map(|n| n.parent).collect();
     assert_eq!(parents, [NONE16, 0, 1, NONE16]);
     assert_eq!(
-        a.model.node_name(2).unwrap(),
+        convention::NameSource::Res9.node_name(&a.model, 2).unwrap(),
         &[0xC1, 0xE0, 0xF8, 0xED, 0xFF]
     );
+    assert_eq!(a.model.node_name(2), None);
     assert_eq!(a.model.frame_count, 1);
 }
 
@@ -883,8 +899,8 @@ fn msh2gltf_export_authors_back_to_the_same_pose() {
         let opts = ConvertOptions {
             textures: false,
             cells: CellChoice {
+                state: 0,
                 lod: 0,
-                group: 0,
                 all_cells,
             },
             ..Default::default()
@@ -904,8 +920,8 @@ fn msh2gltf_export_authors_back_to_the_same_pose() {
         let m = &a.model;
         assert_eq!(m.nodes.len(), base.nodes.len(), "{name}");
         let (sb, sa) = (
-            Sampler::new(&base, QuatLayout::Xyzw).unwrap(),
-            Sampler::new(m, QuatLayout::Xyzw).unwrap(),
+            Sampler::new(&base, pick_quat_layout(&base).0).unwrap(),
+            Sampler::new(m, QuatLayout::Wxyz).unwrap(),
         );
         for f in 0..base.frame_count + 1 {
             let (wb, wa) = (sb.world_matrices(f as f32), sa.world_matrices(f as f32));
@@ -987,7 +1003,7 @@ fn cli_writes_model_and_wear_or_archive_entries() {
     let m = std::fs::read(&out).unwrap();
     msh::decode(&m, msh::Mode::Strict).unwrap();
     let wea = std::fs::read(dir.path().join("NEW.wea")).unwrap();
-    assert_eq!(wea, b"1\r\n1 DEFAULT.0\r\n");
+    assert_eq!(wea, b"1\r\n0 DEFAULT.0\r\n");
     // Existing outputs need --force.
     let o = gltf2msh(&[input.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));

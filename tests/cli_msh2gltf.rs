@@ -100,11 +100,12 @@ fn gltf_output_writes_a_bin_beside_it() {
         .iter()
         .filter_map(|n| n["name"].as_str())
         .collect();
-    // Cell children of the turret: lod 0 group 0, lod 0 group 1, lod 1 group 0.
+    // Cell children of the turret: cells 0, 1 and 5 = state 0 lod 0,
+    // state 0 lod 1, state 1 lod 0.
     for n in [
-        "turret.L0G0",
-        "turret.L0G1",
-        "turret.L1G0",
+        "turret.S0L0",
+        "turret.S0L1",
+        "turret.S1L0",
         "base",
         "gun",
         "дуло",

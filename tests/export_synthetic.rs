@@ -7,8 +7,9 @@ mod export_eval;
 use std::sync::Arc;
 
 use mshgltf::anim::{QuatLayout, Sampler};
+use mshgltf::convention::{self, ConventionChoices};
 use mshgltf::gltf_export::{
-    export, to_glb, to_gltf, CellChoice, ExportMaterial, ExportOptions, QuatLayoutChoice,
+    export, to_glb, to_gltf, BatchMaterial, CellChoice, ExportMaterial, ExportOptions,
     TextureImage, Up,
 };
 use mshgltf::msh::{AnimKey24, Batch20, Model, Node38, Nodes, Slot68, NONE16};
@@ -140,7 +141,7 @@ fn png() -> Vec<u8> {
 
 fn materials() -> Vec<ExportMaterial> {
     vec![ExportMaterial {
-        index: 1,
+        key: BatchMaterial { key: 1, lit: false },
         name: Some("STEEL.3".into()),
         base_color: Some([0.5, 0.25, 1.0, 1.0]),
         texture: Some(Arc::new(TextureImage {
@@ -148,6 +149,7 @@ fn materials() -> Vec<ExportMaterial> {
             png: png().into(),
             has_alpha: true,
         })),
+        ..Default::default()
     }]
 }
 
@@ -180,8 +182,20 @@ fn nodes_meshes_accessors_animation() {
     let m = model();
     let e = export(&m, &materials(), &opts()).expect("export");
     let r = &e.root;
-    assert_eq!(e.report.quat_layout, QuatLayout::Xyzw);
-    assert!(e.report.quat_layout_evidence);
+    let d = e.report.conventions.as_ref().unwrap();
+    // Seed-style model: Res10 names, key at +2, x,y,z,w; no WEAR (key by id,
+    // unused).
+    let c = d.conventions;
+    assert_eq!(
+        (c.names, c.batch, c.quat, c.wear_key),
+        (
+            convention::NameSource::Res10,
+            convention::BatchLayout::Seed,
+            QuatLayout::Xyzw,
+            convention::WearKey::Id
+        )
+    );
+    assert_eq!(d.quat.by, "file");
     assert_eq!(
         (
             e.report.nodes,
@@ -237,7 +251,11 @@ fn nodes_meshes_accessors_animation() {
     assert_eq!(
         se,
         serde_json::json!({"msh": {"fps": 24.0, "up": "y", "quat_layout": "xyzw",
-            "source": "test:synthetic.msh", "sha256": "00".repeat(32)}})
+            "source": "test:synthetic.msh", "sha256": "00".repeat(32),
+            "lightmaps": false, "conventions": se["conventions"],
+            "conventions_decided": se["msh"]["conventions_decided"]},
+            "conventions": {"names": "res10", "material": "seed", "quat": "xyzw",
+                "wear_key": "id", "uv": "signed"}})
     );
     assert!(r
         .asset
@@ -280,7 +298,7 @@ fn nodes_meshes_accessors_animation() {
         assert_eq!(idx.count.0, 3);
         assert_eq!(idx.byte_offset.map_or(0, |o| o.0), mi as u64 * 6);
     }
-    // Materials: index 0 default, index 1 named, textured, MASK.
+    // Materials: index 0 default, index 1 named, textured, OPAQUE (blend mode 0).
     assert_eq!(r.materials.len(), 2);
     assert_eq!(r.materials[0].name.as_deref(), Some("material0"));
     assert_eq!(r.materials[1].name.as_deref(), Some("STEEL.3"));
@@ -409,10 +427,17 @@ fn all_cells_up_z_and_forced_layout() {
     let m = model();
     let o = ExportOptions {
         up: Up::Z,
-        quat_layout: QuatLayoutChoice::Wxyz,
+        conventions: Some(convention::detect(
+            &m,
+            None,
+            &ConventionChoices {
+                quat: Some(QuatLayout::Wxyz),
+                ..Default::default()
+            },
+        )),
         cells: CellChoice {
+            state: 0,
             lod: 0,
-            group: 0,
             all_cells: true,
         },
         ..opts()
@@ -420,14 +445,17 @@ fn all_cells_up_z_and_forced_layout() {
     let e = export(&m, &[], &o).unwrap();
     dump("synthetic_all_cells", &to_glb(&e).unwrap());
     let r = &e.root;
-    assert_eq!(e.report.quat_layout, QuatLayout::Wxyz);
-    assert!(!e.report.quat_layout_evidence);
-    // 2 nodes + cells: node 0 L0G0 and L1G1, node 1 L0G0.
+    let d = e.report.conventions.as_ref().unwrap();
+    assert_eq!(
+        (d.conventions.quat, d.quat.by),
+        (QuatLayout::Wxyz, "option")
+    );
+    // 2 nodes + cells: node 0 S0L0 and S1L1, node 1 S0L0.
     assert_eq!(r.nodes.len(), 5);
     let names: Vec<_> = r.nodes.iter().map(|n| n.name.clone().unwrap()).collect();
     assert_eq!(
         names,
-        vec!["hull", "голова", "hull.L0G0", "hull.L1G1", "голова.L0G0"]
+        vec!["hull", "голова", "hull.S0L0", "hull.S1L1", "голова.S0L0"]
     );
     assert!(r.nodes[0].mesh.is_none() && r.nodes[1].mesh.is_none());
     assert_eq!(r.nodes[3].mesh.unwrap().value(), 1);
@@ -443,11 +471,11 @@ fn all_cells_up_z_and_forced_layout() {
     assert_eq!(r.materials[1].name.as_deref(), Some("material1"));
     assert!(r.images.is_empty());
 
-    // Another cell: lod 1 group 1 shows slot 1 on node 0 only.
+    // Another cell: state 1 lod 1 shows slot 1 on node 0 only.
     let o = ExportOptions {
         cells: CellChoice {
+            state: 1,
             lod: 1,
-            group: 1,
             all_cells: false,
         },
         ..opts()
@@ -458,8 +486,8 @@ fn all_cells_up_z_and_forced_layout() {
     assert!(e.root.nodes[1].mesh.is_none());
     let bad = ExportOptions {
         cells: CellChoice {
-            lod: 3,
-            group: 0,
+            state: 3,
+            lod: 0,
             all_cells: false,
         },
         ..opts()

@@ -3,6 +3,7 @@
 //! the seed rules, with regenerated bounds/Res7/Res19, strictly valid, and
 //! everything not edited identical to the base; mismatched glTF is refused.
 
+use mshgltf::convention::NameSource;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -290,7 +291,7 @@ fn rotated_key_is_quantized_and_res19_regenerated() {
     let m = round(&imp.model);
     let (bt, nt) = (node_track(&base, node), node_track(&m, node));
     assert_eq!(bt.len(), nt.len());
-    assert_eq!(nt[1].q, quantize_gltf_rotation(Up::Y, QuatLayout::Xyzw, r));
+    assert_eq!(nt[1].q, quantize_gltf_rotation(Up::Y, QuatLayout::Wxyz, r));
     assert_ne!(nt[1].q, bt[1].q);
     for k in 0..bt.len() {
         assert_eq!(nt[k].pos, bt[k].pos);
@@ -306,7 +307,7 @@ fn rotated_key_is_quantized_and_res19_regenerated() {
     assert!(imp.report.animation_regenerated);
     assert_eq!(imp.report.changed_tracks, vec![node]);
     // The engine now shows the new rotation at that key's frame.
-    let s = anim::Sampler::new(&m, QuatLayout::Xyzw).unwrap();
+    let s = anim::Sampler::new(&m, QuatLayout::Wxyz).unwrap();
     let g = axes::engine_quat_to_gltf(Up::Y, s.node_pose(node, nt[1].time).q);
     let d = (0..4)
         .map(|k| (g[k] - r[k]).abs().min((g[k] + r[k]).abs()))
@@ -401,10 +402,10 @@ fn added_key_and_extended_timeline() {
     assert_eq!(nt.len(), bt.len() + 2);
     let k = nt.iter().find(|k| k.time == mid).unwrap();
     assert_eq!(k.pos, axes::vec3_inv(Up::Y, [1.0, 2.0, 3.0]));
-    assert_eq!(k.q, quantize_gltf_rotation(Up::Y, QuatLayout::Xyzw, rot_a));
+    assert_eq!(k.q, quantize_gltf_rotation(Up::Y, QuatLayout::Wxyz, rot_a));
     let kl = nt.last().unwrap();
     assert_eq!(kl.time, last);
-    assert_eq!(kl.q, quantize_gltf_rotation(Up::Y, QuatLayout::Xyzw, rot_b));
+    assert_eq!(kl.q, quantize_gltf_rotation(Up::Y, QuatLayout::Wxyz, rot_b));
     // Base keys keep their raw values.
     for b in &bt {
         let k = nt.iter().find(|k| k.time == b.time).unwrap();
@@ -430,9 +431,9 @@ fn added_key_and_extended_timeline() {
         }
     }
     // Decoded engine pose at the new key.
-    let s = anim::Sampler::new(&m, QuatLayout::Xyzw).unwrap();
+    let s = anim::Sampler::new(&m, QuatLayout::Wxyz).unwrap();
     let q = s.node_pose(node, mid).q;
-    assert_eq!(q, decode_quat(k.q, QuatLayout::Xyzw));
+    assert_eq!(q, decode_quat(k.q, QuatLayout::Wxyz));
 }
 
 #[test]
@@ -479,12 +480,17 @@ fn deleted_triangle_rebuilds_the_slot() {
 }
 
 #[test]
-fn renamed_node_changes_res10_only() {
+fn renamed_node_changes_its_res9_name_only() {
     let (base, _, mut doc) = exported("lod_tower.msh");
     doc.json["nodes"][1]["name"] = json!("башня");
     let m = round(&import(&doc, &base).model);
     let (enc, _, _) = encoding_rs::WINDOWS_1251.encode("башня");
-    assert_eq!(m.node_name(1), Some(&enc[..]));
+    // The samples are retail: names in Res9 (format-notes §6 R1).
+    assert_eq!(NameSource::Res9.node_name(&m, 1), Some(&enc[..]));
+    assert_eq!(
+        m.raw_stream(9).unwrap().len(),
+        base.raw_stream(9).unwrap().len()
+    );
     same_except(&m, &base, &["names"]);
     // Blender's ".001" suffix is not a rename.
     let (_, _, mut doc) = exported("lod_tower.msh");
@@ -781,7 +787,7 @@ fn archive_entry_is_replaced_alone() {
     let m = msh::decode(a.entries[0].data, msh::Mode::Strict)
         .unwrap()
         .model;
-    assert_eq!(m.node_name(0), Some(&b"renamed"[..]));
+    assert_eq!(NameSource::Res9.node_name(&m, 0), Some(&b"renamed"[..]));
     same_except(&m, &base, &["names"]);
     // -o model.msh writes the bare model.
     let bare = dir.path().join("bare.msh");
@@ -814,7 +820,7 @@ fn step_and_cubic_channels_are_resampled() {
     }
     let m = round(&import(&doc, &base).model);
     let bt = node_track(&base, node);
-    let s = anim::Sampler::new(&m, QuatLayout::Xyzw).unwrap();
+    let s = anim::Sampler::new(&m, QuatLayout::Wxyz).unwrap();
     for w in bt.windows(2) {
         for f in w[0].time as u32..w[1].time as u32 {
             let p = s.node_pose(node, f as f32);

@@ -95,8 +95,8 @@ fn all_cells_trip_is_byte_identical() {
             bytes,
             stem,
             CellChoice {
+                state: 0,
                 lod: 0,
-                group: 0,
                 all_cells: true,
             },
         );
@@ -268,8 +268,8 @@ fn blender_round_trip() {
         "guns.rlb",
         "g_mortar_24.msh",
         CellChoice {
+            state: 0,
             lod: 0,
-            group: 0,
             all_cells: true,
         },
     );

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use mshgltf::material::texm::D3D_ORDER;
+use mshgltf::material::texm::ARGB_ORDER;
 use mshgltf::material::wear::find_wear_entry;
 use mshgltf::material::{Fallback, Libraries, Library, MaterialError, Wear, TYPE_WEAR};
 use mshgltf::nres;
@@ -87,7 +87,7 @@ fn check_texture(libs: &Libraries, t: &Value, lightmap: bool) -> Vec<String> {
         bad.push(format!("{name}: page rects {rects:?}, manifest {want:?}"));
     }
     let img = texm.decode();
-    let alt = texm.decode_with(&D3D_ORDER, 0).unwrap();
+    let alt = texm.decode_with(&ARGB_ORDER, 0).unwrap();
     for p in t["pixels_mip0"].as_array().unwrap() {
         let (x, y) = (
             p["x"].as_u64().unwrap() as u32,
@@ -109,10 +109,10 @@ fn check_texture(libs: &Libraries, t: &Value, lightmap: bool) -> Vec<String> {
             ));
         }
         let got = alt.get_pixel(x, y).0.to_vec();
-        if got != rgba(&p["rgba_alt_d3d_bgra"]) {
+        if got != rgba(&p["rgba_alt_argb_rgbx"]) {
             bad.push(format!(
-                "{name}: D3D-order pixel ({x}, {y}) {got:?}, manifest {}",
-                p["rgba_alt_d3d_bgra"]
+                "{name}: ARGB-order pixel ({x}, {y}) {got:?}, manifest {}",
+                p["rgba_alt_argb_rgbx"]
             ));
         }
     }
@@ -121,8 +121,8 @@ fn check_texture(libs: &Libraries, t: &Value, lightmap: bool) -> Vec<String> {
         bad.push(format!("{name}: mip 0 RGBA8 SHA-256 differs"));
     }
     let sha = hex(&Sha256::digest(alt.as_raw()));
-    if Some(sha.as_str()) != t["mip0_rgba8_sha256_alt_d3d_bgra"].as_str() {
-        bad.push(format!("{name}: D3D-order mip 0 SHA-256 differs"));
+    if Some(sha.as_str()) != t["mip0_rgba8_sha256_alt_argb_rgbx"].as_str() {
+        bad.push(format!("{name}: ARGB-order mip 0 SHA-256 differs"));
     }
     // The cached PNG decodes back to the same pixels.
     let png = if lightmap {

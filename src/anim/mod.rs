@@ -17,7 +17,7 @@ pub use canonical::{canonical_anim, CanonicalAnim, NodeTrackIn, MAX_KEYS, MAX_KE
 pub use frame::frame_index;
 pub use quat::{decode_quat, dot4, mat_mul, quat_blend, quat_interp, quat_to_matrix, IDENTITY};
 pub use sampler::Sampler;
-pub use track::{is_canonical, node_tracks, pick_quat_layout, tracks, Track};
+pub use track::{is_canonical, node_tracks, pick_quat_layout, quat_layout_votes, tracks, Track};
 
 use crate::msh::AnimKey24;
 

@@ -139,16 +139,13 @@ pub fn is_canonical(model: &Model, track: &Track) -> bool {
         .eq(MapGen::new(keys, track.first_key, model.frame_count))
 }
 
-/// Picks the quaternion layout of `model` (gltf-mapping.md, "Engine pose",
-/// `--quat-layout auto`): counts, over the keys of tracks without map
-/// (static keys), how many hold ±32767 in slot 3 (seed `xyzw`: identity is
-/// `(0, 0, 0, 32767)`) and in slot 0 (`wxyz`). The slot with more hits wins
-/// and the flag is `true`; a tie (including no static key) gives the seed's
-/// [`QuatLayout::Xyzw`] with `false` (no evidence).
+/// Counts, over the keys of tracks without map (static keys), how many hold
+/// ±32767 in slot 3 (seed `xyzw`: identity is `(0, 0, 0, 32767)`) and in
+/// slot 0 (retail `wxyz`): `(xyzw votes, wxyz votes)` (format-notes §6 R3).
 ///
 /// When the fallback keys do not form tracks ([`tracks`] fails), each static
 /// node's fallback key (if inside the pool) is used instead.
-pub fn pick_quat_layout(model: &Model) -> (QuatLayout, bool) {
+pub fn quat_layout_votes(model: &Model) -> (usize, usize) {
     let keys = model.keys.as_deref().unwrap_or(&[]);
     let mut xyzw = 0usize;
     let mut wxyz = 0usize;
@@ -169,11 +166,19 @@ pub fn pick_quat_layout(model: &Model) -> (QuatLayout, bool) {
             .filter_map(|n| keys.get(usize::from(n.fallback_key)))
             .for_each(&mut count),
     }
-    match xyzw.cmp(&wxyz) {
-        std::cmp::Ordering::Greater => (QuatLayout::Xyzw, true),
-        std::cmp::Ordering::Less => (QuatLayout::Wxyz, true),
-        std::cmp::Ordering::Equal => (QuatLayout::Xyzw, false),
-    }
+    (xyzw, wxyz)
+}
+
+/// Picks the quaternion layout of `model` (`--quat-layout auto`,
+/// format-notes §6 R3) as [`crate::convention::detect`] does: the static-key
+/// vote, then the Res2 box; `true` when the file decided it.
+pub fn pick_quat_layout(model: &Model) -> (QuatLayout, bool) {
+    let d = crate::convention::detect(
+        model,
+        None,
+        &crate::convention::ConventionChoices::default(),
+    );
+    (d.conventions.quat, d.quat.by == "file")
 }
 
 /// Splits the stored Res8 pool into per-node tracks in node order, the input
@@ -336,10 +341,11 @@ mod tests {
         // Tie: one each.
         let mut m3 = model();
         m3.keys.as_mut().unwrap()[4].q = [32767, 0, 0, 0];
-        assert_eq!(pick_quat_layout(&m3), (QuatLayout::Xyzw, false));
+        // (no geometry to fit the Res2 box: w first, format-notes §6 R3)
+        assert_eq!(pick_quat_layout(&m3), (QuatLayout::Wxyz, false));
         // No static key.
         let m4 = Model::default();
-        assert_eq!(pick_quat_layout(&m4), (QuatLayout::Xyzw, false));
+        assert_eq!(pick_quat_layout(&m4), (QuatLayout::Wxyz, false));
         // Broken tracks: falls back to the static nodes' fallback keys.
         let mut m5 = model();
         for k in m5.keys.as_mut().unwrap() {

@@ -12,8 +12,11 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use mshgltf::batch::{self, BatchOptions, Format, ModelJob, Report, ReportRow, Status};
+use mshgltf::convention::{
+    BatchLayout, ConventionChoices, NameSource, QuatLayout, TexmOrder, UvSign, WearKey,
+};
 use mshgltf::convert::ConvertOptions;
-use mshgltf::gltf_export::{CellChoice, QuatLayoutChoice, Up};
+use mshgltf::gltf_export::{CellChoice, Up};
 use mshgltf::msh::read::Mode;
 use mshgltf::source::{self, FileKind, InputSpec};
 use mshgltf::{nres, output};
@@ -28,12 +31,60 @@ enum UpArg {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum QuatArg {
-    /// Per model: the slot holding ±32767 in most static keys, else xyzw.
+    /// Per model: the slot holding ±32767 in most static keys, then the Res2 box, else wxyz.
     Auto,
     /// Stored x, y, z, w (the seed's reading).
     Xyzw,
-    /// Stored w, x, y, z (two other public readers).
+    /// Stored w, x, y, z (retail files).
     Wxyz,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum NamesArg {
+    /// Res9 when it is 32 x nodes bytes with a name, else Res10.
+    Auto,
+    /// Res9 32-byte fields (retail; Res10 then holds labels).
+    Res9,
+    /// Res10 strings (seed).
+    Res10,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum BatchArg {
+    /// Retail when every batch has +2 = 0 and +4 high byte 0x00/0xFF.
+    Auto,
+    /// Material key in the low byte of Batch20 +4, lightmap in the high byte.
+    Retail,
+    /// Material key in the u16 at Batch20 +2.
+    Seed,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum WearKeyArg {
+    /// By id when the WEAR ids are a permutation of 0..n, else by row.
+    Auto,
+    /// The WEAR id column (retail).
+    Id,
+    /// The row number (seed).
+    Row,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum UvArg {
+    /// Signed only when a triangle spans more than 0x8000 as u16 but not as i16.
+    Auto,
+    /// u16 / 1024 (retail).
+    Unsigned,
+    /// i16 / 1024 (seed).
+    Signed,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum TexmArg {
+    /// 8888 B,G,R,A; 888 B,G,R,X; palettes B,G,R,X (real game files).
+    Retail,
+    /// 8888 A,R,G,B; 888 R,G,B,X; palettes R,G,B,A (the other public reading).
+    Argb,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -64,16 +115,36 @@ struct Cli {
     /// Up axis of the glTF.
     #[arg(long, value_enum, default_value = "y")]
     up: UpArg,
-    /// Which stored i16 of a Res8 quaternion is w.
-    #[arg(long, value_enum, default_value = "auto")]
+    /// Where node names are (format-notes §6 R1).
+    #[arg(long, value_enum, default_value = "auto", help_heading = "Conventions")]
+    names: NamesArg,
+    /// Where a batch's material key is (format-notes §6 R2).
+    #[arg(long, value_enum, default_value = "auto", help_heading = "Conventions")]
+    batch_layout: BatchArg,
+    /// Which stored i16 of a Res8 quaternion is w (format-notes §6 R3).
+    #[arg(long, value_enum, default_value = "auto", help_heading = "Conventions")]
     quat_layout: QuatArg,
-    /// LOD of the slot cell each node shows (0..2).
+    /// What a material key selects in the WEAR table (format-notes §6 R4).
+    #[arg(long, value_enum, default_value = "auto", help_heading = "Conventions")]
+    wear_key: WearKeyArg,
+    /// How Res5 UVs are read (format-notes §6 R6).
+    #[arg(long, value_enum, default_value = "auto", help_heading = "Conventions")]
+    uv: UvArg,
+    /// Byte order of Texm 8888/888/palette textures (format-notes §6 R8).
+    #[arg(
+        long,
+        value_enum,
+        default_value = "retail",
+        help_heading = "Conventions"
+    )]
+    texm_order: TexmArg,
+    /// Damage state of the slot cell each node shows (0 intact, 1 damaged, 2 destroyed).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=2))]
-    lod: u8,
-    /// Group of the slot cell each node shows (0..4).
+    state: u8,
+    /// Level of the slot cell each node shows (0..3 LOD, 4 = cockpit view).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=4))]
-    group: u8,
-    /// Add every non-empty cell as a child node <node>.L<lod>G<group>.
+    lod: u8,
+    /// Add every non-empty cell as a child node <node>.S<state>L<lod>.
     #[arg(long)]
     all_cells: bool,
     /// Convert what is locally sound in broken models and report what was skipped.
@@ -92,7 +163,7 @@ struct Cli {
     /// Do not embed textures.
     #[arg(long)]
     no_textures: bool,
-    /// Also write every used texture as PNG into DIR.
+    /// Also write every texture and lightmap of the libraries found as PNG into DIR.
     #[arg(long, value_name = "DIR")]
     textures_out: Option<PathBuf>,
     /// Parallel jobs (default: all cores).
@@ -133,14 +204,36 @@ fn convert_options(cli: &Cli) -> ConvertOptions {
             UpArg::Y => Up::Y,
             UpArg::Z => Up::Z,
         },
-        quat_layout: match cli.quat_layout {
-            QuatArg::Auto => QuatLayoutChoice::Auto,
-            QuatArg::Xyzw => QuatLayoutChoice::Xyzw,
-            QuatArg::Wxyz => QuatLayoutChoice::Wxyz,
+        conventions: ConventionChoices {
+            names: match cli.names {
+                NamesArg::Auto => None,
+                NamesArg::Res9 => Some(NameSource::Res9),
+                NamesArg::Res10 => Some(NameSource::Res10),
+            },
+            batch: match cli.batch_layout {
+                BatchArg::Auto => None,
+                BatchArg::Retail => Some(BatchLayout::Retail),
+                BatchArg::Seed => Some(BatchLayout::Seed),
+            },
+            quat: match cli.quat_layout {
+                QuatArg::Auto => None,
+                QuatArg::Xyzw => Some(QuatLayout::Xyzw),
+                QuatArg::Wxyz => Some(QuatLayout::Wxyz),
+            },
+            wear_key: match cli.wear_key {
+                WearKeyArg::Auto => None,
+                WearKeyArg::Id => Some(WearKey::Id),
+                WearKeyArg::Row => Some(WearKey::Row),
+            },
+            uv: match cli.uv {
+                UvArg::Auto => None,
+                UvArg::Unsigned => Some(UvSign::Unsigned),
+                UvArg::Signed => Some(UvSign::Signed),
+            },
         },
         cells: CellChoice {
+            state: cli.state,
             lod: cli.lod,
-            group: cli.group,
             all_cells: cli.all_cells,
         },
         mode: if cli.tolerant {
@@ -178,6 +271,10 @@ fn run(cli: &Cli) -> Result<u8> {
         force: cli.force,
         game_dir: cli.game_dir.clone(),
         textures_out: cli.textures_out.clone(),
+        texm_order: match cli.texm_order {
+            TexmArg::Retail => TexmOrder::Retail,
+            TexmArg::Argb => TexmOrder::Argb,
+        },
     };
     let mut rows_pre: Vec<ReportRow> = Vec::new();
     let mut single = false;
@@ -187,8 +284,9 @@ fn run(cli: &Cli) -> Result<u8> {
                 .with_context(|| format!("cannot read {}", archive.display()))?;
             let a = nres::read(&bytes, nres::Mode::Tolerant)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", archive.display()))?;
-            let Some(i) = a.find(entry.as_bytes()) else {
-                bail!("{}: no entry named {entry:?}", archive.display());
+            let i = match source::find_entry(&a, &entry) {
+                Ok(i) => i,
+                Err(e) => bail!("{}: {e}", archive.display()),
             };
             let name = source::decode_name(a.entries[i].name);
             let stem = source::stem_of(&name).to_string();
@@ -351,7 +449,7 @@ fn row_line(r: &ReportRow, with_warnings: bool) -> String {
         Status::Converted => {
             let c = r.counts.clone().unwrap_or_default();
             format!(
-                "converted {} -> {} ({} nodes, {} vertices, {} triangles, {} batches, {} animated nodes, {} frames, {} materials, {} textures, quat layout {}){}",
+                "converted {} -> {} ({} nodes, {} vertices, {} triangles, {} batches, {} animated nodes, {} frames, {} materials, {} textures; {} conventions: {}){}",
                 r.source,
                 r.output.as_deref().unwrap_or("?"),
                 c.nodes,
@@ -362,7 +460,8 @@ fn row_line(r: &ReportRow, with_warnings: bool) -> String {
                 c.frame_count,
                 c.materials,
                 c.textures,
-                r.quat_layout.as_deref().unwrap_or("?"),
+                r.conventions.as_ref().map_or("?", |d| d.label()),
+                r.conventions.as_ref().map_or_else(String::new, |d| d.summary()),
                 if r.warnings.is_empty() {
                     String::new()
                 } else {

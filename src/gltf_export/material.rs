@@ -4,97 +4,129 @@
 use std::collections::{BTreeMap, HashMap};
 
 use gltf_json as json;
-use json::material::{
-    AlphaCutoff, AlphaMode, PbrBaseColorFactor, PbrMetallicRoughness, StrengthFactor,
-};
+use json::material::{AlphaMode, PbrBaseColorFactor, PbrMetallicRoughness, StrengthFactor};
 use json::texture::{MagFilter, MinFilter, WrappingMode};
 use json::validation::Checked;
 use json::{Index, Root};
 
 use super::bin::{view, Bin};
-use super::{extras, ExportError, ExportMaterial};
+use super::{extras, BatchMaterial, Blend, ExportError, ExportMaterial, TextureImage};
 
-/// Adds one glTF material per `material_index` in `used` (ascending), and
-/// returns the map from `material_index` to glTF material.
+/// Adds one glTF material per used [`BatchMaterial`] (ascending) and
+/// returns the map from batch material to glTF material
+/// (gltf-mapping.md, "Materials and textures"; format-notes §6 R9, R10).
 ///
-/// Indices without an [`ExportMaterial`] get a default white material named
-/// `material<i>`. Textures are attached only when `has_uv` (a texture needs
-/// `TEXCOORD_0`); one image + texture per distinct `TextureImage::name`,
-/// PNG bytes embedded in the buffer; one shared REPEAT sampler.
+/// Keys without an [`ExportMaterial`] get a default white material named
+/// `material<key>`. A lit variant's name gets `+<lightmap>` (`+lightmap`
+/// when the lightmap is unknown). The base colour texture needs
+/// `TEXCOORD_0` (`has_uv`), the lightmap (`occlusionTexture`, `texCoord 1`)
+/// needs `TEXCOORD_1` (`has_uv1`, Res18). One image + texture per distinct
+/// image name, PNG bytes embedded in the buffer; one shared REPEAT sampler.
 pub fn build(
     root: &mut Root,
     bin: &mut Bin,
-    used: &[u16],
+    used: &[BatchMaterial],
     materials: &[ExportMaterial],
     has_uv: bool,
+    has_uv1: bool,
     warnings: &mut Vec<String>,
-) -> Result<BTreeMap<u16, Index<json::Material>>, ExportError> {
+) -> Result<BTreeMap<BatchMaterial, Index<json::Material>>, ExportError> {
     let mut out = BTreeMap::new();
-    let mut textures: HashMap<&str, Index<json::Texture>> = HashMap::new();
+    let mut textures: HashMap<String, Index<json::Texture>> = HashMap::new();
     let mut sampler: Option<Index<json::texture::Sampler>> = None;
     let mut skipped_tex = 0usize;
-    for &i in used {
-        let m = materials.iter().find(|m| m.index == i);
+    let mut texture =
+        |root: &mut Root, bin: &mut Bin, tex: &TextureImage| -> Index<json::Texture> {
+            if let Some(t) = textures.get(tex.name.as_str()) {
+                return *t;
+            }
+            let s = *sampler.get_or_insert_with(|| {
+                root.push(json::texture::Sampler {
+                    mag_filter: Some(Checked::Valid(MagFilter::Linear)),
+                    min_filter: Some(Checked::Valid(MinFilter::LinearMipmapLinear)),
+                    name: None,
+                    wrap_s: Checked::Valid(WrappingMode::Repeat),
+                    wrap_t: Checked::Valid(WrappingMode::Repeat),
+                    extensions: None,
+                    extras: None,
+                })
+            });
+            let start = bin.begin();
+            bin.data.extend_from_slice(&tex.png);
+            let v = view(root, bin, start, None, None, &tex.name);
+            let image = root.push(json::Image {
+                buffer_view: Some(v),
+                mime_type: Some(json::image::MimeType("image/png".into())),
+                name: Some(tex.name.clone()),
+                uri: None,
+                extensions: None,
+                extras: None,
+            });
+            let t = root.push(json::Texture {
+                name: Some(tex.name.clone()),
+                sampler: Some(s),
+                source: image,
+                extensions: None,
+                extras: None,
+            });
+            textures.insert(tex.name.clone(), t);
+            t
+        };
+    for &bm in used {
+        let m = materials.iter().find(|m| m.key == bm);
         let name = m.and_then(|m| m.name.clone());
         let mut base_color_texture = None;
-        let mut alpha = AlphaMode::Opaque;
         if let Some(tex) = m.and_then(|m| m.texture.as_ref()) {
-            if !has_uv {
-                skipped_tex += 1;
-            } else {
-                let t = match textures.get(tex.name.as_str()) {
-                    Some(t) => *t,
-                    None => {
-                        let s = *sampler.get_or_insert_with(|| {
-                            root.push(json::texture::Sampler {
-                                mag_filter: Some(Checked::Valid(MagFilter::Linear)),
-                                min_filter: Some(Checked::Valid(MinFilter::LinearMipmapLinear)),
-                                name: None,
-                                wrap_s: Checked::Valid(WrappingMode::Repeat),
-                                wrap_t: Checked::Valid(WrappingMode::Repeat),
-                                extensions: None,
-                                extras: None,
-                            })
-                        });
-                        let start = bin.begin();
-                        bin.data.extend_from_slice(&tex.png);
-                        let v = view(root, bin, start, None, None, &tex.name);
-                        let image = root.push(json::Image {
-                            buffer_view: Some(v),
-                            mime_type: Some(json::image::MimeType("image/png".into())),
-                            name: Some(tex.name.clone()),
-                            uri: None,
-                            extensions: None,
-                            extras: None,
-                        });
-                        let t = root.push(json::Texture {
-                            name: Some(tex.name.clone()),
-                            sampler: Some(s),
-                            source: image,
-                            extensions: None,
-                            extras: None,
-                        });
-                        textures.insert(tex.name.as_str(), t);
-                        t
-                    }
-                };
-                if tex.has_alpha {
-                    alpha = AlphaMode::Mask;
-                }
+            if has_uv {
                 base_color_texture = Some(json::texture::Info {
-                    index: t,
+                    index: texture(root, bin, tex),
                     tex_coord: 0,
+                    extensions: None,
+                    extras: None,
+                });
+            } else {
+                skipped_tex += 1;
+            }
+        }
+        let lightmap_name = m.and_then(|m| m.lightmap_name.clone());
+        let mut occlusion_texture = None;
+        if bm.lit {
+            if let (Some(lm), true) = (m.and_then(|m| m.lightmap.as_ref()), has_uv1) {
+                occlusion_texture = Some(json::material::OcclusionTexture {
+                    index: texture(root, bin, lm),
+                    strength: StrengthFactor(1.0),
+                    tex_coord: 1,
                     extensions: None,
                     extras: None,
                 });
             }
         }
+        let blend = m.map_or(Blend::Opaque, |m| m.blend);
+        let alpha = match blend {
+            Blend::Opaque => AlphaMode::Opaque,
+            Blend::Alpha | Blend::Additive => AlphaMode::Blend,
+        };
         let color = m.and_then(|m| m.base_color).unwrap_or([1.0; 4]);
+        let mut display = name
+            .clone()
+            .unwrap_or_else(|| format!("material{}", bm.key));
+        if bm.lit {
+            display.push('+');
+            display.push_str(lightmap_name.as_deref().unwrap_or("lightmap"));
+        }
+        let mut ex = serde_json::json!({"msh": {"material_index": bm.key, "name": name}});
+        if bm.lit {
+            ex["msh"]["lit"] = serde_json::Value::Bool(true);
+            ex["msh"]["lightmap"] = serde_json::json!(lightmap_name);
+        }
+        if blend == Blend::Additive {
+            ex["msh"]["blend"] = serde_json::json!("additive");
+        }
         let mat = json::Material {
-            alpha_cutoff: (alpha == AlphaMode::Mask).then(AlphaCutoff::default),
+            alpha_cutoff: None,
             alpha_mode: Checked::Valid(alpha),
             double_sided: true,
-            name: Some(name.clone().unwrap_or_else(|| format!("material{i}"))),
+            name: Some(display),
             pbr_metallic_roughness: PbrMetallicRoughness {
                 base_color_factor: PbrBaseColorFactor(color),
                 base_color_texture,
@@ -104,10 +136,11 @@ pub fn build(
                 extensions: None,
                 extras: None,
             },
-            extras: extras(&serde_json::json!({"msh": {"material_index": i, "name": name}}))?,
+            occlusion_texture,
+            extras: extras(&ex)?,
             ..Default::default()
         };
-        out.insert(i, root.push(mat));
+        out.insert(bm, root.push(mat));
     }
     if skipped_tex > 0 {
         warnings.push(format!(

@@ -12,7 +12,8 @@ use json::{Index, Root};
 
 use super::axes;
 use super::bin::{accessor, view, AccessorSpec, Bin};
-use super::{extras, ExportError, Up};
+use super::{extras, BatchMaterial, ExportError, Up};
+use crate::convention::{quant, UvSign};
 use crate::msh::{Batch20, Model};
 
 /// Accessors of one `(base_vertex, count)` vertex range.
@@ -50,6 +51,8 @@ pub struct BatchRange {
     /// True when an index equals 0xFFFF (primitive restart value of
     /// UNSIGNED_SHORT; such a batch gets UNSIGNED_INT indices).
     pub needs_u32: bool,
+    /// The batch's material (set by the exporter from the conventions).
+    pub material: BatchMaterial,
 }
 
 /// Checks a batch against Res6 and Res3 (`msh.index_range`,
@@ -105,6 +108,7 @@ pub fn check_batch(model: &Model, b: usize) -> Result<Option<BatchRange>, Export
         base: batch.base_vertex,
         count,
         needs_u32: max == 0xFFFF,
+        material: BatchMaterial::default(),
     }))
 }
 
@@ -120,6 +124,7 @@ impl<'m> Geometry<'m> {
         bin: &mut Bin,
         model: &'m Model,
         up: Up,
+        uv_sign: UvSign,
         warnings: &mut Vec<String>,
     ) -> Result<Self, ExportError> {
         let nv = model.positions.len();
@@ -171,8 +176,8 @@ impl<'m> Geometry<'m> {
             if let Some(uvs) = model.uvs.as_ref().filter(|n| n.len() == nv) {
                 let start = bin.begin();
                 bin.data.reserve(nv * 8);
-                for uv in uvs {
-                    bin.put_f32s(&[f32::from(uv[0]) / 1024.0, f32::from(uv[1]) / 1024.0]);
+                for &uv in uvs {
+                    bin.put_f32s(&quant::dequantize_uv(uv, uv_sign));
                 }
                 g.uv_view = Some(view(
                     root,
@@ -197,12 +202,15 @@ impl<'m> Geometry<'m> {
             }
             if let Some(r18) = model.res18.as_ref().filter(|n| n.len() == nv) {
                 let start = bin.begin();
-                bin.data.extend_from_slice(r18.as_flattened());
+                bin.data.reserve(nv * 8);
+                for &raw in r18 {
+                    bin.put_f32s(&quant::dequantize_lightmap_uv(raw));
+                }
                 g.r18_view = Some(view(
                     root,
                     bin,
                     start,
-                    Some(4),
+                    Some(8),
                     Some(Target::ArrayBuffer),
                     "Res18",
                 ));
@@ -234,7 +242,7 @@ impl<'m> Geometry<'m> {
     /// Decoded normals in glTF axes (msh-core §5.4): `/127`, clamped,
     /// normalised; zero normals replaced (see [`Geometry::write`]).
     fn normals(&self, packed: &[[i8; 4]], up: Up, warnings: &mut Vec<String>) -> Vec<[f32; 3]> {
-        let dec = |c: i8| (f32::from(c) / 127.0).clamp(-1.0, 1.0);
+        let dec = quant::dequantize_normal_component;
         let mut zero: Vec<usize> = Vec::new();
         let mut out: Vec<[f32; 3]> = packed
             .iter()
@@ -373,8 +381,8 @@ impl<'m> Geometry<'m> {
         }
         if let Some(v) = self.r18_view {
             list.push((
-                Semantic::Extras("RES18".into()),
-                plain(root, v, 4, ComponentType::U8, Type::Vec4),
+                Semantic::TexCoords(1),
+                plain(root, v, 8, ComponentType::F32, Type::Vec2),
             ));
         }
         let a = Attrs { list };
@@ -438,7 +446,7 @@ impl<'m> Geometry<'m> {
         bin: &mut Bin,
         name: String,
         ranges: &[BatchRange],
-        materials: &BTreeMap<u16, Index<json::Material>>,
+        materials: &BTreeMap<BatchMaterial, Index<json::Material>>,
         mesh_extras: serde_json::Value,
     ) -> Result<Option<Index<json::Mesh>>, ExportError> {
         let mut primitives = Vec::with_capacity(ranges.len());
@@ -454,7 +462,7 @@ impl<'m> Geometry<'m> {
                 extensions: None,
                 extras: None,
                 indices: Some(indices),
-                material: materials.get(&r.batch.material_index).copied(),
+                material: materials.get(&r.material).copied(),
                 mode: Checked::Valid(Mode::Triangles),
                 targets: None,
             });

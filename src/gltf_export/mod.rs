@@ -19,58 +19,61 @@
 //!   back (gltf-mapping.md, "Extras").
 
 mod anim;
-pub mod axes;
+pub use crate::convention::{axes, Up};
 mod bin;
 mod glb;
 mod material;
 mod mesh;
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use gltf_json as json;
 use json::validation::USize64;
 use json::{Index, Root};
 
-use crate::anim::{AnimError, QuatLayout, Sampler};
+use crate::anim::{AnimError, Sampler};
+use crate::convention::{self, ConventionChoices, Conventions, Decided};
 use crate::msh::{Model, Nodes, CELLS, NONE16};
 
 use bin::Bin;
 pub use glb::{to_glb, to_gltf};
 use mesh::{check_batch, BatchRange, Geometry};
 
-/// Which game axis becomes glTF's up axis (`--up`, gltf-mapping.md "Axes").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Up {
-    /// Default: glTF `(x, y, z)` = game `(x, z, -y)` (a rotation, Y up).
-    #[default]
-    Y,
-    /// Game coordinates unchanged (Z up).
-    Z,
-}
-
-/// `--quat-layout`: which stored i16 of a Res8 quaternion is `w`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum QuatLayoutChoice {
-    /// Per model, by [`crate::anim::pick_quat_layout`].
-    #[default]
-    Auto,
-    /// Seed layout (stored x, y, z, w).
-    Xyzw,
-    /// Peer layout (stored w, x, y, z).
-    Wxyz,
-}
-
-/// Which slot cell a node shows (`--lod`, `--group`, `--all-cells`).
+/// Which slot cell a node shows (`--state`, `--lod`, `--all-cells`;
+/// gltf-mapping.md "Meshes", format-notes §6 R7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CellChoice {
-    /// LOD `0..3` (`cell = 5*lod + group`, msh-core §5.1).
+    /// Damage state `0..3` (intact, damaged, destroyed).
+    pub state: u8,
+    /// Level `0..5` (LOD 0..3; level 4 = the cockpit view).
     pub lod: u8,
-    /// Group `0..5`.
-    pub group: u8,
-    /// Export every non-empty cell as a child node `<node>.L<lod>G<group>`
+    /// Export every non-empty cell as a child node `<node>.S<state>L<lod>`
     /// (the node itself then gets no mesh).
     pub all_cells: bool,
+}
+
+impl CellChoice {
+    /// The Res1 slot-matrix index `5 * state + lod`.
+    pub fn cell(&self) -> usize {
+        usize::from(self.state) * 5 + usize::from(self.lod)
+    }
+}
+
+/// The glTF name of the child node that carries cell `cell` of node `node`
+/// with `--all-cells`: `<node>.S<state>L<lod>`. [`parse_cell_name`] is its
+/// inverse.
+pub fn cell_name(node: &str, cell: usize) -> String {
+    format!("{node}.S{}L{}", cell / 5, cell % 5)
+}
+
+/// Inverse of [`cell_name`]: `Some((node, cell))` for `<node>.S<s>L<l>`
+/// with `s < 3`, `l < 5`.
+pub fn parse_cell_name(name: &str) -> Option<(&str, usize)> {
+    let (node, tail) = name.rsplit_once(".S")?;
+    let (s, l) = tail.split_once('L')?;
+    let (s, l): (usize, usize) = (s.parse().ok()?, l.parse().ok()?);
+    (s < 3 && l < 5 && !node.is_empty()).then_some((node, s * 5 + l))
 }
 
 /// Options of one export.
@@ -81,8 +84,13 @@ pub struct ExportOptions {
     pub fps: f32,
     /// Axis convention.
     pub up: Up,
-    /// Quaternion layout.
-    pub quat_layout: QuatLayoutChoice,
+    /// The model's conventions as decided by the caller
+    /// ([`crate::convention::detect`]); `None`: decided here from the model
+    /// alone (no WEAR table).
+    pub conventions: Option<Decided>,
+    /// Whether batches flagged lit (format-notes §6 R2) are lit: the WEAR
+    /// has a LIGHTMAPS row, or there is no WEAR. Also needs Res18.
+    pub lightmaps: bool,
     /// Cell selection.
     pub cells: CellChoice,
     /// Where the model came from (`file` or `ARCHIVE:ENTRY`), for the scene extras.
@@ -98,7 +106,8 @@ impl Default for ExportOptions {
         ExportOptions {
             fps: 24.0,
             up: Up::Y,
-            quat_layout: QuatLayoutChoice::Auto,
+            conventions: None,
+            lightmaps: true,
             cells: CellChoice::default(),
             source: String::new(),
             sha256: String::new(),
@@ -110,35 +119,73 @@ impl Default for ExportOptions {
 /// A decoded texture, ready to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TextureImage {
-    /// Texture name (Textures.lib entry); images are shared by name.
+    /// Texture name (Textures.lib or LightMap.lib entry); images are shared by name.
     pub name: String,
     /// PNG file bytes.
     pub png: std::sync::Arc<[u8]>,
-    /// True when some texel is not opaque (material gets `alphaMode MASK`).
+    /// True when some texel is not opaque.
     pub has_alpha: bool,
 }
 
-/// What the caller knows about one `material_index` (a WEAR row).
-#[derive(Debug, Clone, PartialEq)]
+/// The material a batch draws with: its key (format-notes §6 R2) and
+/// whether it is lit by a lightmap. One glTF material per used pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct BatchMaterial {
+    /// The material key (a WEAR id or row, format-notes §6 R4).
+    pub key: u16,
+    /// Lit: lightmap byte set, Res18 present, and a LIGHTMAPS row (or no WEAR).
+    pub lit: bool,
+}
+
+/// The MAT0 blend mode, from the Material.lib directory entry's attr1
+/// (format-notes §6 R10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Blend {
+    /// attr1 0 or 2 (2: the texture's alpha is discarded): `OPAQUE`.
+    #[default]
+    Opaque,
+    /// attr1 4 or 5: `BLEND`.
+    Alpha,
+    /// attr1 8: `BLEND`, with `"blend": "additive"` in the extras.
+    Additive,
+}
+
+impl Blend {
+    /// attr1 → blend mode (unknown values: opaque).
+    pub fn from_attr1(attr1: u32) -> Blend {
+        match attr1 {
+            4 | 5 => Blend::Alpha,
+            8 => Blend::Additive,
+            _ => Blend::Opaque,
+        }
+    }
+}
+
+/// What the caller knows about one used [`BatchMaterial`].
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ExportMaterial {
-    /// `Batch20.material_index`.
-    pub index: u16,
+    /// The batch material this describes.
+    pub key: BatchMaterial,
     /// WEAR row name.
     pub name: Option<String>,
-    /// Linear RGBA base colour factor (MAT0 phase 0 `p[4..7] / 255`).
+    /// Linear RGBA base colour factor: MAT0 phase 0 `p[4..6] / 255`,
+    /// opacity `p[3] / 100` (format-notes §6 R9).
     pub base_color: Option<[f32; 4]>,
+    /// Blend mode (format-notes §6 R10).
+    pub blend: Blend,
     /// Base colour texture.
     pub texture: Option<Arc<TextureImage>>,
+    /// The LightMap.lib entry name (WEAR LIGHTMAPS row 0) of a lit material.
+    pub lightmap_name: Option<String>,
+    /// The lightmap image (`occlusionTexture`, `texCoord 1`).
+    pub lightmap: Option<Arc<TextureImage>>,
 }
 
 /// Summary of an export.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ExportReport {
-    /// Quaternion layout used.
-    pub quat_layout: QuatLayout,
-    /// True when `auto` found evidence for its choice (false when the layout
-    /// was forced or `auto` fell back to the seed layout).
-    pub quat_layout_evidence: bool,
+    /// The conventions used and how they were decided.
+    pub conventions: Option<Decided>,
     /// Nodes whose track was baked (non-canonical tracks).
     pub baked_nodes: Vec<usize>,
     /// Human-readable warnings (zero normals, legacy node table, ...).
@@ -207,35 +254,58 @@ pub(crate) fn extras(v: &serde_json::Value) -> Result<json::Extras, ExportError>
     )?))
 }
 
-/// The glTF names of the first `n` Res1 nodes (gltf-mapping.md "Nodes"):
-/// Res10 decoded from Windows-1251, `node<i>` when empty, made unique by a
-/// `.<n>` suffix against `used` (which receives them). `gltf2msh` matches
-/// nodes by these names.
-pub fn node_names(model: &Model, n: usize, used: &mut HashSet<String>) -> Vec<String> {
+/// Unique glTF names: a name already given gets a `.<k>` suffix, the
+/// smallest `k` not yet used for that base (linear in the number of names).
+#[derive(Debug, Default)]
+pub struct Namer {
+    used: HashSet<String>,
+    next: HashMap<String, usize>,
+}
+
+impl Namer {
+    /// `base`, or `base.<k>` when taken; the result is marked as taken.
+    pub fn unique(&mut self, base: String) -> String {
+        if self.used.insert(base.clone()) {
+            return base;
+        }
+        let k = self.next.entry(base.clone()).or_insert(1);
+        loop {
+            let name = format!("{base}.{k}");
+            *k += 1;
+            if self.used.insert(name.clone()) {
+                return name;
+            }
+        }
+    }
+}
+
+/// The glTF names of the first `n` Res1 nodes (gltf-mapping.md "Nodes",
+/// format-notes §6 R1): the name `names` reads ([`NameSource::node_name`]:
+/// Res9 in retail files, Res10 in seed ones) decoded from Windows-1251,
+/// `node<i>` when empty, made unique by a `.<k>` suffix against `namer`.
+/// `gltf2msh` matches nodes by these names.
+///
+/// [`NameSource::node_name`]: crate::convention::NameSource::node_name
+pub fn node_names(
+    model: &Model,
+    names: convention::NameSource,
+    n: usize,
+    namer: &mut Namer,
+) -> Vec<String> {
     (0..n)
         .map(|i| {
-            let base = match model.node_name(i) {
-                Some(b) if !b.is_empty() => encoding_rs::WINDOWS_1251
-                    .decode_without_bom_handling(b)
-                    .0
-                    .into_owned(),
-                _ => format!("node{i}"),
+            let base = match names.node_name(model, i) {
+                Some(b) => convention::decode_name(b),
+                None => format!("node{i}"),
             };
-            unique(base, used)
+            namer.unique(base)
         })
         .collect()
 }
 
-fn unique(base: String, used: &mut HashSet<String>) -> String {
-    let mut name = base.clone();
-    let mut k = 1;
-    while used.contains(&name) {
-        name = format!("{base}.{k}");
-        k += 1;
-    }
-    used.insert(name.clone());
-    name
-}
+/// `hdr0` bit of a cockpit node (format-notes §6 R11): geometry only at
+/// level 4.
+pub const COCKPIT_FLAG: u16 = 0x20;
 
 /// Checks `hdr1` links: in range and acyclic (`msh.hierarchy.*`).
 fn check_hierarchy(parents: &[u16]) -> Result<(), ExportError> {
@@ -287,9 +357,21 @@ fn slot_ranges(model: &Model, s: usize, empty: &mut usize) -> Result<Vec<BatchRa
     Ok(v)
 }
 
-fn used_materials<'a>(ranges: impl Iterator<Item = &'a BatchRange>) -> Vec<u16> {
-    let set: BTreeSet<u16> = ranges.map(|r| r.batch.material_index).collect();
+fn used_materials<'a>(ranges: impl Iterator<Item = &'a BatchRange>) -> Vec<BatchMaterial> {
+    let set: BTreeSet<BatchMaterial> = ranges.map(|r| r.material).collect();
     set.into_iter().collect()
+}
+
+/// The [`BatchMaterial`] of a batch under `conv` (format-notes §6 R2, R5).
+pub fn batch_material(
+    conv: &Conventions,
+    lit_allowed: bool,
+    b: &crate::msh::Batch20,
+) -> BatchMaterial {
+    BatchMaterial {
+        key: conv.batch.material_key(b),
+        lit: lit_allowed && conv.batch.lightmap_row(b).is_some(),
+    }
 }
 
 fn trs_node(
@@ -333,31 +415,43 @@ pub fn export(
             format!("fps {} is not a positive number", opts.fps),
         ));
     }
-    if opts.cells.lod >= 3 || opts.cells.group >= 5 {
+    if opts.cells.state >= 3 || opts.cells.lod >= 5 {
         return Err(ExportError::model(
             "gltf.options",
             format!(
-                "cell lod {} group {} outside 3 LODs x 5 groups",
-                opts.cells.lod, opts.cells.group
+                "cell state {} lod {} outside 3 states x 5 levels",
+                opts.cells.state, opts.cells.lod
             ),
         ));
     }
-    let (layout, evidence) = match opts.quat_layout {
-        QuatLayoutChoice::Auto => crate::anim::pick_quat_layout(model),
-        QuatLayoutChoice::Xyzw => (QuatLayout::Xyzw, false),
-        QuatLayoutChoice::Wxyz => (QuatLayout::Wxyz, false),
+    let decided = match &opts.conventions {
+        Some(d) => d.clone(),
+        None => convention::detect(model, None, &ConventionChoices::default()),
     };
+    let conv = decided.conventions;
+    let layout = conv.quat;
+    let lit_allowed = opts.lightmaps && model.res18.is_some();
     let up = opts.up;
     let mut root = Root::default();
     let mut bin = Bin::default();
     let mut report = ExportReport {
-        quat_layout: layout,
-        quat_layout_evidence: evidence,
+        conventions: Some(decided.clone()),
         ..Default::default()
     };
-    let mut geo = Geometry::write(&mut root, &mut bin, model, up, &mut report.warnings)?;
+    let mut geo = Geometry::write(
+        &mut root,
+        &mut bin,
+        model,
+        up,
+        conv.uv,
+        &mut report.warnings,
+    )?;
     let has_uv = model
         .uvs
+        .as_ref()
+        .is_some_and(|u| u.len() == model.positions.len() && !u.is_empty());
+    let has_uv1 = model
+        .res18
         .as_ref()
         .is_some_and(|u| u.len() == model.positions.len() && !u.is_empty());
     let mut empty_batches = 0usize;
@@ -365,9 +459,12 @@ pub fn export(
 
     match &model.nodes {
         Nodes::Legacy24 { raw } => {
-            let ranges: Vec<BatchRange> = (0..model.batches.len())
+            let mut ranges: Vec<BatchRange> = (0..model.batches.len())
                 .filter_map(|b| check_batch(model, b).transpose())
                 .collect::<Result<_, _>>()?;
+            for r in &mut ranges {
+                r.material = batch_material(&conv, lit_allowed, &r.batch);
+            }
             empty_batches = model.batches.len() - ranges.len();
             let mats = material::build(
                 &mut root,
@@ -375,6 +472,7 @@ pub fn export(
                 &used_materials(ranges.iter()),
                 materials,
                 has_uv,
+                has_uv1,
                 &mut report.warnings,
             )?;
             let name = if opts.name.is_empty() {
@@ -405,7 +503,7 @@ pub fn export(
             check_hierarchy(&parents)?;
             let sampler = Sampler::new(model, layout)?;
             let tracks = crate::anim::tracks(model)?;
-            let chosen = usize::from(opts.cells.lod) * 5 + usize::from(opts.cells.group);
+            let chosen = opts.cells.cell();
             // (node, cell, slot) to show.
             let mut shown: Vec<(usize, usize, usize)> = Vec::new();
             for (i, nd) in nodes.iter().enumerate() {
@@ -432,7 +530,11 @@ pub fn export(
             let used_slots: BTreeSet<usize> = shown.iter().map(|&(_, _, s)| s).collect();
             let mut slot_batches: BTreeMap<usize, Vec<BatchRange>> = BTreeMap::new();
             for &s in &used_slots {
-                slot_batches.insert(s, slot_ranges(model, s, &mut empty_batches)?);
+                let mut ranges = slot_ranges(model, s, &mut empty_batches)?;
+                for r in &mut ranges {
+                    r.material = batch_material(&conv, lit_allowed, &r.batch);
+                }
+                slot_batches.insert(s, ranges);
             }
             let mats = material::build(
                 &mut root,
@@ -440,6 +542,7 @@ pub fn export(
                 &used_materials(slot_batches.values().flatten()),
                 materials,
                 has_uv,
+                has_uv1,
                 &mut report.warnings,
             )?;
             let mut slot_mesh: BTreeMap<usize, Option<Index<json::Mesh>>> = BTreeMap::new();
@@ -452,8 +555,8 @@ pub fn export(
                 );
             }
 
-            let mut used_names = HashSet::new();
-            let names = node_names(model, n, &mut used_names);
+            let mut namer = Namer::default();
+            let names = node_names(model, conv.names, n, &mut namer);
             let mut children: Vec<Vec<Index<json::Node>>> = vec![Vec::new(); n];
             for (i, &p) in parents.iter().enumerate() {
                 if p == NONE16 {
@@ -473,7 +576,15 @@ pub fn export(
                         .get(chosen)
                         .and_then(|&s| slot_mesh.get(&usize::from(s)).copied().flatten())
                 };
-                let ex = extras(&serde_json::json!({"msh": {"node": i, "flags": nd.flags}}))?;
+                let label = conv.names.label(model, i).map(convention::decode_name);
+                let mut ex = serde_json::json!({"msh": {"node": i, "flags": nd.flags}});
+                if let Some(l) = label {
+                    ex["msh"]["label"] = serde_json::Value::String(l);
+                }
+                if nd.flags & COCKPIT_FLAG != 0 {
+                    ex["msh"]["cockpit"] = serde_json::Value::Bool(true);
+                }
+                let ex = extras(&ex)?;
                 root.push(trs_node(names[i].clone(), Some(t), Some(q), mesh, ex));
             }
             if opts.cells.all_cells {
@@ -481,10 +592,7 @@ pub fn export(
                     let Some(mesh) = slot_mesh.get(&s).copied().flatten() else {
                         continue;
                     };
-                    let name = unique(
-                        format!("{}.L{}G{}", names[i], c / 5, c % 5),
-                        &mut used_names,
-                    );
+                    let name = namer.unique(cell_name(&names[i], c));
                     let ex = extras(&serde_json::json!({"msh": {"node": i, "cell": c}}))?;
                     let idx = root.push(trs_node(name, None, None, Some(mesh), ex));
                     children[i].push(idx);
@@ -527,10 +635,16 @@ pub fn export(
     let scene_extras = serde_json::json!({"msh": {
         "fps": opts.fps,
         "up": match up { Up::Y => "y", Up::Z => "z" },
-        "quat_layout": match layout { QuatLayout::Xyzw => "xyzw", QuatLayout::Wxyz => "wxyz" },
+        "quat_layout": convention::quat_str(layout),
         "source": opts.source,
         "sha256": opts.sha256,
-    }});
+        "lightmaps": lit_allowed,
+        "conventions": conv,
+        "conventions_decided": {
+            "names": decided.names, "material": decided.material, "quat": decided.quat,
+            "wear_key": decided.wear_key, "uv": decided.uv,
+        },
+    }, "conventions": conv});
     let scene = root.push(json::Scene {
         extensions: None,
         extras: extras(&scene_extras)?,

@@ -34,7 +34,7 @@ use serde_json::Value;
 
 use super::matching::Matched;
 use super::read::{arr, floats, idx, GltfFile};
-use super::{Conventions, ImportError, ImportOptions, ImportReport};
+use super::{Context, ImportError, ImportOptions, ImportReport};
 use crate::anim::{self, decode_quat, quat_interp, NodeTrackIn, QuatLayout, Sampler};
 use crate::gltf_export::{axes, Up};
 use crate::msh::{AnimKey24, Model, Nodes, StreamEntry};
@@ -620,11 +620,11 @@ pub fn apply(
     m: &Matched,
     base: &Model,
     model: &mut Model,
-    conv: Conventions,
+    conv: Context,
     opts: &ImportOptions,
     report: &mut ImportReport,
 ) -> Result<(), ImportError> {
-    let (up, layout, fps) = (conv.up, conv.layout, conv.fps);
+    let (up, layout, fps) = (conv.up, conv.model.quat, conv.fps);
     let nodes = arr(&doc.json, "nodes");
     if matches!(base.nodes, Nodes::Legacy24 { .. }) {
         if !arr(&doc.json, "animations").is_empty() {

@@ -52,7 +52,7 @@
 //!    [`super::animation::REDUCE_POS_TOL`] (game units) and
 //!    [`super::animation::REDUCE_ROT_TOL`] (runtime quaternion component).
 //!    A track whose keys are all equal becomes a static key. Res8/Res19 are
-//!    canonical (msh-animation §5.4, §8), quaternions in the seed's `xyzw`
+//!    canonical (msh-animation §5.4, §8), quaternions in the retail `wxyz`
 //!    layout.
 //! 6. **Refused:** skins (`gltf.skin`, unless [`AuthorOptions::ignore_skins`]:
 //!    the mesh is then placed as stored, in its bind pose, by its node's
@@ -71,8 +71,8 @@ use serde_json::Value;
 use super::animation::{self, collect_channels, node_trs_full, quantize_gltf_rotation, Channel};
 use super::geometry::{read_primitive, PrimRules};
 use super::read::{arr, idx, msh_extras, GltfFile};
-use super::{conventions, ImportError, ImportOptions};
-use crate::anim::{self, QuatLayout};
+use super::{context, ImportError, ImportOptions};
+use crate::anim;
 use crate::gltf_export::{axes, Up};
 use crate::material::wear::{Wear, WearRow};
 use crate::msh::build::{split_part, ModelBuilder, NodeSpec, Part, Vertex};
@@ -488,15 +488,18 @@ struct NodeInfo {
 /// Res7, Res13, Res8/Res19), `gltf.accessor`, `gltf.anim`, `gltf.index`,
 /// and the `msh.*` rule the result would break.
 pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportError> {
-    let conv = conventions(
+    let conv = context(
         doc,
         &ImportOptions {
             fps: opts.fps,
             reduce_keys: opts.reduce_keys,
         },
+        None,
     );
     let (up, fps) = (conv.up, conv.fps);
-    let layout = QuatLayout::Xyzw;
+    // New models are written in the retail convention (gltf-mapping.md,
+    // "Reverse rules"): w first.
+    let layout = crate::convention::Conventions::RETAIL.quat;
     let mut report = AuthorReport {
         fps,
         up: match up {
@@ -505,12 +508,6 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
         },
         ..Default::default()
     };
-    if conv.layout != layout {
-        report.warnings.push(
-            "scene extras say quat_layout wxyz; the new model is written in the seed's xyzw layout"
-                .into(),
-        );
-    }
     let nodes = arr(&doc.json, "nodes");
     let tree = scene_tree(doc, &mut report.warnings)?;
     let in_tree = |g: usize| tree.res1_of[g].is_some() || tree.carriers.iter().any(|c| c.0 == g);
@@ -634,7 +631,7 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
                 });
             }
             rows.push(WearRow {
-                legacy_id: row as i32 + 1,
+                legacy_id: row as i32,
                 name,
             });
         };

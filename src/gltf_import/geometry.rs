@@ -22,7 +22,7 @@
 //!   normal and UV or become new vertices appended to every per-vertex
 //!   stream (Res15/Res16/Res18 and the normal's 4th byte copied from the base
 //!   vertex at the same position, else the nearest one, unless the glTF
-//!   carries `_RES15`/`_RES18`). Res6, Res13 and Res7 are re-assembled in
+//!   carries `_RES15` / `TEXCOORD_1`). Res6, Res13 and Res7 are re-assembled in
 //!   slot order; Res7 links and face normals of rebuilt slots are
 //!   recomputed ([`crate::msh::derive`]).
 //!
@@ -37,11 +37,12 @@ use serde_json::Value;
 
 use super::matching::{Matched, MeshTarget};
 use super::read::{arr, idx, GltfFile, RawAccessor};
-use super::{Conventions, ImportError, ImportReport};
+use super::{Context, ImportError, ImportReport};
 use crate::anim;
+use crate::convention::quant::{quantize_lightmap_uv, quantize_normal, quantize_uv};
 use crate::gltf_export::axes;
 use crate::gltf_export::Up;
-use crate::msh::build::{quantize_normal, quantize_uv};
+use crate::gltf_export::{batch_material, BatchMaterial};
 use crate::msh::{derive, Batch20, Model, TriDesc16, NONE16};
 
 /// Relative position tolerance of "equal to the exported value".
@@ -73,9 +74,10 @@ pub(crate) struct Prim {
     pub(crate) nrm: Option<Vec<[f32; 3]>>,
     pub(crate) uv: Option<Vec<[f32; 2]>>,
     r15: Option<RawAccessor>,
-    r18: Option<RawAccessor>,
-    /// WEAR row (the `--base` path's material matching).
-    material: Option<u16>,
+    /// `TEXCOORD_1`: the Res18 lightmap UV (format-notes §6 R5).
+    pub(crate) uv1: Option<Vec<[f32; 2]>>,
+    /// Batch material (the `--base` path's material matching).
+    material: Option<BatchMaterial>,
     /// The glTF material index.
     pub(crate) gltf_material: Option<usize>,
 }
@@ -173,6 +175,32 @@ fn texture_transform(doc: &GltfFile, material: Option<usize>) -> (usize, Option<
             [-s * sc[0], c * sc[1], off[1]],
         ]),
     )
+}
+
+/// Re-points `rec` (a copy of `base`) to the batch material `bm` under the
+/// base's conventions (format-notes §6 R2): the key, and the lightmap byte
+/// when the lit flag differs. `Ok(true)` when `rec` changed.
+///
+/// # Errors
+/// `gltf.limits` when the key does not fit the layout (retail: > 255).
+fn set_material(
+    conv: Context,
+    base: &Batch20,
+    rec: &mut Batch20,
+    bm: BatchMaterial,
+) -> Result<bool, ImportError> {
+    let cur = batch_material(&conv.model, conv.lightmaps, base);
+    if cur == bm {
+        return Ok(false);
+    }
+    conv.model
+        .batch
+        .set_material_key(rec, bm.key)
+        .map_err(|e| err("gltf.limits", format!("Res13: {e}")))?;
+    if cur.lit != bm.lit {
+        conv.model.batch.set_lightmap_row(rec, bm.lit.then_some(0));
+    }
+    Ok(*rec != *base)
 }
 
 fn read_prims(doc: &GltfFile, m: &Matched, mesh: usize) -> Result<Vec<Prim>, ImportError> {
@@ -273,7 +301,14 @@ pub(crate) fn read_primitive(
         }
     };
     let r15 = raw("_RES15", 8)?;
-    let r18 = raw("_RES18", 4)?;
+    let uv1 = match a("TEXCOORD_1") {
+        Some(x) => {
+            let v = doc.floats(x, 2, "TEXCOORD_1")?;
+            count_ok(v.len() / 2, "TEXCOORD_1")?;
+            Some(v.chunks_exact(2).map(|c| [c[0], c[1]]).collect())
+        }
+        None => None,
+    };
     let mut indices = match idx(p, "indices") {
         Some(x) => doc.indices(x)?,
         None => (0..n as u32).collect(),
@@ -299,7 +334,7 @@ pub(crate) fn read_primitive(
         nrm,
         uv,
         r15,
-        r18,
+        uv1,
         material: None,
         gltf_material: material,
     })
@@ -317,6 +352,7 @@ fn batch_indices(model: &Model, b: &Batch20) -> Vec<u32> {
 /// Per-vertex state shared by the slots of one import.
 struct Verts {
     up: Up,
+    conv: Context,
     base_n: usize,
     moved: Vec<bool>,
     done: Vec<bool>,
@@ -352,7 +388,7 @@ fn apply_vertex(
         }
     }
     if let (Some(uv), Some(uvs)) = (&p.uv, model.uvs.as_mut()) {
-        let q = quantize_uv(uv[i]);
+        let q = quantize_uv(uv[i], vs.conv.model.uv);
         if q != uvs[v] {
             uvs[v] = q;
             report.changed_uvs += 1;
@@ -361,8 +397,8 @@ fn apply_vertex(
     if let (Some(r), Some(s)) = (&p.r15, model.res15.as_mut()) {
         s[v].copy_from_slice(r.elem(i));
     }
-    if let (Some(r), Some(s)) = (&p.r18, model.res18.as_mut()) {
-        s[v].copy_from_slice(r.elem(i));
+    if let (Some(u), Some(s)) = (&p.uv1, model.res18.as_mut()) {
+        s[v] = quantize_lightmap_uv(u[i]);
     }
 }
 
@@ -391,12 +427,13 @@ pub fn apply(
     m: &Matched,
     base: &Model,
     model: &mut Model,
-    conv: Conventions,
+    conv: Context,
     report: &mut ImportReport,
 ) -> Result<GeoOutcome, ImportError> {
     let nv = base.positions.len();
     let mut vs = Verts {
         up: conv.up,
+        conv,
         base_n: nv,
         moved: vec![false; nv],
         done: vec![false; nv],
@@ -427,9 +464,8 @@ pub fn apply(
                 for &i in &p.indices {
                     apply_vertex(model, &mut vs, p, i as usize, bv + i as usize, report);
                 }
-                if let Some(mi) = p.material {
-                    if mi != base.batches[b].material_index {
-                        model.batches[b].material_index = mi;
+                if let Some(bm) = p.material {
+                    if set_material(conv, &base.batches[b], &mut model.batches[b], bm)? {
                         report.changed_materials += 1;
                     }
                 }
@@ -534,6 +570,7 @@ fn match_slot(
     report: &mut ImportReport,
 ) -> Result<Option<Vec<NewBatch>>, ImportError> {
     let up = vs.up;
+    let conv = vs.conv;
     let slot = base.slots[s];
     let b0 = usize::from(slot.batch_start);
     let bend = (b0 + usize::from(slot.batch_count)).min(base.batches.len());
@@ -590,7 +627,7 @@ fn match_slot(
             }
         }
         if let (Some(uv), Some(uvs)) = (&p.uv, base.uvs.as_ref()) {
-            if quantize_uv(uv[i]) != uvs[v] {
+            if quantize_uv(uv[i], conv.model.uv) != uvs[v] {
                 return false;
             }
         }
@@ -624,7 +661,7 @@ fn match_slot(
     }
     // Unchanged topology: every base triangle found once, materials uniform per batch.
     if gtris.len() == btris.len() && gtris.iter().all(|g| g.2.is_some()) {
-        let mut mat: HashMap<usize, Option<u16>> = HashMap::new();
+        let mut mat: HashMap<usize, Option<BatchMaterial>> = HashMap::new();
         let mut uniform = true;
         for g in &gtris {
             let b = btris[g.2.unwrap_or(0)].0;
@@ -639,9 +676,8 @@ fn match_slot(
         }
         if uniform {
             for (b, mi) in mat {
-                if let Some(mi) = mi {
-                    if mi != base.batches[b].material_index {
-                        model.batches[b].material_index = mi;
+                if let Some(bm) = mi {
+                    if set_material(conv, &base.batches[b], &mut model.batches[b], bm)? {
                         report.changed_materials += 1;
                     }
                 }
@@ -689,15 +725,19 @@ fn match_slot(
             let cands = vert_at.get(&pk[j]);
             vids[j] = match cands.and_then(|l| l.iter().copied().find(|&v| corner_ok(p, i, v))) {
                 Some(v) => v,
-                None => new_vertex(base, model, p, i, game, cands, &btris, &mut new_vert, up),
+                None => new_vertex(base, model, p, i, game, cands, &btris, &mut new_vert, conv),
             };
         }
         let bidx = match p.material {
-            Some(mi) => match batches.iter().position(|nb| nb.rec.material_index == mi) {
+            Some(bm) => match batches
+                .iter()
+                .position(|nb| batch_material(&conv.model, conv.lightmaps, &nb.rec) == bm)
+            {
                 Some(x) => x,
                 None => {
-                    let mut rec = batches.first().map_or(Batch20::default(), |nb| nb.rec);
-                    rec.material_index = mi;
+                    let first = batches.first().map_or(Batch20::default(), |nb| nb.rec);
+                    let mut rec = first;
+                    set_material(conv, &first, &mut rec, bm)?;
                     batches.push(NewBatch {
                         rec,
                         tris: Vec::new(),
@@ -736,8 +776,9 @@ fn new_vertex(
     same_pos: Option<&Vec<u32>>,
     btris: &[(usize, [u32; 3], Option<usize>)],
     cache: &mut HashMap<(Vec<u8>, u32), u32>,
-    up: Up,
+    conv: Context,
 ) -> u32 {
+    let up = conv.up;
     // Donor of unknown fields: a base vertex at the same position, else the nearest.
     let donor = same_pos.and_then(|l| l.first().copied()).or_else(|| {
         let d2 = |v: u32| {
@@ -761,7 +802,7 @@ fn new_vertex(
         (None, None) => [0, 0, 127, 0],
     };
     let uv = match (&p.uv, dn.and_then(|d| base.uvs.as_ref().map(|u| u[d]))) {
-        (Some(uv), _) => quantize_uv(uv[i]),
+        (Some(uv), _) => quantize_uv(uv[i], conv.model.uv),
         (None, Some(d)) => d,
         (None, None) => [0, 0],
     };
@@ -773,8 +814,8 @@ fn new_vertex(
     let r16: [u8; 8] = dn
         .and_then(|d| base.res16.as_ref().map(|r| r[d]))
         .unwrap_or([0; 8]);
-    let r18: [u8; 4] = match (&p.r18, dn.and_then(|d| base.res18.as_ref().map(|r| r[d]))) {
-        (Some(r), _) => r.elem(i).try_into().unwrap_or([0; 4]),
+    let r18: [u8; 4] = match (&p.uv1, dn.and_then(|d| base.res18.as_ref().map(|r| r[d]))) {
+        (Some(u), _) => quantize_lightmap_uv(u[i]),
         (None, Some(d)) => d,
         _ => [0; 4],
     };
@@ -996,7 +1037,7 @@ fn assemble(
 pub fn finish(
     base: &Model,
     model: &mut Model,
-    conv: Conventions,
+    conv: Context,
     geo: &GeoOutcome,
     report: &mut ImportReport,
 ) {
@@ -1004,15 +1045,17 @@ pub fn finish(
         derive::update_slot_bounds(model, s);
     }
     let pose_changed = match (
-        anim::Sampler::new(base, conv.layout),
-        anim::Sampler::new(model, conv.layout),
+        anim::Sampler::new(base, conv.model.quat),
+        anim::Sampler::new(model, conv.model.quat),
     ) {
         (Ok(a), Ok(b)) => a.world_matrices(0.0) != b.world_matrices(0.0),
         _ => false,
     };
     if geo.any || pose_changed {
-        model.header =
-            derive::res2_header(&crate::msh::build::model_space_points(model, conv.layout));
+        model.header = derive::res2_header(&crate::msh::build::model_space_points(
+            model,
+            conv.model.quat,
+        ));
         report.header_recomputed = true;
     }
 }

@@ -8,7 +8,10 @@
 //! carry a cell's mesh (`{"msh": {"node": i, "cell": c}}`, `--all-cells`)
 //! are not Res1 nodes.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+
+use crate::convention::{self, Conventions, NameSource};
+use crate::gltf_export::BatchMaterial;
 
 use serde_json::Value;
 
@@ -36,7 +39,7 @@ pub struct Matched {
     /// node are left out).
     pub meshes: Vec<(usize, MeshTarget)>,
     /// glTF material → `Batch20.material_index`, when known.
-    pub materials: Vec<Option<u16>>,
+    pub materials: Vec<Option<BatchMaterial>>,
     /// Findings that are not errors.
     pub warnings: Vec<String>,
 }
@@ -47,8 +50,13 @@ fn err(rule: &'static str, detail: impl Into<String>) -> ImportError {
 
 /// The glTF node names msh2gltf gives the Res1 nodes (see
 /// [`crate::gltf_export::node_names`]).
-pub fn exported_names(model: &Model) -> Vec<String> {
-    crate::gltf_export::node_names(model, model.nodes.len(), &mut HashSet::new())
+pub fn exported_names(model: &Model, names: NameSource) -> Vec<String> {
+    crate::gltf_export::node_names(
+        model,
+        names,
+        model.nodes.len(),
+        &mut crate::gltf_export::Namer::default(),
+    )
 }
 
 /// `name` without a Blender duplicate suffix (`.001` .. `.999`).
@@ -75,7 +83,11 @@ fn extras_u64(v: &Value, key: &str) -> Option<u64> {
 /// `gltf.skin` (skins), `gltf.match.node` (node count or identity
 /// mismatch), `gltf.hierarchy` (a parent differs from the base's `hdr1`),
 /// `gltf.match.mesh` (a mesh maps to no slot or two meshes to one slot).
-pub fn match_document(doc: &GltfFile, base: &Model) -> Result<Matched, ImportError> {
+pub fn match_document(
+    doc: &GltfFile,
+    base: &Model,
+    conv: Conventions,
+) -> Result<Matched, ImportError> {
     let nodes = arr(&doc.json, "nodes");
     if !arr(&doc.json, "skins").is_empty() || nodes.iter().any(|n| n.get("skin").is_some()) {
         return Err(err(
@@ -109,7 +121,7 @@ pub fn match_document(doc: &GltfFile, base: &Model) -> Result<Matched, ImportErr
         }
         Nodes::Node38(n38) => {
             let n = n38.len();
-            let names = exported_names(base);
+            let names = exported_names(base, conv.names);
             let cand: Vec<usize> = (0..nodes.len()).filter(|&i| !carrier(&nodes[i])).collect();
             let mut taken = vec![false; nodes.len()];
             let mut node_of: Vec<Option<usize>> = vec![None; n];
@@ -346,7 +358,11 @@ pub fn match_document(doc: &GltfFile, base: &Model) -> Result<Matched, ImportErr
                 name_of(mat)
             ));
         }
-        out.materials.push(mi);
+        let lit = msh_extras(mat)
+            .and_then(|e| e.get("lit"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        out.materials.push(mi.map(|key| BatchMaterial { key, lit }));
     }
     Ok(out)
 }
@@ -362,31 +378,26 @@ pub fn apply_nodes(
     m: &Matched,
     base: &Model,
     model: &mut Model,
+    conv: Conventions,
     report: &mut ImportReport,
 ) -> Result<(), ImportError> {
     let nodes = arr(&doc.json, "nodes");
-    let names = exported_names(base);
+    let names = exported_names(base, conv.names);
     for (r, &g) in m.node_of.iter().enumerate() {
         let nd = &nodes[g];
         let nm = name_of(nd);
         if !(nm.is_empty() || nm == names[r] || strip_blender_suffix(nm) == names[r]) {
-            let (bytes, _, bad) = encoding_rs::WINDOWS_1251.encode(nm);
-            if bad {
+            let Some(bytes) = convention::encode_name(nm) else {
                 return Err(err(
                     "gltf.match.node",
                     format!("Res1 node {r}: new name {nm:?} has characters outside Windows-1251"),
                 ));
-            }
-            match model.names.as_mut() {
-                Some(v) => {
-                    if let Some(slot) = v.get_mut(r) {
-                        *slot = Some(bytes.into_owned());
-                        report.renamed_nodes.push(r);
-                    }
-                }
-                None => report.warnings.push(format!(
-                    "Res1 node {r}: renamed to {nm:?} but the model has no Res10; name not stored"
-                )),
+            };
+            match conv.names.set_node_name(model, r, &bytes) {
+                Ok(()) => report.renamed_nodes.push(r),
+                Err(e) => report
+                    .warnings
+                    .push(format!("Res1 node {r}: renamed to {nm:?}, not stored: {e}")),
             }
         }
         if let (Some(f), Nodes::Node38(n38)) = (extras_u64(nd, "flags"), &mut model.nodes) {

@@ -31,7 +31,7 @@ pub mod geometry;
 pub mod matching;
 pub mod read;
 
-use crate::anim::QuatLayout;
+use crate::convention;
 use crate::gltf_export::Up;
 use crate::msh::{self, Model, MshError};
 
@@ -100,15 +100,23 @@ impl Default for ImportOptions {
     }
 }
 
-/// The conventions the glTF was written with (scene extras).
+/// The context of one import: the timeline and axes the glTF was written
+/// with (scene extras) and the base model's conventions (format-notes §6),
+/// carried as one value through matching, geometry and animation.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Conventions {
+pub struct Context {
     /// Frames per second.
     pub fps: f32,
     /// Up axis.
     pub up: Up,
-    /// Quaternion layout of Res8.
-    pub layout: QuatLayout,
+    /// The model's conventions (names, batch layout, quaternion order, WEAR
+    /// key, UV sign): the scene extras' `conventions`, else detected on the
+    /// base, else retail.
+    pub model: convention::Conventions,
+    /// Whether lit batches are lit (scene extras `lightmaps`; default: the
+    /// base has Res18), as [`crate::gltf_export::ExportOptions::lightmaps`]
+    /// and Res18 decided on export.
+    pub lightmaps: bool,
 }
 
 /// What an import did.
@@ -120,6 +128,8 @@ pub struct ImportReport {
     pub up: String,
     /// `"xyzw"` or `"wxyz"`.
     pub quat_layout: String,
+    /// The model conventions used (the base's, format-notes §6).
+    pub conventions: Option<convention::Conventions>,
     /// Vertices whose position changed.
     pub moved_vertices: usize,
     /// Vertices whose normal changed.
@@ -161,8 +171,12 @@ pub struct Imported {
     pub report: ImportReport,
 }
 
-/// Reads the scene extras' conventions (gltf-mapping.md, "Extras").
-pub fn conventions(doc: &GltfFile, opts: &ImportOptions) -> Conventions {
+/// Reads the import context (gltf-mapping.md, "Extras"): `fps` and `up`
+/// from the scene extras (`opts.fps` first); the model conventions from the
+/// scene extras' `conventions` when present, else from `base` by
+/// [`convention::detect`] (the scene's `quat_layout` still wins for R3),
+/// else retail.
+pub fn context(doc: &GltfFile, opts: &ImportOptions, base: Option<&Model>) -> Context {
     let scene_i = read::idx(&doc.json, "scene").unwrap_or(0);
     let ex = read::arr(&doc.json, "scenes")
         .get(scene_i)
@@ -180,14 +194,35 @@ pub fn conventions(doc: &GltfFile, opts: &ImportOptions) -> Conventions {
         Some("z") | Some("Z") => Up::Z,
         _ => Up::Y,
     };
-    let layout = match ex
-        .and_then(|e| e.get("quat_layout"))
-        .and_then(|v| v.as_str())
-    {
-        Some("wxyz") => QuatLayout::Wxyz,
-        _ => QuatLayout::Xyzw,
+    let stored: Option<convention::Conventions> = ex
+        .and_then(|e| e.get("conventions"))
+        .and_then(|v| serde_json::from_value(v.clone()).ok());
+    let model = match (stored, base) {
+        (Some(c), _) => c,
+        (None, Some(b)) => {
+            let mut c = convention::detect(b, None, &Default::default()).conventions;
+            if let Some(q) = ex
+                .and_then(|e| e.get("quat_layout"))
+                .and_then(|v| v.as_str())
+                .and_then(convention::parse_quat)
+            {
+                c.quat = q;
+            }
+            c
+        }
+        (None, None) => convention::Conventions::RETAIL,
     };
-    Conventions { fps, up, layout }
+    let lightmaps = ex
+        .and_then(|e| e.get("lightmaps"))
+        .and_then(|v| v.as_bool())
+        .unwrap_or(true)
+        && base.is_some_and(|b| b.res18.is_some());
+    Context {
+        fps,
+        up,
+        model,
+        lightmaps,
+    }
 }
 
 /// Imports `doc` onto `base` (see the module docs).
@@ -203,23 +238,21 @@ pub fn import_with_base(
     base: &Model,
     opts: &ImportOptions,
 ) -> Result<Imported, ImportError> {
-    let conv = conventions(doc, opts);
+    let conv = context(doc, opts, Some(base));
     let mut report = ImportReport {
         fps: conv.fps,
         up: match conv.up {
             Up::Y => "y".into(),
             Up::Z => "z".into(),
         },
-        quat_layout: match conv.layout {
-            QuatLayout::Xyzw => "xyzw".into(),
-            QuatLayout::Wxyz => "wxyz".into(),
-        },
+        quat_layout: convention::quat_str(conv.model.quat).into(),
+        conventions: Some(conv.model),
         ..Default::default()
     };
-    let m = matching::match_document(doc, base)?;
+    let m = matching::match_document(doc, base, conv.model)?;
     report.warnings.extend(m.warnings.iter().cloned());
     let mut model = base.clone();
-    matching::apply_nodes(doc, &m, base, &mut model, &mut report)?;
+    matching::apply_nodes(doc, &m, base, &mut model, conv.model, &mut report)?;
     let geo = geometry::apply(doc, &m, base, &mut model, conv, &mut report)?;
     animation::apply(doc, &m, base, &mut model, conv, opts, &mut report)?;
     geometry::finish(base, &mut model, conv, &geo, &mut report);

@@ -10,6 +10,7 @@
 use super::mat0::Mat0;
 use super::texm::{encode_png, has_alpha, PageRect, TexFormat, Texm};
 use super::{decode_name, MaterialError, TYPE_MAT0, TYPE_TEXM};
+use crate::convention::TexmOrder;
 use crate::nres::{self, NresError};
 use image::RgbaImage;
 use std::collections::HashMap;
@@ -233,6 +234,9 @@ pub struct ResolvedMaterial {
     pub texture: Option<String>,
     /// The MAT0 record used.
     pub mat0: Option<Mat0>,
+    /// The used entry's directory attr1: the blend mode (format-notes §6
+    /// R10; 0 when no MAT0 was used).
+    pub blend_attr1: u32,
     /// The first broken MAT0 met on the way (the requested entry or a
     /// fallback). Strict callers reject when this is set; tolerant callers
     /// use the fallback.
@@ -258,7 +262,7 @@ pub struct TexturePng {
     pub page: Vec<PageRect>,
     /// PNG file bytes of mip 0.
     pub png: Arc<[u8]>,
-    /// Mip 0 pixels, decoded with `texm::READER_ORDER`.
+    /// Mip 0 pixels, decoded with the libraries' [`TexmOrder`].
     pub rgba: RgbaImage,
 }
 
@@ -279,6 +283,7 @@ pub struct Libraries {
     lightmaps: Option<Library>,
     texture_cache: Cache,
     lightmap_cache: Cache,
+    texm_order: TexmOrder,
 }
 
 impl std::fmt::Debug for Libraries {
@@ -325,10 +330,26 @@ impl Libraries {
             dir: None,
             texture_cache: new_cache(textures.as_ref()),
             lightmap_cache: new_cache(lightmaps.as_ref()),
+            texm_order: TexmOrder::default(),
             material,
             textures,
             lightmaps,
         }
+    }
+
+    /// Sets the Texm byte order used to decode textures and lightmaps
+    /// (format-notes §6 R8; `--texm-order`). Call before any decode: the
+    /// decoded images are cached.
+    pub fn with_texm_order(mut self, order: TexmOrder) -> Libraries {
+        self.texm_order = order;
+        self.texture_cache = new_cache(self.textures.as_ref());
+        self.lightmap_cache = new_cache(self.lightmaps.as_ref());
+        self
+    }
+
+    /// The Texm byte order in use.
+    pub fn texm_order(&self) -> TexmOrder {
+        self.texm_order
     }
 
     /// Loads `Material.lib`, `Textures.lib` and `LightMap.lib` from `dir`
@@ -421,6 +442,7 @@ impl Libraries {
             base_color: [1.0; 4],
             texture: None,
             mat0: None,
+            blend_attr1: 0,
             error: None,
         };
         let Some(lib) = self.material.as_ref().filter(|l| !l.is_empty()) else {
@@ -437,6 +459,7 @@ impl Libraries {
             match lib.mat0(i) {
                 Ok(m) => {
                     r.resolved = lib.name(i);
+                    r.blend_attr1 = lib.entries()[i].attr1;
                     r.base_color = m.diffuse();
                     r.texture = m.primary_texture();
                     r.mat0 = Some(m);
@@ -483,6 +506,7 @@ impl Libraries {
             &self.texture_cache,
             name,
             TEXTURES_LIB,
+            self.texm_order,
         )
     }
 
@@ -496,6 +520,7 @@ impl Libraries {
             &self.lightmap_cache,
             name,
             LIGHTMAP_LIB,
+            self.texm_order,
         )
     }
 
@@ -538,6 +563,7 @@ fn cached_png(
     cache: &Cache,
     name: &str,
     label: &str,
+    order: TexmOrder,
 ) -> Result<Arc<TexturePng>, MaterialError> {
     let (lib, i) = lookup(lib, name, label)?;
     let slot = cache.get(i).ok_or_else(|| {
@@ -546,12 +572,14 @@ fn cached_png(
             format!("{label} entry {i} has no cache slot"),
         )
     })?;
-    slot.get_or_init(|| decode_png(lib, i)).clone()
+    slot.get_or_init(|| decode_png(lib, i, order)).clone()
 }
 
-fn decode_png(lib: &Library, i: usize) -> Result<Arc<TexturePng>, MaterialError> {
+fn decode_png(lib: &Library, i: usize, order: TexmOrder) -> Result<Arc<TexturePng>, MaterialError> {
     let t = lib.texm(i)?;
-    let rgba = t.decode();
+    let rgba = t
+        .decode_with(&order.channel_order(), 0)
+        .unwrap_or_else(|| image::RgbaImage::new(1, 1));
     let png = encode_png(&rgba).map_err(|e| e.context(lib.entry_context(i)))?;
     Ok(Arc::new(TexturePng {
         name: lib.name(i),
@@ -575,6 +603,7 @@ mod tests {
         let mut d = vec![1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
         let mut p = [0u8; 18];
         p[4..8].copy_from_slice(&diffuse);
+        p[3] = 100; // opacity 100 %
         d.extend_from_slice(&p);
         let mut t = [0u8; 16];
         t[..texture.len()].copy_from_slice(texture);
@@ -658,7 +687,7 @@ mod tests {
 
     #[test]
     fn texture_cache_decodes_once_and_is_shared() {
-        let t = texm_1x1([128, 1, 2, 3]);
+        let t = texm_1x1([3, 2, 1, 128]); // retail B, G, R, A
         let libs = Libraries::from_parts(
             None,
             Some(lib(
@@ -694,7 +723,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let sub = dir.path().join("a").join("b");
         std::fs::create_dir_all(&sub).unwrap();
-        let t = texm_1x1([255, 9, 9, 9]);
+        let t = texm_1x1([9, 9, 9, 255]);
         let es = [Entry {
             type_id: TYPE_TEXM,
             attr1: 0,

@@ -37,10 +37,17 @@ impl Phase {
         (!s.is_empty()).then_some(s)
     }
 
-    /// Diffuse RGBA in 0..=1: `p[4..=7] / 255`.
+    /// Diffuse RGBA in 0..=1 (format-notes §6 R9): RGB `p[4..=6] / 255`,
+    /// alpha = the opacity `p[3] / 100` (clamped to 1).
     pub fn diffuse(&self) -> [f32; 4] {
         let p = &self.params;
-        [p[4], p[5], p[6], p[7]].map(|v| f32::from(v) / 255.0)
+        let [r, g, b] = [p[4], p[5], p[6]].map(|v| f32::from(v) / 255.0);
+        [r, g, b, self.opacity()]
+    }
+
+    /// Opacity in 0..=1: `p[3] / 100`, clamped (format-notes §6 R9).
+    pub fn opacity(&self) -> f32 {
+        (f32::from(self.params[3]) / 100.0).min(1.0)
     }
 
     /// Ambient RGB in 0..=1: `p[0..=2] / 255`.
@@ -191,7 +198,8 @@ impl Mat0 {
         })
     }
 
-    /// Phase 0 diffuse RGBA (`p[4..=7] / 255`); opaque white without phases.
+    /// Phase 0 diffuse RGB and opacity ([`Phase::diffuse`]); opaque white
+    /// without phases.
     pub fn diffuse(&self) -> [f32; 4] {
         self.phases.first().map_or([1.0; 4], Phase::diffuse)
     }
@@ -243,7 +251,7 @@ mod tests {
                 0x98 as f32 / 255.0,
                 0x26 as f32 / 255.0,
                 0xab as f32 / 255.0,
-                0x6d as f32 / 255.0
+                0.72 // p[3] = 0x48 = 72 %
             ]
         );
         assert_eq!(

@@ -13,20 +13,21 @@
 //!
 //! # Channel order
 //!
-//! The channel order of 888, 8888 and the palette is unverified (format-notes
-//! §4). This module decodes with [`READER_ORDER`], the reading of the public
-//! reader the corpus was encoded with:
+//! The channel order of 888, 8888 and the palette cannot be told from a file
+//! (format-notes §4, §6 R8). [`Texm::decode`] uses [`RETAIL_ORDER`], the
+//! order of real game files (Direct3D memory order):
 //! - 565: u16 LE, R in the 5 high bits, then G (6), B (5) — [`PACKED_565`];
 //! - 556: R (5 high bits), G (5), B (6 low bits) — [`PACKED_556`];
 //! - 4444: A in the high nibble, then R, G, B — [`PACKED_4444`];
 //! - 88: luminance in the high byte, alpha in the low byte — [`PACKED_88`];
-//! - 888: bytes R, G, B, X (X ignored, alpha 255) — [`BYTES_888`];
-//! - 8888: bytes A, R, G, B (a LE u32 with A in the low byte) — [`BYTES_8888`];
-//! - palette entries: bytes R, G, B, A — [`BYTES_PALETTE`].
+//! - 888: bytes B, G, R, X (X ignored, alpha 255) — [`D3D_BYTES_888`];
+//! - 8888: bytes B, G, R, A — [`D3D_BYTES_8888`];
+//! - palette entries: bytes B, G, R, X (opaque) — [`D3D_BYTES_PALETTE`].
 //!
-//! The alternative is Direct3D memory order, [`D3D_ORDER`]: 888 = B, G, R, X;
-//! 8888 = B, G, R, A; palette = B, G, R, X (opaque); 16-bit formats unchanged.
-//! [`Texm::decode_with`] takes either.
+//! The other public reading is [`ARGB_ORDER`]: 888 = R, G, B, X; 8888 =
+//! A, R, G, B; palette = R, G, B, A; 16-bit formats unchanged.
+//! [`Texm::decode_with`] takes either; the choice is
+//! [`crate::convention::TexmOrder`] (`--texm-order`).
 //!
 //! An n-bit channel value v expands to 8 bits as `(v*255 + max/2) / max` with
 //! `max = 2^n - 1` (4-bit: `v*17`); decoders using bit replication may differ
@@ -132,17 +133,17 @@ pub const PACKED_556: PackedLayout = &[(R, 5), (G, 5), (B, 6)];
 pub const PACKED_4444: PackedLayout = &[(A, 4), (R, 4), (G, 4), (B, 4)];
 /// 88: luminance in the high byte, alpha in the low byte.
 pub const PACKED_88: PackedLayout = &[(L, 8), (A, 8)];
-/// 888 as used here: bytes R, G, B, X.
+/// 888, the other public reading (fparkan): bytes R, G, B, X.
 pub const BYTES_888: [Channel; 4] = [R, G, B, X];
-/// 8888 as used here: bytes A, R, G, B.
+/// 8888, the other public reading (fparkan): bytes A, R, G, B.
 pub const BYTES_8888: [Channel; 4] = [A, R, G, B];
-/// Palette entries as used here: bytes R, G, B, A.
+/// Palette entries, the other public reading (fparkan): bytes R, G, B, A.
 pub const BYTES_PALETTE: [Channel; 4] = [R, G, B, A];
-/// 888 in Direct3D memory order (alternative): B, G, R, X.
+/// 888 in retail files (Direct3D memory order, format-notes §6 R8): B, G, R, X.
 pub const D3D_BYTES_888: [Channel; 4] = [B, G, R, X];
-/// 8888 in Direct3D memory order (alternative): B, G, R, A.
+/// 8888 in retail files (Direct3D memory order, format-notes §6 R8): B, G, R, A.
 pub const D3D_BYTES_8888: [Channel; 4] = [B, G, R, A];
-/// Palette entries in Direct3D order (alternative): B, G, R, X (opaque).
+/// Palette entries in retail files (format-notes §6 R8): B, G, R, X (opaque).
 pub const D3D_BYTES_PALETTE: [Channel; 4] = [B, G, R, X];
 
 /// The channel order of every format (see the module docs).
@@ -164,23 +165,26 @@ pub struct ChannelOrder {
     pub palette: [Channel; 4],
 }
 
-/// The order this crate uses (the corpus manifest's `used_for_encoding`).
-pub const READER_ORDER: ChannelOrder = ChannelOrder {
+/// The retail order (format-notes §6 R8, the default; `--texm-order
+/// retail`): 16-bit formats as above, 888 B,G,R,X, 8888 B,G,R,A, palettes
+/// B,G,R,X.
+pub const RETAIL_ORDER: ChannelOrder = ChannelOrder {
     packed_565: PACKED_565,
     packed_556: PACKED_556,
     packed_4444: PACKED_4444,
     packed_88: PACKED_88,
-    bytes_888: BYTES_888,
-    bytes_8888: BYTES_8888,
-    palette: BYTES_PALETTE,
-};
-
-/// The Direct3D memory-order alternative (`rgba_alt_d3d_bgra`).
-pub const D3D_ORDER: ChannelOrder = ChannelOrder {
     bytes_888: D3D_BYTES_888,
     bytes_8888: D3D_BYTES_8888,
     palette: D3D_BYTES_PALETTE,
-    ..READER_ORDER
+};
+
+/// The other public reading (`--texm-order argb`): 888 R,G,B,X, 8888
+/// A,R,G,B, palettes R,G,B,A.
+pub const ARGB_ORDER: ChannelOrder = ChannelOrder {
+    bytes_888: BYTES_888,
+    bytes_8888: BYTES_8888,
+    palette: BYTES_PALETTE,
+    ..RETAIL_ORDER
 };
 
 /// One atlas rectangle of the `Page` chunk, in pixels of mip 0, stored as
@@ -386,9 +390,9 @@ impl<'a> Texm<'a> {
         self.mips.len()
     }
 
-    /// Decodes mip 0 to RGBA8 with [`READER_ORDER`].
+    /// Decodes mip 0 to RGBA8 with [`RETAIL_ORDER`].
     pub fn decode(&self) -> RgbaImage {
-        self.decode_with(&READER_ORDER, 0)
+        self.decode_with(&RETAIL_ORDER, 0)
             .unwrap_or_else(|| RgbaImage::new(1, 1))
     }
 
@@ -575,31 +579,29 @@ mod tests {
     fn decodes_32_bit_and_palette_formats_in_both_orders() {
         let t = texm(1, 1, 1, 8888, &[10, 20, 30, 40]);
         let tx = Texm::parse(&t).unwrap();
-        assert_eq!(px(&tx.decode(), 0, 0), [20, 30, 40, 10]);
+        assert_eq!(px(&tx.decode(), 0, 0), [30, 20, 10, 40]);
         assert_eq!(
-            px(&tx.decode_with(&D3D_ORDER, 0).unwrap(), 0, 0),
-            [30, 20, 10, 40]
+            px(&tx.decode_with(&ARGB_ORDER, 0).unwrap(), 0, 0),
+            [20, 30, 40, 10]
         );
         let t = texm(1, 1, 1, 888, &[10, 20, 30, 40]);
         let tx = Texm::parse(&t).unwrap();
-        assert_eq!(px(&tx.decode(), 0, 0), [10, 20, 30, 255]);
+        assert_eq!(px(&tx.decode(), 0, 0), [30, 20, 10, 255]);
         assert_eq!(
-            px(&tx.decode_with(&D3D_ORDER, 0).unwrap(), 0, 0),
-            [30, 20, 10, 255]
+            px(&tx.decode_with(&ARGB_ORDER, 0).unwrap(), 0, 0),
+            [10, 20, 30, 255]
         );
         let mut body = vec![0u8; 1024];
         body[4..8].copy_from_slice(&[1, 2, 3, 4]); // entry 1
         body.extend_from_slice(&[1, 0, 1, 1]); // 2 x 2 indices
         let t = texm(2, 2, 1, 0, &body);
         let tx = Texm::parse(&t).unwrap();
-        let img = tx.decode();
+        let img = tx.decode_with(&ARGB_ORDER, 0).unwrap();
         assert_eq!(px(&img, 0, 0), [1, 2, 3, 4]);
         assert_eq!(px(&img, 1, 0), [0, 0, 0, 0]);
         assert_eq!(px(&img, 1, 1), [1, 2, 3, 4]);
-        assert_eq!(
-            px(&tx.decode_with(&D3D_ORDER, 0).unwrap(), 0, 0),
-            [3, 2, 1, 255]
-        );
+        assert_eq!(px(&tx.decode(), 0, 0), [3, 2, 1, 255]);
+        assert_eq!(px(&tx.decode(), 1, 0), [0, 0, 0, 255]);
     }
 
     #[test]
@@ -628,10 +630,10 @@ mod tests {
                 h: 4
             }])
         );
-        let m1 = tx.decode_with(&READER_ORDER, 1).unwrap();
+        let m1 = tx.decode_with(&RETAIL_ORDER, 1).unwrap();
         assert_eq!(m1.dimensions(), (2, 1));
         assert_eq!(px(&m1, 0, 0), [255, 255, 255, 128]);
-        assert!(tx.decode_with(&READER_ORDER, 3).is_none());
+        assert!(tx.decode_with(&RETAIL_ORDER, 3).is_none());
         assert_eq!(mip_dims(128, 64, 7), (1, 1));
         assert_eq!(mip_dims(128, 64, 40), (1, 1));
     }

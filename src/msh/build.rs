@@ -6,21 +6,25 @@
 //! | field | default |
 //! |---|---|
 //! | `Node38.flags` (`hdr0`) | caller's value, 0 by default |
-//! | `Batch20.flags` | 0 |
-//! | `Batch20.opaque4` / `opaque6` / `opaque14` | material row / batch index in slot / batch vertex count (the "plausible" reading, format-notes §3) |
+//! | `Batch20` | retail layout (format-notes §6 R2): flags 0, `+2` = 0, `+4` = material key (≤ 255) with high byte 0xFF (unlit), `+6` = 0xFFFF, `+14` = the batch's vertex count |
 //! | `Slot68.tail` | f32 bits of the XY area and of the volume of the AABB, then 3 zero words |
 //! | `TriDesc16.flags` / `sel` | 0 / `0x3F` (three selectors = none) |
 //! | `PackedNormal4` 4th byte | 0 |
 //! | Res15 | 8 zero bytes per vertex |
-//! | Res9, Res17 | empty payloads, attributes 0 |
+//! | Res9 | the node names, 32 bytes each, NUL-padded (retail, format-notes §6 R1; longer names cut to 31 bytes); attributes `n / 0 / 32` |
+//! | Res10 | one empty record per node (retail: labels) |
+//! | Res17 | empty payload, attributes 0 |
+//! | Res5 | u16 (retail, §6 R6): each batch's UVs moved by whole turns so that none is negative (the same texels under REPEAT) |
 //! | stream order | retail `1,2,3,4,5,15,13,6,7,8,19,9,10,17` (format-notes §2) |
 //! | `Res1.attr2` | 0 |
 //!
-//! Quaternions are written in the seed's `xyzw` layout.
+//! Quaternions are written in the retail `wxyz` order (format-notes §6 R3);
+//! the WEAR ids are the row numbers 0..n−1 (R4).
 
 use super::derive;
 use super::ir::*;
 use crate::anim::{self, NodeTrackIn, QuatLayout};
+use crate::convention::{quant, BatchLayout, Conventions, RES9_NAME_SIZE};
 
 /// One vertex in game axes (node-local).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -78,26 +82,13 @@ pub struct ModelBuilder {
     nodes: Vec<NodeSpec>,
 }
 
-/// Quantizes a unit normal like Res4: `clamp(round(v*127), -128, 127)` (msh-core §5.4).
-pub fn quantize_normal(n: [f32; 3]) -> [i8; 4] {
-    let q = |v: f32| (v * 127.0).round().clamp(-128.0, 127.0) as i8;
-    [q(n[0]), q(n[1]), q(n[2]), 0]
-}
+pub use crate::convention::quant::quantize_normal;
 
-/// Quantizes a UV like Res5: `clamp(round(uv*1024), -32768, 32767)` (msh-core §5.5).
-pub fn quantize_uv(uv: [f32; 2]) -> [i16; 2] {
-    let q = |v: f32| (v * 1024.0).round().clamp(-32768.0, 32767.0) as i16;
-    [q(uv[0]), q(uv[1])]
-}
-
-/// Stored i16 quaternion (`xyzw` layout) for a rotation given as a glTF-style
-/// unit quaternion `(x, y, z, w)` in game axes. The engine rotates by the
-/// conjugate of its runtime quaternion (gltf-mapping.md), so the stored
-/// runtime value is `(w, -x, -y, -z)`, quantized `clamp(round(q*32767),
-/// -32767, 32767)` (msh-animation §10.4).
+/// Stored i16 quaternion in the retail `wxyz` order for a rotation given as
+/// a glTF-style unit quaternion `(x, y, z, w)` in game axes
+/// ([`quant::quantize_rotation`]).
 pub fn quantize_rotation(r: [f32; 4]) -> [i16; 4] {
-    let q = |v: f32| (v * 32767.0).round().clamp(-32767.0, 32767.0) as i16;
-    [q(-r[0]), q(-r[1]), q(-r[2]), q(r[3])]
+    quant::quantize_rotation(r, Conventions::RETAIL.quat)
 }
 
 /// A key at integer frame `time` with translation `pos` and glTF-style
@@ -108,6 +99,22 @@ pub fn key(time: f32, pos: [f32; 3], rot: [f32; 4]) -> AnimKey24 {
         time,
         q: quantize_rotation(rot),
     }
+}
+
+/// Whole turns `floor(min)` per UV axis when some UV of `vertices` is
+/// negative (else 0): subtracting them keeps a batch's UVs non-negative for
+/// the retail u16 Res5 (format-notes §6 R6) without changing the texels
+/// under REPEAT, and keeps the file's UV reading decidable as unsigned.
+fn uv_turns(vertices: &[Vertex]) -> [f32; 2] {
+    let mut lo = [0.0f32; 2];
+    for v in vertices {
+        for (l, c) in lo.iter_mut().zip(v.uv) {
+            if c.is_finite() {
+                *l = l.min(c);
+            }
+        }
+    }
+    lo.map(f32::floor)
 }
 
 /// Most vertices one [`Part`] (one Batch20) can address: Res6 indices are
@@ -217,10 +224,15 @@ impl ModelBuilder {
             let normals = m.normals.get_or_insert_with(Vec::new);
             let uvs = m.uvs.get_or_insert_with(Vec::new);
             let res15 = m.res15.get_or_insert_with(Vec::new);
+            let sign = Conventions::RETAIL.uv;
+            let shift = uv_turns(&p.vertices);
             for v in &p.vertices {
                 m.positions.push(v.pos);
                 normals.push(quantize_normal(v.normal));
-                uvs.push(quantize_uv(v.uv));
+                uvs.push(quant::quantize_uv(
+                    [v.uv[0] - shift[0], v.uv[1] - shift[1]],
+                    sign,
+                ));
                 res15.push([0; 8]);
             }
             let index_start = m.indices.len() as u32;
@@ -235,16 +247,25 @@ impl ModelBuilder {
                 });
             }
             tri_count += p.indices.len() / 3;
-            m.batches.push(Batch20 {
+            let mut b = Batch20 {
                 flags: 0,
-                material_index: p.material,
-                opaque4: p.material,
-                opaque6: bi as u16,
+                material_index: 0,
+                opaque4: 0,
+                opaque6: 0xFFFF,
                 index_count: p.indices.len() as u16,
                 index_start,
                 opaque14: p.vertices.len().min(u16::MAX as usize) as u16,
                 base_vertex: base,
-            });
+            };
+            let layout = BatchLayout::Retail;
+            layout
+                .set_material_key(&mut b, p.material)
+                .map_err(|e| BuildError {
+                    rule: "build.limits",
+                    detail: format!("part {bi}: {e}"),
+                })?;
+            layout.set_lightmap_row(&mut b, None);
+            m.batches.push(b);
         }
         if tri_start + tri_count > u16::MAX as usize {
             return Err(BuildError {
@@ -332,7 +353,20 @@ impl ModelBuilder {
         model.keys = Some(anim.keys);
         model.frame_map = Some(anim.frame_map);
         model.frame_count = anim.frame_count;
-        model.names = Some(nodes.iter().map(|n| n.name.clone()).collect());
+        // Retail names (format-notes §6 R1): Res9 fields, empty Res10 labels.
+        model.names = Some(vec![None; nodes.len()]);
+        let mut res9 = vec![0u8; RES9_NAME_SIZE * nodes.len()];
+        for (i, n) in nodes.iter().enumerate() {
+            let name: Vec<u8> = n
+                .name
+                .iter()
+                .flatten()
+                .copied()
+                .filter(|&b| b != 0)
+                .take(RES9_NAME_SIZE - 1)
+                .collect();
+            res9[i * RES9_NAME_SIZE..i * RES9_NAME_SIZE + name.len()].copy_from_slice(&name);
+        }
         if model.normals.is_none() {
             model.normals = Some(Vec::new());
             model.uvs = Some(Vec::new());
@@ -346,10 +380,14 @@ impl ModelBuilder {
             .map(|&t| StreamEntry {
                 type_id: t,
                 name: format!("Res{t}").into_bytes(),
-                attr1: 0,
+                attr1: if t == 9 { nodes.len() as u32 } else { 0 },
                 attr2: 0,
-                attr3: 0,
-                raw: matches!(t, 9 | 17).then(Vec::new),
+                attr3: if t == 9 { RES9_NAME_SIZE as u32 } else { 0 },
+                raw: match t {
+                    9 => Some(res9.clone()),
+                    17 => Some(Vec::new()),
+                    _ => None,
+                },
             })
             .collect();
         Ok(model)
@@ -360,7 +398,7 @@ impl ModelBuilder {
 /// defaults) and the Res2 header from the geometry and the t = 0 pose
 /// (msh-core §5.2; the header covers each node's lod 0 / group 0 slot in
 /// model space). Slots without vertices get zero bounds. New models use the
-/// seed's `xyzw` quaternion layout.
+/// retail `wxyz` quaternion order.
 pub fn recompute_bounds(model: &mut Model, tail: bool) {
     for s in 0..model.slots.len() {
         let (lo, hi, _, _) = derive::update_slot_bounds(model, s);
@@ -370,7 +408,7 @@ pub fn recompute_bounds(model: &mut Model, tail: bool) {
             model.slots[s].tail = [area.to_bits(), volume.to_bits(), 0, 0, 0];
         }
     }
-    model.header = derive::res2_header(&model_space_points(model, QuatLayout::Xyzw));
+    model.header = derive::res2_header(&model_space_points(model, Conventions::RETAIL.quat));
 }
 
 /// Vertices of every node's lod 0 / group 0 slot, transformed by the t = 0

@@ -259,6 +259,23 @@ impl Model {
         self.names.as_ref()?.get(i)?.as_deref()
     }
 
+    /// The raw payload of the first undecoded stream of type `type_id`
+    /// (Res9, Res17, Res20, ...), if the model has one.
+    pub fn raw_stream(&self, type_id: u32) -> Option<&[u8]> {
+        self.entries
+            .iter()
+            .find(|e| e.type_id == type_id)
+            .and_then(|e| e.raw.as_deref())
+    }
+
+    /// Mutable [`Model::raw_stream`].
+    pub fn raw_stream_mut(&mut self, type_id: u32) -> Option<&mut Vec<u8>> {
+        self.entries
+            .iter_mut()
+            .find(|e| e.type_id == type_id)
+            .and_then(|e| e.raw.as_mut())
+    }
+
     /// Number of vertices (Res3 records).
     pub fn vertex_count(&self) -> usize {
         self.positions.len()

@@ -1,0 +1,143 @@
+//! Quantisation of the packed vertex streams and keys, each decode beside
+//! its encode (format-notes §3, §6 R5/R6; gltf-mapping.md "Reverse rules";
+//! msh-core §5.4–§5.5; msh-animation §2.1, §10.4).
+
+use super::{QuatLayout, UvSign};
+
+/// Res4 component → float: `c / 127` clamped to `[-1, 1]` (format-notes §3).
+#[inline]
+pub fn dequantize_normal_component(c: i8) -> f32 {
+    (f32::from(c) / 127.0).clamp(-1.0, 1.0)
+}
+
+/// Inverse of [`dequantize_normal_component`] for a unit normal:
+/// `clamp(round(v*127), -128, 127)`; the 4th byte is 0.
+pub fn quantize_normal(n: [f32; 3]) -> [i8; 4] {
+    let q = |v: f32| (v * 127.0).round().clamp(-128.0, 127.0) as i8;
+    [q(n[0]), q(n[1]), q(n[2]), 0]
+}
+
+/// Res5 UV → float: `c / 1024`, `c` read as u16 ([`UvSign::Unsigned`],
+/// retail) or i16 ([`UvSign::Signed`], seed) (format-notes §6 R6). Exact.
+#[inline]
+pub fn dequantize_uv(uv: [i16; 2], sign: UvSign) -> [f32; 2] {
+    uv.map(|c| sign.raw_value(c) as f32 / 1024.0)
+}
+
+/// Inverse of [`dequantize_uv`]: `round(uv * 1024)`, stored as i16 bits.
+/// Signed: clamped to `-32768..=32767`. Unsigned: taken modulo 65536, i.e.
+/// moved by whole multiples of 64 texture turns into `0..64` (a negative
+/// UV then samples the same texel under REPEAT wrapping, format-notes §6
+/// R6); non-finite values give 0.
+pub fn quantize_uv(uv: [f32; 2], sign: UvSign) -> [i16; 2] {
+    uv.map(|v| {
+        let r = (v * 1024.0).round();
+        match sign {
+            UvSign::Unsigned if r.is_finite() => {
+                (r.clamp(-2.0e9, 2.0e9) as i64).rem_euclid(65536) as u16 as i16
+            }
+            UvSign::Unsigned => 0,
+            UvSign::Signed => r.clamp(-32768.0, 32767.0) as i16,
+        }
+    })
+}
+
+/// Res18 lightmap UV → float: u16 u, v ÷ 1024 (format-notes §6 R5). Exact.
+#[inline]
+pub fn dequantize_lightmap_uv(raw: [u8; 4]) -> [f32; 2] {
+    [
+        f32::from(u16::from_le_bytes([raw[0], raw[1]])) / 1024.0,
+        f32::from(u16::from_le_bytes([raw[2], raw[3]])) / 1024.0,
+    ]
+}
+
+/// Inverse of [`dequantize_lightmap_uv`]: `clamp(round(uv*1024), 0, 65535)`.
+pub fn quantize_lightmap_uv(uv: [f32; 2]) -> [u8; 4] {
+    let q = |v: f32| ((v * 1024.0).round().clamp(0.0, 65535.0) as u16).to_le_bytes();
+    let (u, v) = (q(uv[0]), q(uv[1]));
+    [u[0], u[1], v[0], v[1]]
+}
+
+/// Stored Res8 i16 quaternion → the engine's runtime `[w, x, y, z]`
+/// (`s * (1/32767)`, msh-animation §2.1) under the storage order `layout`
+/// (format-notes §6 R3).
+pub fn dequantize_quat(q: [i16; 4], layout: QuatLayout) -> crate::anim::Quat {
+    crate::anim::decode_quat(q, layout)
+}
+
+/// Inverse of [`dequantize_quat`]: runtime `[w, x, y, z]` →
+/// `clamp(round(c*32767), -32767, 32767)` in the storage order `layout`.
+pub fn quantize_quat(q: crate::anim::Quat, layout: QuatLayout) -> [i16; 4] {
+    let c = |x: f32| (x * 32767.0).round().clamp(-32767.0, 32767.0) as i16;
+    let [w, x, y, z] = q.map(c);
+    match layout {
+        QuatLayout::Xyzw => [x, y, z, w],
+        QuatLayout::Wxyz => [w, x, y, z],
+    }
+}
+
+/// A glTF-style unit rotation `(x, y, z, w)` in game axes → the stored
+/// quaternion. The engine rotates by the conjugate of its runtime
+/// quaternion (gltf-mapping.md, "Engine pose"), so the runtime value is
+/// `(w, -x, -y, -z)`.
+pub fn quantize_rotation(r: [f32; 4], layout: QuatLayout) -> [i16; 4] {
+    quantize_quat([r[3], -r[0], -r[1], -r[2]], layout)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn uv_round_trips(raw in any::<[i16; 2]>()) {
+            for sign in [UvSign::Unsigned, UvSign::Signed] {
+                prop_assert_eq!(quantize_uv(dequantize_uv(raw, sign), sign), raw);
+            }
+        }
+
+        #[test]
+        fn lightmap_uv_round_trips(raw in any::<[u8; 4]>()) {
+            prop_assert_eq!(quantize_lightmap_uv(dequantize_lightmap_uv(raw)), raw);
+        }
+
+        #[test]
+        fn quat_round_trips(q in any::<[i16; 4]>()) {
+            let q = q.map(|c| c.max(-32767));
+            for layout in [QuatLayout::Xyzw, QuatLayout::Wxyz] {
+                prop_assert_eq!(quantize_quat(dequantize_quat(q, layout), layout), q);
+            }
+        }
+
+        #[test]
+        fn normal_round_trips(n in any::<[i8; 3]>()) {
+            let n = n.map(|c| c.max(-127));
+            let f = n.map(dequantize_normal_component);
+            let q = quantize_normal(f);
+            prop_assert_eq!([q[0], q[1], q[2]], n);
+        }
+    }
+
+    #[test]
+    fn negative_uv_wraps_by_whole_turns_when_unsigned() {
+        let q = quantize_uv([-1.7, 0.25], UvSign::Unsigned);
+        assert_eq!(q, [-1741, 256]);
+        let back = dequantize_uv(q, UvSign::Unsigned);
+        assert_eq!(back[0], 64.0 - 1741.0 / 1024.0);
+        assert_eq!(quantize_uv([f32::NAN, 1e30], UvSign::Unsigned)[0], 0);
+        assert_eq!(quantize_uv([-1e30, 1e30], UvSign::Signed), [-32768, 32767]);
+    }
+
+    #[test]
+    fn identity_rotation_in_both_orders() {
+        assert_eq!(
+            quantize_rotation([0.0, 0.0, 0.0, 1.0], QuatLayout::Wxyz),
+            [32767, 0, 0, 0]
+        );
+        assert_eq!(
+            quantize_rotation([0.0, 0.0, 0.0, 1.0], QuatLayout::Xyzw),
+            [0, 0, 0, 32767]
+        );
+    }
+}
