@@ -289,7 +289,7 @@ impl Decided {
 /// model"); a choice in `choices` overrides the file.
 ///
 /// - R1: Res9 when its payload is `32 × nodes` bytes and some field is
-///   non-empty, else Res10.
+///   non-empty (or no Res10 string is either), else Res10.
 /// - R2: retail when every batch has `+2 == 0` and `+4 >> 8 ∈ {0x00, 0xFF}`,
 ///   else seed.
 /// - R3: [`crate::anim::pick_quat_layout`] (the slot holding ±32767 in most
@@ -349,10 +349,19 @@ fn detect_names(model: &Model) -> (NameSource, Reason) {
                     NameSource::Res9,
                     Reason::file(format!("Res9 is 32 x {n} bytes, {named} names")),
                 )
-            } else {
+            } else if (0..n).any(|i| model.node_name(i).is_some_and(|s| !s.is_empty())) {
                 (
                     NameSource::Res10,
-                    Reason::file(format!("Res9 is 32 x {n} bytes but every field is empty")),
+                    Reason::file(format!(
+                        "Res9 is 32 x {n} bytes but every field is empty; Res10 has names"
+                    )),
+                )
+            } else {
+                (
+                    NameSource::Res9,
+                    Reason::file(format!(
+                        "Res9 is 32 x {n} bytes (every field empty, Res10 too)"
+                    )),
                 )
             }
         }
@@ -549,11 +558,13 @@ impl NameSource {
     }
 
     /// The node's Res10 label (retail socket label, `Base_TL` → `e_tur_bb`):
-    /// the Res10 string when names come from Res9 and the node has one.
+    /// the Res10 string when names come from Res9 and the node has one that
+    /// is not just a copy of its Res9 name (seed-style files may mirror the
+    /// names into Res9).
     pub fn label(self, model: &Model, i: usize) -> Option<&[u8]> {
-        match self {
-            NameSource::Res9 if res9_field(model, i).is_some() => {
-                model.node_name(i).filter(|s| !s.is_empty())
+        match (self, res9_field(model, i)) {
+            (NameSource::Res9, Some(name)) => {
+                model.node_name(i).filter(|s| !s.is_empty() && *s != name)
             }
             _ => None,
         }

@@ -403,7 +403,7 @@ fn trs_node(
 ///   (fallback key or frame map out of range, bad hierarchy);
 /// - `msh.slot_index`, `msh.batch_range`, `msh.index_range`,
 ///   `msh.index_count`, `msh.hierarchy.*` for out-of-range references;
-/// - `gltf.options` for an invalid `fps`, `lod` or `group`.
+/// - `gltf.options` for an invalid `fps`, `state` or `lod`.
 pub fn export(
     model: &Model,
     materials: &[ExportMaterial],

@@ -28,7 +28,7 @@
 //!    A scale channel whose values are all equal (within [`SCALE_TOL`]) is
 //!    baked like a static scale; any other is `gltf.scale`.
 //! 3. **Geometry.** One Res2 slot per (glTF mesh, baked scale), in cell
-//!    `(lod 0, group 0)` of the node (carriers: their cell), shared by
+//!    `(state 0, lod 0)` of the node (carriers: their cell), shared by
 //!    nodes with the same mesh and scale. One or more batches per primitive:
 //!    [`split_part`] keeps each batch within 65536 vertices and 65535
 //!    indices (`base_vertex`). `TRIANGLES`, `TRIANGLE_STRIP` and

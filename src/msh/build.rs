@@ -67,7 +67,7 @@ pub struct NodeSpec {
     pub parent: Option<usize>,
     /// `hdr0`.
     pub flags: u16,
-    /// `(cell, slot)` pairs, `cell = 5*lod + group`.
+    /// `(cell, slot)` pairs, `cell = 5*state + lod` (format-notes §6 R7).
     pub cells: Vec<(usize, u16)>,
     /// Keys (times in integer frames, increasing from 0); one key for a static node.
     pub keys: Vec<AnimKey24>,
@@ -396,7 +396,7 @@ impl ModelBuilder {
 
 /// Recomputes every slot's bounds (and, when `tail`, the Slot68 tail
 /// defaults) and the Res2 header from the geometry and the t = 0 pose
-/// (msh-core §5.2; the header covers each node's lod 0 / group 0 slot in
+/// (msh-core §5.2; the header covers each node's cell-0 (state 0, lod 0) slot in
 /// model space). Slots without vertices get zero bounds. New models use the
 /// retail `wxyz` quaternion order.
 pub fn recompute_bounds(model: &mut Model, tail: bool) {
@@ -411,7 +411,7 @@ pub fn recompute_bounds(model: &mut Model, tail: bool) {
     model.header = derive::res2_header(&model_space_points(model, Conventions::RETAIL.quat));
 }
 
-/// Vertices of every node's lod 0 / group 0 slot, transformed by the t = 0
+/// Vertices of every node's cell-0 (state 0, lod 0) slot, transformed by the t = 0
 /// world matrices (double math, rounded to f32), reading quaternions with
 /// `layout`.
 pub fn model_space_points(model: &Model, layout: QuatLayout) -> Vec<[f32; 3]> {

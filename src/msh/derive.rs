@@ -186,7 +186,7 @@ fn round_up_f32(r: f64) -> f32 {
 }
 
 /// Res2 header from model-space points (the vertices of every node's
-/// lod 0 / group 0 slot transformed by the t = 0 world matrices): hull =
+/// cell-0 (state 0, lod 0) slot transformed by the t = 0 world matrices): hull =
 /// the 8 AABB corners `(xmin,ymin,zmin) (xmax,ymin,zmin) (xmax,ymax,zmin)
 /// (xmin,ymax,zmin)` then the same at zmax; sphere = AABB centre + max
 /// distance; capsule A = (cx, cy, zmin), B = (cx, cy, zmax), radius = max

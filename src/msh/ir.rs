@@ -9,8 +9,9 @@
 /// triangle link).
 pub const NONE16: u16 = 0xFFFF;
 
-/// Number of slot cells per node: 3 LODs x 5 groups, `cell = 5*lod + group`
-/// (msh-core §5.1; format-notes §3 keeps the meaning numeric).
+/// Number of slot cells per node: `cell = 5*a + b` (msh-core §5.1); real
+/// files: a = damage state 0..2, b = level 0..4 (format-notes §3, §6 R7; the
+/// seed reads 3 LODs x 5 groups).
 pub const CELLS: usize = 15;
 
 /// Stream type ids (msh-core §3.1).
@@ -75,7 +76,7 @@ pub struct Node38 {
     pub map_start: u16,
     /// `hdr3`: fallback key index in Res8 (the last key of the node's track).
     pub fallback_key: u16,
-    /// Slot index per cell `5*lod + group`, or [`NONE16`].
+    /// Slot index per cell `5*state + lod`, or [`NONE16`].
     pub slots: [u16; CELLS],
 }
 

@@ -464,7 +464,7 @@ fn check_slot_index(m: &Model, all: bool, out: &mut Vec<Finding>) {
                         1,
                         i,
                         format!(
-                            "cell {c} (lod {}, group {}) = slot {s} >= slot count {n}",
+                            "cell {c} (state {}, lod {}) = slot {s} >= slot count {n}",
                             c / 5,
                             c % 5
                         ),
