@@ -8,9 +8,12 @@ Every `.glb`/`.gltf` under OUT_DIR is imported into a collection named
 after its folder (the archive stem; nested folders give nested
 collections). Each model's animation (msh2gltf writes one per model) is
 made the active action of its objects, and the scene frame range covers the
-longest one. At the end one line `IMPORT_SUMMARY {json}` is printed: models
-imported and failed, objects, materials, materials with an image texture,
-actions.
+longest one. Lightmaps (a material's glTF occlusionTexture on TEXCOORD_1,
+what msh2gltf writes for lit batches) are multiplied into the base colour,
+as the game draws them (format-notes §6: colour = texture x lightmap). At
+the end one line `IMPORT_SUMMARY {json}` is printed: models imported and
+failed, objects, materials, materials with an image texture, materials
+with a wired lightmap, actions.
 """
 
 import json
@@ -65,6 +68,72 @@ def layer_collection(layer, coll):
     return None
 
 
+def upstream_image(socket, depth=4):
+    """The image texture node feeding `socket` (through Separate RGB etc.)."""
+    if depth == 0 or not socket.is_linked:
+        return None
+    node = socket.links[0].from_node
+    if node.type == "TEX_IMAGE":
+        return node
+    for inp in node.inputs:
+        found = upstream_image(inp, depth - 1)
+        if found is not None:
+            return found
+    return None
+
+
+def wire_lightmap(mat):
+    """Multiplies the glTF occlusion (lightmap) image into the Principled
+    BSDF's Base Color. Returns True when the material was wired."""
+    if not mat.use_nodes or mat.get("msh_lightmap_wired"):
+        return bool(mat.get("msh_lightmap_wired"))
+    nt = mat.node_tree
+    bsdf = next((n for n in nt.nodes if n.type == "BSDF_PRINCIPLED"), None)
+    occ = None
+    for n in nt.nodes:
+        if n.type == "GROUP" and n.node_tree is not None and "glTF" in n.node_tree.name:
+            sock = n.inputs.get("Occlusion")
+            if sock is not None:
+                occ = upstream_image(sock)
+    if bsdf is None or occ is None:
+        return False
+    base = bsdf.inputs["Base Color"]
+    try:  # Blender 3.4+: the Mix node in RGBA mode.
+        mix = nt.nodes.new("ShaderNodeMix")
+        mix.data_type = "RGBA"
+        a, b = mix.inputs[6], mix.inputs[7]  # A, B of the RGBA variant
+        out = mix.outputs[2]
+        fac = mix.inputs[0]
+    except Exception:
+        mix = nt.nodes.new("ShaderNodeMixRGB")
+        a, b, out, fac = mix.inputs["Color1"], mix.inputs["Color2"], mix.outputs["Color"], mix.inputs["Fac"]
+    mix.blend_type = "MULTIPLY"
+    mix.label = "Lightmap"
+    mix.name = "msh_lightmap"
+    fac.default_value = 1.0
+    if base.is_linked:
+        nt.links.new(base.links[0].from_socket, a)
+    else:
+        a.default_value = base.default_value
+    nt.links.new(occ.outputs["Color"], b)
+    nt.links.new(out, base)
+    mix.location = (bsdf.location.x - 200, bsdf.location.y + 200)
+    mat["msh_lightmap_wired"] = True
+    return True
+
+
+def lightmap_linked(mat):
+    """True when the material's Base Color comes from the lightmap Mix node
+    fed by an image (what `wire_lightmap` builds)."""
+    nt = mat.node_tree
+    mix = nt.nodes.get("msh_lightmap")
+    if mix is None:
+        return False
+    feeds_base = any(l.to_socket.name == "Base Color" for o in mix.outputs for l in o.links)
+    has_image = any(l.from_node.type == "TEX_IMAGE" for i in mix.inputs for l in i.links)
+    return feeds_base and has_image
+
+
 def main():
     out_dir, blend_path, fps = parse_args(sys.argv)
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -78,7 +147,8 @@ def main():
                 files.append(os.path.join(dirpath, n))
     files.sort()
     summary = {"models": 0, "failed": [], "objects": 0, "materials": 0,
-               "materials_with_image": 0, "actions": 0, "collections": 0}
+               "materials_with_image": 0, "materials_with_lightmap": 0, "actions": 0,
+               "collections": 0}
     frame_end = 1
     for path in files:
         rel_dir = os.path.relpath(os.path.dirname(path), out_dir)
@@ -114,6 +184,9 @@ def main():
     summary["materials_with_image"] = sum(
         1 for m in bpy.data.materials
         if m.use_nodes and any(n.type == "TEX_IMAGE" and n.image for n in m.node_tree.nodes))
+    lit = sorted(m.name for m in bpy.data.materials if wire_lightmap(m) and lightmap_linked(m))
+    summary["materials_with_lightmap"] = len(lit)
+    summary["lightmap_materials"] = lit[:50]
     summary["actions"] = len(bpy.data.actions)
     summary["collections"] = len(bpy.data.collections)
     bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath(blend_path))
@@ -121,4 +194,5 @@ def main():
     sys.exit(1 if summary["failed"] else 0)
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -78,8 +78,8 @@ def check(model, corpus, msh2gltf, inspect, tol, tmp):
             print(f"FAIL {src}: node {i} {n['name']!r} is not a Blender object ({sorted(objs)})")
             ok = False
             continue
-        if n["name"] and o["name"] != n["name"] and not o["name"].startswith(n["name"]):
-            print(f"FAIL {src}: node {i} is named {o['name']!r}, expected {n['name']!r}")
+        if n.get("expected_name", n["name"]) and o["name"] != n.get("expected_name", n["name"]) and not o["name"].startswith(n.get("expected_name", n["name"])):
+            print(f"FAIL {src}: node {i} is named {o['name']!r}, expected {n.get('expected_name', n['name'])!r}")
             ok = False
         parent = None if n["parent"] is None else names[n["parent"]]
         if o["parent"] != parent:

@@ -225,3 +225,59 @@ fn hostile_entry_names_stay_inside_the_output_folder() {
         assert_ne!(stem, "CON", "{}", p.display());
     }
 }
+
+/// `ARCHIVE:ENTRY` typed in UTF-8 finds a Windows-1251 (Cyrillic) entry,
+/// case-insensitively; a miss names the closest entries (exit 2).
+#[test]
+fn cyrillic_entry_names_are_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = std::fs::read(sample("static_box.msh")).unwrap();
+    let name = mshgltf::convention::encode_name("Танк_Т34.msh").unwrap();
+    let wea = mshgltf::convention::encode_name("Танк_Т34.wea").unwrap();
+    let table = b"1\r\n0 DEFAULT.0\r\n";
+    let entries = [
+        nres::Entry {
+            type_id: 0,
+            attr1: 0,
+            attr2: 0,
+            attr3: 0,
+            name: &name,
+            data: &model,
+        },
+        nres::Entry {
+            type_id: 0x5241_4557,
+            attr1: 0,
+            attr2: 0,
+            attr3: 0,
+            name: &wea,
+            data: table,
+        },
+    ];
+    let archive = dir.path().join("units.rlb");
+    std::fs::write(&archive, nres::write(&entries).unwrap()).unwrap();
+    for (i, typed) in ["Танк_Т34.msh", "танк_т34.MSH"].iter().enumerate() {
+        let out = dir.path().join(format!("tank{i}.glb"));
+        let o = bin()
+            .arg(format!("{}:{typed}", archive.display()))
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let doc = gltf::Gltf::open(&out).unwrap();
+        // The WEAR sibling was found too: its row names the material.
+        assert!(doc.materials().any(|m| m.name() == Some("DEFAULT.0")));
+    }
+    let o = bin()
+        .arg(format!("{}:Танк_Т43.msh", archive.display()))
+        .arg(dir.path().join("miss.glb"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("closest: \"Танк_Т34.msh\""), "{err}");
+}

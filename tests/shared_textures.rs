@@ -171,6 +171,43 @@ fn textures_and_lightmaps_match_manifest() {
     );
 }
 
+/// `msh2gltf GAME_DIR OUT --textures-out DIR` writes every texture and
+/// every lightmap of the libraries as PNG, with the manifest's pixels (mip 0
+/// RGBA8 SHA-256, retail byte order).
+#[test]
+fn textures_out_writes_every_texture_and_lightmap() {
+    let Some(root) = corpus() else { return };
+    let m = manifest(&root);
+    let dir = tempfile::tempdir().unwrap();
+    let tex = dir.path().join("tex");
+    let st = std::process::Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
+        .arg(root.join("units.rlb"))
+        .arg(dir.path().join("out"))
+        .arg("--textures-out")
+        .arg(&tex)
+        .arg("-q")
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(0));
+    let mut n = 0;
+    for key in ["textures", "lightmaps"] {
+        for t in m[key].as_array().unwrap() {
+            let name = t["name"].as_str().unwrap();
+            let path = tex.join(format!("{name}.png"));
+            let img = image::open(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+                .to_rgba8();
+            assert_eq!(
+                Some(hex(&Sha256::digest(img.as_raw())).as_str()),
+                t["mip0_rgba8_sha256"].as_str(),
+                "{name}: pixels"
+            );
+            n += 1;
+        }
+    }
+    assert_eq!(n, 57);
+}
+
 #[test]
 fn materials_match_manifest() {
     let Some(root) = corpus() else { return };
