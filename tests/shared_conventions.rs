@@ -3,7 +3,8 @@
 //! the exported glTF shows because of them: node names (R1), Res10 labels,
 //! cockpit nodes (R11), each batch's material key, WEAR row, lightmap and
 //! texture (R2, R4, R5), and each material's alphaMode and base colour
-//! (R9, R10). World matrices at every manifest time are checked by
+//! (R9, R10), and the unedited trip back (`gltf2msh --base` path) is
+//! byte-identical. World matrices at every manifest time are checked by
 //! `shared_export.rs`, texture pixels by `shared_textures.rs`.
 //! Skips (prints a line) when ../shared/corpus is missing.
 
@@ -77,6 +78,17 @@ fn every_model_shows_what_the_manifest_expects() {
         };
         let c = convert(&m, Some(&libs), &ConvertOptions::default())
             .unwrap_or_else(|e| panic!("{label}: {e}"));
+        // The unedited trip back through gltf2msh's path gives the bytes back
+        // (lit materials, Res9 names and retail batches included).
+        let glb = mshgltf::gltf_export::to_glb(&c.exported).unwrap();
+        let doc = mshgltf::gltf_import::parse(&glb, None).unwrap();
+        let back = mshgltf::gltf_import::import_with_base(&doc, &model, &Default::default())
+            .unwrap_or_else(|e| panic!("{label}: import: {e}"));
+        assert!(
+            msh::encode(&back.model).unwrap() == bytes,
+            "{label}: unedited round trip changes bytes: {:?}",
+            back.report
+        );
         let root_json = serde_json::to_value(&c.exported.root).unwrap();
         let nodes = root_json["nodes"].as_array().unwrap();
 
