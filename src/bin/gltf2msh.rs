@@ -129,17 +129,8 @@ fn load_base(spec: &str) -> Result<Base, Fail> {
                 .map_err(|e| usage(format!("base archive {}: {e}", archive.display())))?;
             let a = nres::read(&bytes, nres::Mode::Strict)
                 .map_err(|e| conversion(format!("base archive {}: {e}", archive.display())))?;
-            let i = a.find(entry.as_bytes()).ok_or_else(|| {
-                let names: Vec<String> = source::model_entries(&a)
-                    .iter()
-                    .map(|&i| source::decode_name(a.entries[i].name))
-                    .collect();
-                usage(format!(
-                    "base archive {} has no entry {entry:?} (models: {})",
-                    archive.display(),
-                    names.join(", ")
-                ))
-            })?;
+            let i = source::find_entry(&a, &entry)
+                .map_err(|e| usage(format!("base archive {}: {e}", archive.display())))?;
             let model = a.entries[i].data.to_vec();
             Ok(Base::Entry(archive, bytes, i, model))
         }
