@@ -113,6 +113,10 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
         .arg(&work)
         .arg("--render")
         .arg(&png)
+        .arg("--demo")
+        .arg(root.join("samples/demo"))
+        .arg("--bad")
+        .arg(corpus.join("bad/index_out_of_range.msh"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -262,6 +266,48 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
     assert_eq!(lm["restored"], true);
     assert_eq!(lm["export_base_texcoord"], 0);
     assert_eq!(lm["export_occlusion_texcoord"], 1);
+
+    // A broken model: the converter's message (file, stream, record, rule) reaches the UI.
+    let bad = r["bad"]["error"]
+        .as_str()
+        .expect("the bad import must fail");
+    assert!(
+        bad.contains("index_out_of_range.msh: Res13 record 0: msh.index_range"),
+        "{bad}"
+    );
+
+    // A whole game folder: folder > archive > model collections.
+    assert_eq!(r["folder"]["result"], serde_json::json!(["FINISHED"]));
+    let demo = root.join("samples/demo").canonicalize().unwrap();
+    let tower = &r["folder"]["tree"]["demo"]["TOWER"];
+    assert_eq!(tower["objects"], 4);
+    assert_eq!(
+        tower["msh"].as_str().unwrap(),
+        format!("{}:TOWER.msh", demo.join("demo.rlb").display())
+    );
+    // ... exported as a new model (bare, with its WEAR table) and into a copy of the archive.
+    assert_eq!(r["new"]["result"], serde_json::json!(["FINISHED"]));
+    let new = msh::decode(
+        &std::fs::read(work.join("new.msh")).unwrap(),
+        msh::Mode::Strict,
+    )
+    .unwrap()
+    .model;
+    assert_eq!(new.nodes.len(), 4);
+    assert!(work.join("new.wea").is_file());
+    assert_eq!(r["new_into"]["result"], serde_json::json!(["FINISHED"]));
+    let into = std::fs::read(work.join("new_into.rlb")).unwrap();
+    let into = nres::read(&into, nres::Mode::Strict).unwrap();
+    let old_demo = std::fs::read(demo.join("demo.rlb")).unwrap();
+    let old_demo = nres::read(&old_demo, nres::Mode::Strict).unwrap();
+    let tower_new = into.find(b"TOWER.msh").unwrap();
+    let tower_old = old_demo.find(b"TOWER.msh").unwrap();
+    assert!(into.entries[tower_new].data == old_demo.entries[tower_old].data);
+    let added = into
+        .find(b"NEWMODEL.msh")
+        .expect("NEWMODEL.msh in the archive copy");
+    assert!(into.entries[added].data == std::fs::read(work.join("new.msh")).unwrap());
+    assert!(into.find(b"NEWMODEL.wea").is_some());
 
     // A picture.
     assert!(

@@ -15,12 +15,15 @@ LIGHTMAP_NODE = "parkan_lightmap"
 
 
 def collection_for(parts, root):
-    """The nested collection root/parts[0]/parts[1]/..., created on demand."""
+    """The nested collection root/parts[0]/parts[1]/..., created on demand.
+    Children are found by the folder name they were made for (Blender
+    renames a collection whose name is taken elsewhere, e.g. `demo.001`)."""
     parent = root
     for part in parts:
-        child = parent.children.get(part)
+        child = next((c for c in parent.children if c.get("parkan_dir") == part), None)
         if child is None:
             child = bpy.data.collections.new(part)
+            child["parkan_dir"] = part
             parent.children.link(child)
         parent = child
     return parent

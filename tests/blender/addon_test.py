@@ -2,7 +2,7 @@
 
     BLENDER_USER_SCRIPTS=TMP/scripts BLENDER_USER_CONFIG=TMP/config \\
     blender -b --factory-startup --python tests/blender/addon_test.py -- \\
-        ADDON.zip ARCHIVE ENTRY WORK_DIR [--render OUT.png]
+        ADDON.zip ARCHIVE ENTRY WORK_DIR [--render OUT.png] [--demo GAME_DIR] [--bad BROKEN.msh]
 
 Run by tests/shared_blender_addon.rs, which checks the outcome against the
 project's own decoder. The steps: install the zip (into the temporary user
@@ -12,7 +12,11 @@ Export (WORK_DIR/unedited.msh, and WORK_DIR/unedited.rlb as an archive
 copy); move one vertex by +0.25 along the model's z and export again
 (WORK_DIR/edited.msh); import a constructed glTF whose material has an
 occlusionTexture on TEXCOORD_1 and check the lightmap wiring and that a glTF
-export through the add-on's bypass keeps the material; render a PNG.
+export through the add-on's bypass keeps the material; render a PNG. With
+--demo: import the whole game folder, then export the scene as a new model
+(WORK_DIR/new.msh + new.wea) and into a copy of its archive
+(WORK_DIR/new_into.rlb, entry NEWMODEL). With --bad: the import must fail
+with the converter's message.
 Prints one line `ADDON_TEST {json}`; everything asserted on the Blender side
 is in there too (`errors` lists what failed).
 """
@@ -29,11 +33,20 @@ import zlib
 import bpy
 
 argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
-render_png = None
-if "--render" in argv:
-    i = argv.index("--render")
-    render_png = os.path.abspath(argv[i + 1])
-    del argv[i:i + 2]
+
+
+def opt(name):
+    if name in argv:
+        i = argv.index(name)
+        v = os.path.abspath(argv[i + 1])
+        del argv[i:i + 2]
+        return v
+    return None
+
+
+render_png = opt("--render")
+demo_dir = opt("--demo")  # a small game folder (samples/demo): folder import, new model
+bad_model = opt("--bad")  # a broken model: the error must reach the operator's report
 ZIP, ARCHIVE, ENTRY, WORK = (os.path.abspath(argv[0]), os.path.abspath(argv[1]), argv[2],
                             os.path.abspath(argv[3]))
 out = {"errors": []}
@@ -201,6 +214,38 @@ def main():
     # 6. render
     if render_png:
         out["render"] = render(coll, render_png)
+
+    # 7. a broken model: the converter's error reaches the operator
+    if bad_model:
+        try:
+            r = bpy.ops.import_scene.parkan_msh(filepath=bad_model)
+            out["bad"] = {"result": list(r)}
+        except RuntimeError as e:
+            out["bad"] = {"error": str(e)}
+
+    # 8. a whole game folder, then new models from it
+    if demo_dir:
+        bpy.ops.wm.read_factory_settings(use_empty=True)  # this also disables add-ons
+        bpy.ops.preferences.addon_enable(module="io_scene_parkan")
+        first = sorted(f for f in os.listdir(demo_dir) if f.lower().endswith(".rlb"))[0]
+        r = bpy.ops.import_scene.parkan_msh(filepath=os.path.join(demo_dir, first), whole_folder=True)
+        top = bpy.data.collections.get(os.path.basename(demo_dir))
+        tree = {}
+
+        def walk(c, d):
+            d["objects"] = len(c.objects)
+            d["msh"] = sc.idprop_dict(c["msh"]).get("source") if "msh" in c.keys() else None
+            for ch in c.children:
+                walk(ch, d.setdefault(ch.get("parkan_dir", ch.name), {}))
+        if check(top is not None, "no folder collection"):
+            walk(top, tree)
+        out["folder"] = {"result": list(r), "tree": tree}
+        new = os.path.join(WORK, "new.msh")
+        r = bpy.ops.export_scene.parkan_msh(filepath=new, mode="NEW")
+        out["new"] = {"result": list(r)}
+        r = bpy.ops.export_scene.parkan_msh(filepath=os.path.join(WORK, "new_into.rlb"), mode="NEW",
+                                            into=os.path.join(demo_dir, first), entry_name="NEWMODEL")
+        out["new_into"] = {"result": list(r)}
 
 
 def render(coll, path):
