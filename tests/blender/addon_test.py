@@ -262,7 +262,7 @@ def render(coll, path):
     cam = bpy.data.objects.new("cam", bpy.data.cameras.new("cam"))
     scene.collection.objects.link(cam)
     direction = mathutils.Vector((1.0, -1.3, 0.8)).normalized()
-    cam.location = center + direction * size * 1.35
+    cam.location = center + direction * size * 1.6
     cam.rotation_euler = (center - cam.location).to_track_quat("-Z", "Y").to_euler()
     cam.data.lens = 40
     scene.camera = cam
@@ -276,6 +276,7 @@ def render(coll, path):
     scene.render.resolution_percentage = 100
     scene.render.image_settings.file_format = "PNG"
     scene.render.image_settings.color_mode = "RGB"
+    scene.render.image_settings.compression = 100
     scene.render.filepath = path
     engines = []
     for engine in ("BLENDER_WORKBENCH", "BLENDER_EEVEE_NEXT", "BLENDER_EEVEE", "CYCLES"):
