@@ -132,10 +132,12 @@ def main():
     ctx = bpy.context
     out["msh2gltf"] = addon.binary(ctx, "msh2gltf")
     out["gltf2msh"] = addon.binary(ctx, "gltf2msh")
-    out["entries"] = [m["name"] for m in tools.list_models(out["msh2gltf"], ARCHIVE)["models"]]
+    listed = tools.list_models(out["msh2gltf"], ARCHIVE)["models"]
+    out["entries"] = [m["name"] for m in listed]
 
-    # 2. import one entry through the operator
-    r = bpy.ops.import_scene.parkan_msh(filepath=ARCHIVE, entry_name=ENTRY, fps=24.0)
+    # 2. import one entry through the operator, picked in the Model list as in the UI
+    ident = [f"E{m['index']}" for m in listed if m["name"] == ENTRY][0]
+    r = bpy.ops.import_scene.parkan_msh(filepath=ARCHIVE, entry=ident, fps=24.0)
     out["import_result"] = list(r)
     stem = os.path.splitext(ENTRY)[0]
     coll = bpy.data.collections.get(stem)
