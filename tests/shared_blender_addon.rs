@@ -7,7 +7,10 @@
 //! PNG. Here the results are checked against the project's own decoder.
 //!
 //! Skips (passing) when `../shared/corpus` or Blender is absent. Blender is
-//! `$BLENDER`, else `blender` on PATH, else `/usr/bin/blender`.
+//! `$BLENDER`, else `blender` on PATH, else `/usr/bin/blender`; with
+//! `BPY_PYTHON=/path/to/python` (a Python with PyPI's `bpy`, e.g. the venv
+//! `../shared/tools/blender-inspect --bpy` makes) the script runs in that
+//! `bpy` instead (how Blender 5.0.1 was checked).
 
 mod common;
 
@@ -79,7 +82,8 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
     let Some(corpus) = common::corpus() else {
         return;
     };
-    let Some(blender) = blender() else {
+    let bpy_python = std::env::var_os("BPY_PYTHON");
+    let Some(blender) = blender().or_else(|| bpy_python.as_ref().map(PathBuf::from)) else {
         println!("SKIP: Blender not found (set BLENDER=/path/to/blender)");
         return;
     };
@@ -99,12 +103,22 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
     let archive = corpus.join(ARCHIVE).canonicalize().unwrap();
     let work = tmp.path().join("work");
     let png = tmp.path().join("render.png");
-    let out = Command::new(&blender)
+    let mut cmd = match bpy_python {
+        Some(py) => Command::new(py),
+        None => {
+            let mut c = Command::new(&blender);
+            c.env_remove("PYTHONPATH").env_remove("PYTHONHOME").args([
+                "-b",
+                "--factory-startup",
+                "-noaudio",
+                "--python",
+            ]);
+            c
+        }
+    };
+    let out = cmd
         .env("BLENDER_USER_SCRIPTS", tmp.path().join("scripts"))
         .env("BLENDER_USER_CONFIG", tmp.path().join("config"))
-        .env_remove("PYTHONPATH")
-        .env_remove("PYTHONHOME")
-        .args(["-b", "--factory-startup", "-noaudio", "--python"])
         .arg(root.join("tests/blender/addon_test.py"))
         .arg("--")
         .arg(&zip)
@@ -131,6 +145,7 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
     };
     let r: serde_json::Value = serde_json::from_str(&line).unwrap();
     assert_eq!(r["errors"], serde_json::json!([]), "Blender side: {r:#}");
+    println!("Blender {}", r["blender"]);
 
     // Installed into the temporary user scripts folder, running its own binaries.
     let addon_dir = tmp.path().join("scripts/addons/io_scene_parkan");

@@ -117,6 +117,7 @@ def mesh_objects(coll):
 
 def main():
     os.makedirs(WORK, exist_ok=True)
+    out["blender"] = bpy.app.version_string
     bpy.ops.wm.read_factory_settings(use_empty=True)
     # 1. install and enable (the user scripts folder is the caller's temporary one)
     out["user_scripts"] = bpy.utils.user_resource("SCRIPTS")
