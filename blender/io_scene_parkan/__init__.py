@@ -81,20 +81,43 @@ def game_dir(context, own):
 
 
 class Progress:
-    """wm.progress_* plus a status line; safe in background mode."""
+    """wm.progress_* (the number on the cursor) plus a status bar line; safe
+    in background mode."""
 
-    def __init__(self, context, total):
+    def __init__(self, context, total, what):
         self.wm = context.window_manager
+        self.workspace = getattr(context, "workspace", None)
         self.total = max(int(total), 1)
+        self.what = what
         self.done = 0
         self.wm.progress_begin(0, self.total)
 
-    def step(self, n=1):
+    def step(self, n=1, text=""):
         self.done = min(self.done + n, self.total)
         self.wm.progress_update(self.done)
+        if self.workspace is not None and text:
+            self.workspace.status_text_set(f"Parkan {self.what}: {text}")
 
     def end(self):
         self.wm.progress_end()
+        if self.workspace is not None:
+            self.workspace.status_text_set(None)
+
+
+def count_models(m2g, folder):
+    """Models under a game folder, for the progress bar (archives listed, bare .msh counted)."""
+    n = 0
+    for d, _dirs, files in os.walk(folder):
+        for f in files:
+            low = f.lower()
+            if low.endswith(".msh"):
+                n += 1
+            elif low.endswith(".rlb"):
+                try:
+                    n += len(tools.list_models(m2g, os.path.join(d, f))["models"])
+                except tools.ToolError:
+                    pass
+    return n
 
 
 # ---------------------------------------------------------------- import
@@ -238,7 +261,7 @@ class IMPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ImportHelper):
         path = bpy.path.abspath(self.filepath)
         if self.whole_folder:
             src = path if os.path.isdir(path) else os.path.dirname(path)
-            what, total = "folder", 0
+            what, total = "folder", count_models(m2g, src)
         else:
             if not os.path.isfile(path):
                 raise tools.ToolError(f"{path}: no such file")
@@ -265,7 +288,7 @@ class IMPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ImportHelper):
                             f"{os.path.basename(path)} has no model {pick!r} (models: {', '.join(names[:20])})")
                     src, what, total = f"{path}:{hit[0]}", "model", 1
         tmp = tempfile.mkdtemp(prefix="parkan_import_")
-        progress = Progress(context, 2 * max(total, 1))
+        progress = Progress(context, 2 * max(total, 1), "import")
         try:
             return self.convert_and_import(context, m2g, src, what, total, tmp, progress)
         finally:
@@ -284,7 +307,7 @@ class IMPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ImportHelper):
             if line.startswith(("converted ", "skipped ", "error")):
                 seen[0] += 1
                 if seen[0] <= total:
-                    progress.step()
+                    progress.step(text=f"converted {seen[0]}/{total}")
                 print("parkan:", line)
 
         code, err = tools.run(cmd, on_line)
@@ -308,7 +331,7 @@ class IMPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ImportHelper):
                 os.path.splitext(os.path.basename(src))[0]
             top = sc.new_collection(name, top)
         frame_end, n_obj, n_lm, n_models, warnings = 0, 0, 0, 0, []
-        for r in ok:
+        for i, r in enumerate(ok):
             glb = r["output"]
             rel = os.path.relpath(os.path.dirname(glb), out) if what != "model" else "."
             parent = top if rel in (".", "") else sc.collection_for(rel.split(os.sep), top)
@@ -346,8 +369,8 @@ class IMPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ImportHelper):
                 o.select_set(True)
             n_obj += len(new_objs)
             n_models += 1
+            progress.step(text=f"imported {i + 1}/{len(ok)}")
             warnings += [f"{r.get('source')}: {w}" for w in r.get("warnings", [])]
-            progress.step()
         if frame_end > 0:
             scene.frame_start = 0
             scene.frame_end = frame_end
@@ -487,13 +510,13 @@ class EXPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ExportHelper):
         g2m = binary(context, "gltf2msh")
         out = bpy.path.ensure_ext(bpy.path.abspath(self.filepath), self.want_ext())
         tmp = tempfile.mkdtemp(prefix="parkan_export_")
-        progress = Progress(context, 3)
+        progress = Progress(context, 3, "export")
         try:
             if self.mode == "BASE":
                 cmd, msg = self.prepare_base(context, g2m, out, tmp)
             else:
                 cmd, msg = self.prepare_new(context, g2m, out, tmp)
-            progress.step()
+            progress.step(text="running gltf2msh")
             rep = os.path.join(tmp, "report.json")
             cmd += ["--report", rep, "--force"]
             if self.keep_keys:
