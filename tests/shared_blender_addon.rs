@@ -291,6 +291,13 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
         "{bad}"
     );
 
+    // Two imported models and none active: the export asks which one, writes nothing.
+    let amb = r["ambiguous"]["error"]
+        .as_str()
+        .expect("an ambiguous export must fail");
+    assert!(amb.contains("2 imported models"), "{amb}");
+    assert!(!work.join("ambiguous.msh").exists());
+
     // A whole game folder: folder > archive > model collections.
     assert_eq!(r["folder"]["result"], serde_json::json!(["FINISHED"]));
     let demo = root.join("samples/demo").canonicalize().unwrap();

@@ -555,9 +555,14 @@ class EXPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ExportHelper):
     def prepare_base(self, context, g2m, out, tmp):
         scene = context.scene
         coll = model_collection(context)
+        models = [c for c in bpy.data.collections if "msh" in c.keys() and "source" in c["msh"]]
         if coll is not None:
             ex = dict(sc.idprop_dict(coll["msh"]))
-        elif "msh" in scene.keys():
+        elif models and not self.base:
+            raise tools.ToolError(
+                f"{len(models)} imported models in this file: make an object of the one to export "
+                "active (or its collection), or set Base model")
+        elif "msh" in scene.keys():  # a glTF from msh2gltf imported with Blender's own importer
             ex = dict(sc.idprop_dict(scene["msh"]))
         else:
             ex = {}

@@ -226,6 +226,17 @@ def main():
         except RuntimeError as e:
             out["bad"] = {"error": str(e)}
 
+    # 7b. two models in the file and none active: the export must ask which
+    other = [m for m in listed if m["name"] != ENTRY][0]
+    bpy.ops.import_scene.parkan_msh(filepath=ARCHIVE, entry_name=other["name"])
+    ctx.view_layer.active_layer_collection = ctx.view_layer.layer_collection
+    ctx.view_layer.objects.active = None
+    try:
+        r = bpy.ops.export_scene.parkan_msh(filepath=os.path.join(WORK, "ambiguous.msh"), mode="BASE")
+        out["ambiguous"] = {"result": list(r)}
+    except RuntimeError as e:
+        out["ambiguous"] = {"error": str(e)}
+
     # 8. a whole game folder, then new models from it
     if demo_dir:
         bpy.ops.wm.read_factory_settings(use_empty=True)  # this also disables add-ons
