@@ -95,7 +95,8 @@ def run(cmd, on_line=None):
     """Runs a converter; `on_line(line)` sees each stderr line as it comes.
     Returns (exit code, whole stderr). A missing binary is a ToolError."""
     try:
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        # The converters report on stderr; stdout is not read (no pipe to fill up).
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                              text=True, errors="replace")
     except OSError as e:
         raise ToolError(f"cannot run {cmd[0]}: {e}")
@@ -104,7 +105,6 @@ def run(cmd, on_line=None):
         err.append(line)
         if on_line is not None:
             on_line(line.rstrip("\n"))
-    p.stdout.read()
     code = p.wait()
     return code, "".join(err)
 
