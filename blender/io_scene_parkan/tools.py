@@ -17,6 +17,8 @@ import sys
 
 ADDON_DIR = os.path.dirname(os.path.abspath(__file__))
 EXE = ".exe" if sys.platform == "win32" else ""
+# No console window flashing up for each converter run on Windows.
+NO_WINDOW = {"creationflags": 0x08000000} if sys.platform == "win32" else {}
 
 
 class ToolError(Exception):
@@ -63,7 +65,7 @@ def supports(binary, option):
     """True when `binary --help` mentions `option` (options differ between versions)."""
     if binary not in _help_cache:
         try:
-            r = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=30)
+            r = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=30, **NO_WINDOW)
             _help_cache[binary] = r.stdout + r.stderr
         except (OSError, subprocess.SubprocessError):
             _help_cache[binary] = ""
@@ -73,7 +75,8 @@ def supports(binary, option):
 def list_models(msh2gltf, path):
     """`msh2gltf --list PATH`: {"kind": "archive"|"model", "models": [{"name", "index", "bytes"}]}."""
     try:
-        r = subprocess.run([msh2gltf, "--list", path], capture_output=True, text=True, timeout=60)
+        r = subprocess.run([msh2gltf, "--list", path], capture_output=True, text=True, timeout=60,
+                           **NO_WINDOW)
     except (OSError, subprocess.SubprocessError) as e:
         raise ToolError(f"cannot run {msh2gltf}: {e}")
     if r.returncode != 0:
@@ -97,7 +100,7 @@ def run(cmd, on_line=None):
     try:
         # The converters report on stderr; stdout is not read (no pipe to fill up).
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             text=True, errors="replace")
+                             text=True, errors="replace", **NO_WINDOW)
     except OSError as e:
         raise ToolError(f"cannot run {cmd[0]}: {e}")
     err = []
