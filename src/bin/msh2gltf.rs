@@ -178,6 +178,10 @@ struct Cli {
     /// Print warnings of every model.
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
+    /// Print the model entries of INPUT (an archive or a bare model) as JSON
+    /// and convert nothing.
+    #[arg(long, conflicts_with = "output")]
+    list: bool,
 }
 
 fn main() -> ExitCode {
@@ -259,6 +263,9 @@ fn single_output(cli: &Cli, beside: &Path, stem: &str) -> PathBuf {
 fn run(cli: &Cli) -> Result<u8> {
     if !(cli.fps.is_finite() && cli.fps > 0.0) {
         bail!("--fps must be a positive number, got {}", cli.fps);
+    }
+    if cli.list {
+        return list_models(&cli.input);
     }
     let t0 = Instant::now();
     let format = match cli.format {
@@ -441,6 +448,40 @@ fn run(cli: &Cli) -> Result<u8> {
         );
     }
     Ok(if report.failed > 0 { 1 } else { 0 })
+}
+
+/// `--list`: prints `{"file", "kind", "models": [{"name", "index", "bytes"}]}`
+/// on stdout: the `.msh` entries of an archive in directory order, or the
+/// file itself (`index` null) for a bare model. Other inputs are an error.
+fn list_models(input: &str) -> Result<u8> {
+    let path = Path::new(input);
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {input}"))?;
+    let (kind, models) = match source::classify(&bytes) {
+        FileKind::Model => {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let one = serde_json::json!({"name": name, "index": null, "bytes": bytes.len()});
+            ("model", vec![one])
+        }
+        FileKind::ModelArchive => {
+            let a = nres::read(&bytes, nres::Mode::Tolerant)
+                .map_err(|e| anyhow::anyhow!("{input}: {e}"))?;
+            let rows = source::model_entries(&a)
+                .into_iter()
+                .map(|i| {
+                    let e = &a.entries[i];
+                    serde_json::json!({"name": source::decode_name(e.name), "index": i, "bytes": e.data.len()})
+                })
+                .collect();
+            ("archive", rows)
+        }
+        other => {
+            eprintln!("msh2gltf: {input}: no models to list ({other:?})");
+            return Ok(1);
+        }
+    };
+    let json = serde_json::json!({"file": input, "kind": kind, "models": models});
+    println!("{json}");
+    Ok(0)
 }
 
 /// One human-readable line (plus warnings when asked) for a report row.

@@ -1,0 +1,665 @@
+"""Parkan: Iron Strategy models (MSH in NRes archives) for Blender.
+
+File > Import > Parkan model (.msh, .rlb): a bare model, one entry of an
+archive (picked from the archive's model list), every model of an archive,
+or every archive of a game folder. File > Export > Parkan model (.msh): the
+edit of an imported model, written against the model it came from (kept in
+the model's collection as the glTF scene extras `msh.source` and friends),
+or a new model (optionally added to a copy of an archive).
+
+Both directions run the project's converters (`msh2gltf`, `gltf2msh`) and
+Blender's own glTF importer/exporter through a temporary folder. The
+converters are looked up in the add-on preferences' folder, in `bin/` beside
+this file (the packaged zip ships them there), then on PATH.
+"""
+
+bl_info = {
+    "name": "Parkan: Iron Strategy models (MSH)",
+    "author": "mshgltf",
+    "version": (0, 1, 0),
+    "blender": (3, 4, 0),
+    "location": "File > Import/Export > Parkan model",
+    "description": "Import and export Parkan: Iron Strategy MSH models and RLB archives "
+                   "through the mshgltf converters",
+    "category": "Import-Export",
+}
+
+import json
+import os
+import shutil
+import tempfile
+
+import bpy
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper, ImportHelper
+
+from . import scene as sc
+from . import tools
+
+ADDON_ID = __package__ or __name__
+
+
+def prefs(context):
+    a = context.preferences.addons.get(ADDON_ID)
+    return a.preferences if a is not None else None
+
+
+class ParkanPreferences(bpy.types.AddonPreferences):
+    bl_idname = ADDON_ID
+
+    bin_dir: StringProperty(
+        name="Converters folder",
+        description="Folder holding msh2gltf and gltf2msh (empty: bin/ beside the add-on, then PATH)",
+        subtype="DIR_PATH", default="")
+    game_dir: StringProperty(
+        name="Game folder",
+        description="Folder with Material.lib, Textures.lib and LightMap.lib (empty: found "
+                    "beside the archive, then up the tree)",
+        subtype="DIR_PATH", default="")
+
+    def draw(self, context):
+        col = self.layout.column()
+        col.prop(self, "bin_dir")
+        col.prop(self, "game_dir")
+        for name in ("msh2gltf", "gltf2msh"):
+            try:
+                col.label(text=f"{name}: {tools.find_binary(name, self.bin_dir)}", icon="CHECKMARK")
+            except tools.ToolError as e:
+                col.label(text=str(e), icon="ERROR")
+
+
+def binary(context, name):
+    p = prefs(context)
+    return tools.find_binary(name, p.bin_dir if p else "")
+
+
+def game_dir(context, own):
+    if own:
+        return bpy.path.abspath(own)
+    p = prefs(context)
+    return bpy.path.abspath(p.game_dir) if p and p.game_dir else ""
+
+
+class Progress:
+    """wm.progress_* (the number on the cursor) plus a status bar line; safe
+    in background mode."""
+
+    def __init__(self, context, total, what):
+        self.wm = context.window_manager
+        self.workspace = getattr(context, "workspace", None)
+        self.total = max(int(total), 1)
+        self.what = what
+        self.done = 0
+        self.wm.progress_begin(0, self.total)
+
+    def step(self, n=1, text=""):
+        self.done = min(self.done + n, self.total)
+        self.wm.progress_update(self.done)
+        if self.workspace is not None and text:
+            self.workspace.status_text_set(f"Parkan {self.what}: {text}")
+
+    def end(self):
+        self.wm.progress_end()
+        if self.workspace is not None:
+            self.workspace.status_text_set(None)
+
+
+def count_models(m2g, folder):
+    """Models under a game folder, for the progress bar (archives listed, bare .msh counted)."""
+    n = 0
+    for d, _dirs, files in os.walk(folder):
+        for f in files:
+            low = f.lower()
+            if low.endswith(".msh"):
+                n += 1
+            elif low.endswith(".rlb"):
+                try:
+                    n += len(tools.list_models(m2g, os.path.join(d, f))["models"])
+                except tools.ToolError:
+                    pass
+    return n
+
+
+# ---------------------------------------------------------------- import
+
+_entry_cache = {}  # path -> (mtime, listing or error text, enum items)
+
+
+def browser_path(op, context):
+    """The file the file browser has selected (or the operator's filepath)."""
+    space = getattr(context, "space_data", None) if context else None
+    params = getattr(space, "params", None) if space is not None and space.type == "FILE_BROWSER" else None
+    if params is not None:
+        d, f = params.directory, params.filename
+        if isinstance(d, bytes):
+            d = d.decode("utf-8", "surrogateescape")
+        if f:
+            return os.path.join(d, f)
+    return bpy.path.abspath(op.filepath) if op.filepath else ""
+
+
+def listing(context, path):
+    """(listing dict or None, error text, enum items) for a model/archive path, cached by mtime."""
+    try:
+        mtime = os.stat(path).st_mtime
+    except OSError:
+        return None, "", [("NONE", "(pick a .msh or .rlb file)", "")]
+    hit = _entry_cache.get(path)
+    if hit and hit[0] == mtime:
+        return hit[1], hit[2], hit[3]
+    lst, err = None, ""
+    try:
+        lst = tools.list_models(binary(context, "msh2gltf"), path)
+    except tools.ToolError as e:
+        err = str(e)
+    if lst is None:
+        items = [("NONE", "(no models)", err)]
+    elif lst["kind"] == "model":
+        items = [("FILE", lst["models"][0]["name"], "The model file")]
+    else:
+        items = [(f"E{m['index']}", m["name"], f"{m['bytes']} bytes") for m in lst["models"]]
+        items.append(("ALL", f"All {len(lst['models'])} models", "Every model of the archive"))
+    _entry_cache[path] = (mtime, lst, err, items)
+    return lst, err, items
+
+
+def entry_items(self, context):
+    return listing(context, browser_path(self, context))[2]
+
+
+class IMPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ImportHelper):
+    """Import a Parkan: Iron Strategy model, archive entry, archive or game folder"""
+    bl_idname = "import_scene.parkan_msh"
+    bl_label = "Import Parkan model"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+
+    filename_ext = ".msh"
+    filter_glob: StringProperty(default="*.msh;*.rlb;*.MSH;*.RLB", options={"HIDDEN"})
+
+    entry: EnumProperty(name="Model", description="The archive entry to import", items=entry_items)
+    entry_name: StringProperty(
+        name="Entry name", default="",
+        description="Archive entry by name (overrides the list; '*' = every model of the archive)")
+    whole_folder: BoolProperty(
+        name="Whole folder",
+        description="Import every model of every archive in the selected file's folder (a game folder)",
+        default=False)
+    state: IntProperty(name="State", description="Slot cell state (0..2)", min=0, max=2, default=0)
+    lod: IntProperty(name="LOD", description="Slot cell level of detail (0..4)", min=0, max=4, default=0)
+    all_cells: BoolProperty(
+        name="All cells", description="Add every non-empty cell as a child object", default=False)
+    fps: FloatProperty(
+        name="FPS", description="Game frames per second of the glTF timeline (one game frame = one "
+                                "Blender frame when the scene uses the same fps)",
+        min=1.0, max=1000.0, default=24.0)
+    set_scene_fps: BoolProperty(
+        name="Set scene FPS", description="Set the scene's frame rate to FPS (keys land on frames)",
+        default=True)
+    textures: BoolProperty(name="Textures", description="Load textures and lightmaps", default=True)
+    lightmaps: BoolProperty(
+        name="Show lightmaps",
+        description="Multiply each lightmap (UV map 2) into the base colour in the material nodes",
+        default=True)
+    tolerant: BoolProperty(
+        name="Tolerant", description="Convert what is sound in broken models (repairs become warnings)",
+        default=False)
+    game_dir: StringProperty(
+        name="Game folder", subtype="DIR_PATH", default="",
+        description="Folder with Material.lib/Textures.lib/LightMap.lib (empty: the preference, "
+                    "else found beside the archive)")
+
+    def draw(self, context):
+        layout = self.layout
+        path = browser_path(self, context)
+        lst, err, _items = listing(context, path) if path and os.path.isfile(path) else (None, "", None)
+        box = layout.box()
+        box.prop(self, "whole_folder")
+        if not self.whole_folder:
+            if lst is not None and lst["kind"] == "archive":
+                box.prop(self, "entry")
+            elif err:
+                box.label(text=err[:80], icon="ERROR")
+            box.prop(self, "entry_name")
+        col = layout.column(heading="Cells")
+        col.prop(self, "state")
+        col.prop(self, "lod")
+        col.prop(self, "all_cells")
+        col = layout.column()
+        col.prop(self, "fps")
+        col.prop(self, "set_scene_fps")
+        col.prop(self, "textures")
+        col.prop(self, "lightmaps")
+        col.prop(self, "tolerant")
+        col.prop(self, "game_dir")
+
+    def converter_args(self, context, m2g):
+        args = ["--fps", repr(float(self.fps)), "--force"]
+        if tools.supports(m2g, "--state"):
+            args += ["--state", str(self.state), "--lod", str(self.lod)]
+        else:  # older msh2gltf: --lod is the state, --group the level
+            args += ["--lod", str(self.state), "--group", str(self.lod)]
+        if self.all_cells:
+            args.append("--all-cells")
+        if not self.textures:
+            args.append("--no-textures")
+        if self.tolerant:
+            args.append("--tolerant")
+        gd = game_dir(context, self.game_dir)
+        if gd:
+            args += ["--game-dir", gd]
+        return args
+
+    def execute(self, context):
+        try:
+            return self.run(context)
+        except tools.ToolError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+
+    def run(self, context):
+        m2g = binary(context, "msh2gltf")
+        path = bpy.path.abspath(self.filepath)
+        if self.whole_folder:
+            src = path if os.path.isdir(path) else os.path.dirname(path)
+            what, total = "folder", count_models(m2g, src)
+        else:
+            if not os.path.isfile(path):
+                raise tools.ToolError(f"{path}: no such file")
+            lst = tools.list_models(m2g, path)
+            names = [m["name"] for m in lst["models"]]
+            if lst["kind"] == "model":
+                src, what, total = path, "model", 1
+            else:
+                pick = self.entry_name.strip()
+                if not pick:
+                    ident = self.entry
+                    if ident == "ALL":
+                        pick = "*"
+                    elif ident.startswith("E"):
+                        pick = next((m["name"] for m in lst["models"] if f"E{m['index']}" == ident), "")
+                    if not pick:
+                        pick = names[0] if names else ""
+                if pick == "*":
+                    src, what, total = path, "archive", len(names)
+                else:
+                    hit = [n for n in names if n.lower() == pick.lower()]
+                    if not hit:
+                        raise tools.ToolError(
+                            f"{os.path.basename(path)} has no model {pick!r} (models: {', '.join(names[:20])})")
+                    src, what, total = f"{path}:{hit[0]}", "model", 1
+        tmp = tempfile.mkdtemp(prefix="parkan_import_")
+        progress = Progress(context, 2 * max(total, 1), "import")
+        try:
+            return self.convert_and_import(context, m2g, src, what, total, tmp, progress)
+        finally:
+            progress.end()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def convert_and_import(self, context, m2g, src, what, total, tmp, progress):
+        out = os.path.join(tmp, "model.glb") if what == "model" else os.path.join(tmp, "out")
+        rep = os.path.join(tmp, "report.json")
+        cmd = [m2g, src, out, "--report", rep] + self.converter_args(context, m2g)
+        if what == "folder":
+            cmd += ["--jobs", str(max(1, (os.cpu_count() or 2) - 1))]
+        seen = [0]
+
+        def on_line(line):
+            if line.startswith(("converted ", "skipped ", "error")):
+                seen[0] += 1
+                if seen[0] <= total:
+                    progress.step(text=f"converted {seen[0]}/{total}")
+                print("parkan:", line)
+
+        code, err = tools.run(cmd, on_line)
+        if not os.path.isfile(rep):
+            raise tools.ToolError(tools.last_error(err) or f"msh2gltf exited with {code}")
+        report = json.load(open(rep, encoding="utf-8"))
+        rows = sorted(report.get("models", []), key=lambda r: r.get("source", ""))
+        ok = [r for r in rows if r.get("status") == "converted" and r.get("output")]
+        failed = [r for r in rows if r.get("status") == "failed"]
+        if not ok:
+            msg = "; ".join(e for r in failed for e in r.get("errors", [])) or tools.last_error(err)
+            raise tools.ToolError(msg or "no model converted")
+
+        scene = context.scene
+        if self.set_scene_fps:
+            scene.render.fps = max(1, int(round(self.fps)))
+            scene.render.fps_base = scene.render.fps / float(self.fps)
+        top = context.view_layer.active_layer_collection.collection
+        if what != "model":
+            name = os.path.basename(os.path.normpath(src)) if what == "folder" else \
+                os.path.splitext(os.path.basename(src))[0]
+            top = sc.new_collection(name, top)
+        frame_end, n_obj, n_lm, n_models, warnings = 0, 0, 0, 0, []
+        for i, r in enumerate(ok):
+            glb = r["output"]
+            rel = os.path.relpath(os.path.dirname(glb), out) if what != "model" else "."
+            parent = top if rel in (".", "") else sc.collection_for(rel.split(os.sep), top)
+            if what == "model":  # the output is model.glb: name it after the entry or file
+                stem = os.path.splitext(os.path.basename(src.rpartition(":")[2] if not
+                                                         os.path.exists(src) else src))[0]
+            else:
+                stem = os.path.splitext(os.path.basename(glb))[0]
+            coll = sc.new_collection(stem, parent)
+            sc.set_active_collection(context, coll)
+            objs_before, mats_before = set(bpy.data.objects), set(bpy.data.materials)
+            try:
+                bpy.ops.import_scene.gltf(filepath=glb)
+            except RuntimeError as e:  # one broken file costs only that model
+                failed.append({"source": r.get("source"), "errors": [str(e).strip().splitlines()[-1]]})
+                progress.step()
+                continue
+            new_objs = [o for o in bpy.data.objects if o not in objs_before]
+            new_mats = [m for m in bpy.data.materials if m not in mats_before]
+            sc.move_to_collection(new_objs, coll)
+            ex = sc.idprop_dict(scene.get("msh", {})) or {}
+            ex = dict(ex)
+            ex.setdefault("source", r.get("source", ""))
+            coll["msh"] = ex
+            coll["parkan_import"] = {"state": self.state, "lod": self.lod,
+                                     "all_cells": self.all_cells, "fps": float(self.fps)}
+            if self.lightmaps and self.textures:
+                want = tools.lightmap_materials(tools.gltf_json(glb))
+                for m in new_mats:
+                    base = m.name.rsplit(".", 1)[0] if m.name not in want else m.name
+                    if (m.name in want or base in want) and sc.wire_lightmap(m):
+                        n_lm += 1
+            frame_end = max(frame_end, sc.activate_animations(new_objs))
+            for o in new_objs:
+                o.select_set(True)
+            n_obj += len(new_objs)
+            n_models += 1
+            progress.step(text=f"imported {i + 1}/{len(ok)}")
+            warnings += [f"{r.get('source')}: {w}" for w in r.get("warnings", [])]
+        if frame_end > 0:
+            scene.frame_start = 0
+            scene.frame_end = frame_end
+        sc.set_active_collection(context, top)
+        for w in warnings[:20]:
+            self.report({"WARNING"}, w)
+        for r in failed[:20]:
+            self.report({"WARNING"}, "failed: " + "; ".join(r.get("errors", [])))
+        self.report({"INFO"}, f"Imported {n_models} model(s), {n_obj} objects, {n_lm} lightmapped "
+                              f"material(s); {len(failed)} failed, {len(warnings)} warning(s)")
+        return {"FINISHED"}
+
+
+# ---------------------------------------------------------------- export
+
+def model_collection(context):
+    """The imported model the user is working on: the active collection, or a
+    collection of the active object, that holds the "msh" import record."""
+    c = context.view_layer.active_layer_collection.collection
+    if "msh" in c.keys() and "source" in c["msh"]:
+        return c
+    o = context.active_object
+    if o is not None:
+        for c in o.users_collection:
+            if "msh" in c.keys() and "source" in c["msh"]:
+                return c
+    models = [c for c in bpy.data.collections if "msh" in c.keys() and "source" in c["msh"]
+              and any(o.name in context.scene.objects for o in c.objects)]
+    return models[0] if len(models) == 1 else None
+
+
+def export_gltf(context, glb, coll=None, selection=False):
+    """Blender's glTF exporter with the settings the lossless path needs:
+    extras on, authored keys kept (no sampling, no frame-range clipping)."""
+    kw = dict(filepath=glb, export_format="GLB", export_extras=True, export_force_sampling=False,
+              export_frame_range=False, export_apply=False, export_animations=True,
+              use_selection=selection, use_active_collection=coll is not None,
+              use_active_collection_with_nested=True, will_save_settings=False)
+    have = set(bpy.ops.export_scene.gltf.get_rna_type().properties.keys())
+    kw = {k: v for k, v in kw.items() if k in have}
+    return bpy.ops.export_scene.gltf(**kw)
+
+
+class EXPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ExportHelper):
+    """Write the scene (or the imported model) as a Parkan: Iron Strategy model"""
+    bl_idname = "export_scene.parkan_msh"
+    bl_label = "Export Parkan model"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".msh"
+    filter_glob: StringProperty(default="*.msh;*.rlb;*.MSH;*.RLB", options={"HIDDEN"})
+
+    mode: EnumProperty(
+        name="Mode",
+        items=[("BASE", "Edit of the imported model",
+                "Write against the model it was imported from: unedited values keep their bytes"),
+               ("NEW", "New model", "Author a new model and its WEAR table from the scene")],
+        default="BASE")
+    base: StringProperty(
+        name="Base model", default="",
+        description="The original model (FILE.msh or ARCHIVE:ENTRY); empty: the one the model's "
+                    "collection remembers from the import")
+    target: EnumProperty(
+        name="Write",
+        items=[("MSH", "Model file (.msh)", "A bare model file"),
+               ("ARCHIVE", "Archive copy (.rlb)",
+                "A copy of the base archive with this entry replaced (base ARCHIVE:ENTRY only)")],
+        default="MSH")
+    fps: FloatProperty(name="FPS", description="0: the fps remembered from the import, else 24",
+                       min=0.0, max=1000.0, default=0.0)
+    keep_keys: BoolProperty(name="Keep every key", default=False,
+                            description="Keep every integer-frame key (reduce only resampled channels)")
+    selection_only: BoolProperty(name="Selected only", default=False,
+                                 description="New model: only the selected objects")
+    into: StringProperty(name="Into archive", subtype="FILE_PATH", default="",
+                         description="New model: add NAME.msh and NAME.wea to a copy of this archive "
+                                     "(written at the chosen .rlb path)")
+    entry_name: StringProperty(name="Entry name", default="",
+                               description="New model: the entry stem (default: the file name)")
+    game_dir: StringProperty(name="Game folder", subtype="DIR_PATH", default="",
+                             description="New model: the game folder whose libraries get the "
+                                         "textures (when gltf2msh supports --game-dir)")
+
+    def want_ext(self):
+        if self.mode == "BASE" and self.target == "ARCHIVE":
+            return ".rlb"
+        if self.mode == "NEW" and self.into:
+            return ".rlb"
+        return ".msh"
+
+    def check(self, context):
+        new = bpy.path.ensure_ext(os.path.splitext(self.filepath)[0] if self.filepath else "",
+                                  self.want_ext())
+        if self.filepath and new != self.filepath:
+            self.filepath = new
+            return True
+        return False
+
+    def invoke(self, context, event):
+        coll = model_collection(context)
+        if coll is not None and not self.filepath:
+            src = coll["msh"]["source"]
+            arch, _, entry = src.rpartition(":") if not os.path.exists(src) else ("", "", src)
+            stem = os.path.splitext(os.path.basename(entry or src))[0]
+            folder = os.path.dirname(arch or src)
+            self.filepath = os.path.join(folder, stem + "_edit.msh")
+        elif coll is None and "msh" not in context.scene.keys():
+            self.mode = "NEW"
+        return ExportHelper.invoke(self, context, event)
+
+    def draw(self, context):
+        layout = self.layout
+        layout.prop(self, "mode")
+        if self.mode == "BASE":
+            coll = model_collection(context)
+            if coll is not None:
+                layout.label(text=f"Model: {coll.name}", icon="OUTLINER_COLLECTION")
+                layout.label(text=str(coll["msh"]["source"])[-60:])
+            layout.prop(self, "base")
+            layout.prop(self, "target")
+        else:
+            layout.prop(self, "selection_only")
+            layout.prop(self, "into")
+            layout.prop(self, "entry_name")
+            layout.prop(self, "game_dir")
+        layout.prop(self, "fps")
+        layout.prop(self, "keep_keys")
+
+    def execute(self, context):
+        try:
+            return self.run(context)
+        except tools.ToolError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+
+    def run(self, context):
+        g2m = binary(context, "gltf2msh")
+        out = bpy.path.ensure_ext(bpy.path.abspath(self.filepath), self.want_ext())
+        tmp = tempfile.mkdtemp(prefix="parkan_export_")
+        progress = Progress(context, 3, "export")
+        try:
+            if self.mode == "BASE":
+                cmd, msg = self.prepare_base(context, g2m, out, tmp)
+            else:
+                cmd, msg = self.prepare_new(context, g2m, out, tmp)
+            progress.step(text="running gltf2msh")
+            rep = os.path.join(tmp, "report.json")
+            cmd += ["--report", rep, "--force"]
+            if self.keep_keys:
+                cmd.append("--keep-keys")
+            code, err = tools.run(cmd, lambda l: print("parkan:", l))
+            progress.step()
+            if code != 0:
+                raise tools.ToolError(tools.last_error(err) or f"gltf2msh exited with {code}")
+            r = json.load(open(rep, encoding="utf-8")) if os.path.isfile(rep) else {}
+            imp = r.get("import") or {}
+            if self.mode == "BASE":
+                if imp.get("unchanged"):
+                    what = "unchanged"
+                else:
+                    what = (f"{imp.get('moved_vertices', 0)} moved / {imp.get('new_vertices', 0)} new "
+                            f"vertices, tracks changed {imp.get('changed_tracks', [])}")
+            else:
+                a = r.get("author") or {}
+                what = f"{a.get('nodes', '?')} nodes, {a.get('vertices', '?')} vertices, " \
+                       f"{a.get('triangles', '?')} triangles"
+            n_warn = len(imp.get("warnings", []) or (r.get("author") or {}).get("warnings", []))
+            self.report({"INFO"}, f"Wrote {out} ({msg}; {what}; {n_warn} warning(s))")
+            return {"FINISHED"}
+        finally:
+            progress.end()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def fps_for(self, ex):
+        if self.fps > 0:
+            return float(self.fps)
+        try:
+            return float(ex.get("fps", 24.0))
+        except (TypeError, ValueError):
+            return 24.0
+
+    def prepare_base(self, context, g2m, out, tmp):
+        scene = context.scene
+        coll = model_collection(context)
+        models = [c for c in bpy.data.collections if "msh" in c.keys() and "source" in c["msh"]]
+        if coll is not None:
+            ex = dict(sc.idprop_dict(coll["msh"]))
+        elif models and not self.base:
+            raise tools.ToolError(
+                f"{len(models)} imported models in this file: make an object of the one to export "
+                "active (or its collection), or set Base model")
+        elif "msh" in scene.keys():  # a glTF from msh2gltf imported with Blender's own importer
+            ex = dict(sc.idprop_dict(scene["msh"]))
+        else:
+            ex = {}
+        base = bpy.path.abspath(self.base) if self.base else ex.get("source", "")
+        if not base:
+            raise tools.ToolError("no base model: import a Parkan model first, set Base model, "
+                                  "or use Mode: New model")
+        arch = base if os.path.exists(base) else base.rpartition(":")[0]
+        if not os.path.exists(arch):
+            raise tools.ToolError(f"base model {base} not found (set Base model)")
+        if self.target == "ARCHIVE" and os.path.exists(base):
+            raise tools.ToolError(f"base {base} is a bare model: an archive copy needs an ARCHIVE:ENTRY base")
+        glb = os.path.join(tmp, "edit.glb")
+        self.export(context, glb, coll, ex, selection=False)
+        cmd = [g2m, glb, "--base", base, "-o", out, "--fps", repr(self.fps_for(ex))]
+        return cmd, f"base {base}"
+
+    def prepare_new(self, context, g2m, out, tmp):
+        name = self.entry_name.strip() or os.path.splitext(os.path.basename(out))[0]
+        glb = os.path.join(tmp, "new.glb")
+        ex = sc.idprop_dict(context.scene.get("msh", {})) or {}
+        self.export(context, glb, None, None, selection=self.selection_only)
+        cmd = [g2m, glb, "-o", out]
+        if self.fps > 0:
+            cmd += ["--fps", repr(float(self.fps))]
+        elif ex:
+            cmd += ["--fps", repr(self.fps_for(dict(ex)))]
+        if self.into:
+            cmd += ["--into", bpy.path.abspath(self.into), "--name", name]
+        gd = game_dir(context, self.game_dir)
+        if gd:
+            if tools.supports(g2m, "--game-dir"):
+                cmd += ["--game-dir", gd]
+            else:
+                self.report({"WARNING"}, "this gltf2msh has no --game-dir: textures are not added "
+                                         "to the game's libraries")
+        return cmd, f"new model {name}"
+
+    def export(self, context, glb, coll, ex, selection):
+        """Exports to `glb`: the model's collection (its extras as the scene
+        extras) with the lightmap Mix nodes bypassed, then restores all."""
+        scene = context.scene
+        view_layer = context.view_layer
+        old_active = view_layer.active_layer_collection
+        had = "msh" in scene.keys()
+        old_scene_ex = sc.idprop_dict(scene["msh"]) if had else None
+        objs = list(coll.all_objects) if coll is not None else list(scene.objects)
+        mats = {s.material for o in objs for s in getattr(o, "material_slots", []) if s.material}
+        undo = sc.bypass_lightmaps(mats)
+        try:
+            if coll is not None:
+                scene["msh"] = ex
+                sc.set_active_collection(context, coll)
+            res = export_gltf(context, glb, coll, selection)
+            if "FINISHED" not in res or not os.path.isfile(glb):
+                raise tools.ToolError(f"Blender's glTF export failed ({res})")
+        finally:
+            sc.restore_lightmaps(undo)
+            view_layer.active_layer_collection = old_active
+            if coll is not None:
+                if had:
+                    scene["msh"] = old_scene_ex
+                else:
+                    del scene["msh"]
+
+
+def menu_import(self, context):
+    self.layout.operator(IMPORT_SCENE_OT_parkan_msh.bl_idname, text="Parkan model (.msh, .rlb)")
+
+
+def menu_export(self, context):
+    self.layout.operator(EXPORT_SCENE_OT_parkan_msh.bl_idname, text="Parkan model (.msh)")
+
+
+classes = (ParkanPreferences, IMPORT_SCENE_OT_parkan_msh, EXPORT_SCENE_OT_parkan_msh)
+
+
+def numpy_shim():
+    """Blender 3.4's glTF importer uses np.bool, which numpy 1.24 removed."""
+    try:
+        import numpy
+        if not hasattr(numpy, "bool"):  # numpy 1.24..1.26 (2.x has it again)
+            numpy.bool = bool
+    except ImportError:
+        pass
+
+
+def register():
+    numpy_shim()
+    for c in classes:
+        bpy.utils.register_class(c)
+    bpy.types.TOPBAR_MT_file_import.append(menu_import)
+    bpy.types.TOPBAR_MT_file_export.append(menu_export)
+
+
+def unregister():
+    bpy.types.TOPBAR_MT_file_export.remove(menu_export)
+    bpy.types.TOPBAR_MT_file_import.remove(menu_import)
+    for c in reversed(classes):
+        bpy.utils.unregister_class(c)

@@ -1,0 +1,141 @@
+"""The project's command-line converters, as seen from Blender.
+
+Nothing here imports bpy: finding `msh2gltf`/`gltf2msh`, listing an
+archive's models (`msh2gltf --list`), running a converter with progress
+callbacks, and reading the glTF JSON of a .glb/.gltf. Errors are
+`ToolError` with the converter's own message (it names the file, entry,
+stream, record and rule).
+"""
+
+import json
+import os
+import shutil
+import stat
+import struct
+import subprocess
+import sys
+
+ADDON_DIR = os.path.dirname(os.path.abspath(__file__))
+EXE = ".exe" if sys.platform == "win32" else ""
+# No console window flashing up for each converter run on Windows.
+NO_WINDOW = {"creationflags": 0x08000000} if sys.platform == "win32" else {}
+
+
+class ToolError(Exception):
+    """A converter is missing, failed, or printed something unreadable."""
+
+
+def find_binary(name, pref_dir=""):
+    """Path of `name` (msh2gltf or gltf2msh): the add-on preference folder,
+    then `bin/` beside the add-on, then PATH. Bundled binaries lose their
+    executable bit when Blender unpacks the add-on zip; it is restored here.
+    """
+    candidates = []
+    if pref_dir:
+        candidates.append(os.path.join(bpy_abspath(pref_dir), name + EXE))
+    candidates.append(os.path.join(ADDON_DIR, "bin", name + EXE))
+    for c in candidates:
+        if os.path.isfile(c):
+            if not os.access(c, os.X_OK):
+                try:
+                    os.chmod(c, os.stat(c).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+                except OSError as e:
+                    raise ToolError(f"{c} is not executable and cannot be made so: {e}")
+            return c
+    found = shutil.which(name)
+    if found:
+        return found
+    where = ", ".join(candidates + ["PATH"])
+    raise ToolError(f"{name} not found (looked in {where}); set its folder in the add-on preferences")
+
+
+def bpy_abspath(p):
+    """Blender's '//' relative paths, when bpy is there."""
+    try:
+        import bpy
+        return bpy.path.abspath(p)
+    except ImportError:
+        return p
+
+
+_help_cache = {}
+
+
+def supports(binary, option):
+    """True when `binary --help` mentions `option` (options differ between versions)."""
+    if binary not in _help_cache:
+        try:
+            r = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=30, **NO_WINDOW)
+            _help_cache[binary] = r.stdout + r.stderr
+        except (OSError, subprocess.SubprocessError):
+            _help_cache[binary] = ""
+    return option in _help_cache[binary]
+
+
+def list_models(msh2gltf, path):
+    """`msh2gltf --list PATH`: {"kind": "archive"|"model", "models": [{"name", "index", "bytes"}]}."""
+    try:
+        r = subprocess.run([msh2gltf, "--list", path], capture_output=True, text=True, timeout=60,
+                           **NO_WINDOW)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise ToolError(f"cannot run {msh2gltf}: {e}")
+    if r.returncode != 0:
+        raise ToolError(last_error(r.stderr) or f"msh2gltf --list exited with {r.returncode}")
+    try:
+        return json.loads(r.stdout)
+    except ValueError:
+        raise ToolError(f"msh2gltf --list printed no JSON: {r.stdout[:200]!r}")
+
+
+def last_error(text):
+    """The most useful line of a converter's stderr: its last `error` line, else its last line."""
+    lines = [l.strip() for l in (text or "").splitlines() if l.strip()]
+    errs = [l for l in lines if "error" in l.lower()]
+    return (errs or lines or [""])[-1]
+
+
+def run(cmd, on_line=None):
+    """Runs a converter; `on_line(line)` sees each stderr line as it comes.
+    Returns (exit code, whole stderr). A missing binary is a ToolError."""
+    try:
+        # The converters report on stderr; stdout is not read (no pipe to fill up).
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True, errors="replace", **NO_WINDOW)
+    except OSError as e:
+        raise ToolError(f"cannot run {cmd[0]}: {e}")
+    err = []
+    for line in p.stderr:
+        err.append(line)
+        if on_line is not None:
+            on_line(line.rstrip("\n"))
+    code = p.wait()
+    return code, "".join(err)
+
+
+def gltf_json(path):
+    """The JSON part of a .glb or .gltf file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] == b"glTF":
+        if len(data) < 20:
+            raise ToolError(f"{path}: truncated GLB")
+        n, kind = struct.unpack_from("<II", data, 12)
+        if kind != 0x4E4F534A:
+            raise ToolError(f"{path}: the first GLB chunk is not JSON")
+        return json.loads(data[20:20 + n].decode("utf-8"))
+    return json.loads(data.decode("utf-8"))
+
+
+def lightmap_materials(doc):
+    """{material name: lightmap name or ""} for glTF materials that carry a
+    lightmap: an occlusionTexture read through TEXCOORD_1, or a "lightmap"
+    extra (msh2gltf: extras {"msh": {"lightmap": NAME}})."""
+    out = {}
+    for i, m in enumerate(doc.get("materials", [])):
+        name = m.get("name", f"material{i}")
+        occ = m.get("occlusionTexture")
+        ex = m.get("extras") or {}
+        lm = ex.get("lightmap") or (ex.get("msh") or {}).get("lightmap")
+        if (occ is not None and occ.get("texCoord", 0) == 1) or lm:
+            out[name] = lm or ""
+    return out
