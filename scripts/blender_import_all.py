@@ -68,65 +68,18 @@ def layer_collection(layer, coll):
     return None
 
 
-def upstream_image(socket, depth=4):
-    """The image texture node feeding `socket` (through Separate RGB etc.)."""
-    if depth == 0 or not socket.is_linked:
-        return None
-    node = socket.links[0].from_node
-    if node.type == "TEX_IMAGE":
-        return node
-    for inp in node.inputs:
-        found = upstream_image(inp, depth - 1)
-        if found is not None:
-            return found
-    return None
-
-
-def wire_lightmap(mat):
-    """Multiplies the glTF occlusion (lightmap) image into the Principled
-    BSDF's Base Color. Returns True when the material was wired."""
-    if not mat.use_nodes or mat.get("msh_lightmap_wired"):
-        return bool(mat.get("msh_lightmap_wired"))
-    nt = mat.node_tree
-    bsdf = next((n for n in nt.nodes if n.type == "BSDF_PRINCIPLED"), None)
-    occ = None
-    for n in nt.nodes:
-        if n.type == "GROUP" and n.node_tree is not None and "glTF" in n.node_tree.name:
-            sock = n.inputs.get("Occlusion")
-            if sock is not None:
-                occ = upstream_image(sock)
-    if bsdf is None or occ is None:
-        return False
-    base = bsdf.inputs["Base Color"]
-    try:  # Blender 3.4+: the Mix node in RGBA mode.
-        mix = nt.nodes.new("ShaderNodeMix")
-        mix.data_type = "RGBA"
-        a, b = mix.inputs[6], mix.inputs[7]  # A, B of the RGBA variant
-        out = mix.outputs[2]
-        fac = mix.inputs[0]
-    except Exception:
-        mix = nt.nodes.new("ShaderNodeMixRGB")
-        a, b, out, fac = mix.inputs["Color1"], mix.inputs["Color2"], mix.outputs["Color"], mix.inputs["Fac"]
-    mix.blend_type = "MULTIPLY"
-    mix.label = "Lightmap"
-    mix.name = "msh_lightmap"
-    fac.default_value = 1.0
-    if base.is_linked:
-        nt.links.new(base.links[0].from_socket, a)
-    else:
-        a.default_value = base.default_value
-    nt.links.new(occ.outputs["Color"], b)
-    nt.links.new(out, base)
-    mix.location = (bsdf.location.x - 200, bsdf.location.y + 200)
-    mat["msh_lightmap_wired"] = True
-    return True
+# The lightmap wiring is the add-on's (one implementation): multiply the
+# material's occlusion image (UV map 2) into Base Color.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "blender", "io_scene_parkan"))
+from scene import LIGHTMAP_NODE, wire_lightmap  # noqa: E402
 
 
 def lightmap_linked(mat):
     """True when the material's Base Color comes from the lightmap Mix node
     fed by an image (what `wire_lightmap` builds)."""
     nt = mat.node_tree
-    mix = nt.nodes.get("msh_lightmap")
+    mix = nt.nodes.get(LIGHTMAP_NODE)
     if mix is None:
         return False
     feeds_base = any(l.to_socket.name == "Base Color" for o in mix.outputs for l in o.links)
