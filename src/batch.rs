@@ -580,13 +580,7 @@ fn is_gltf_output(path: &Path, format: Format) -> bool {
 /// # Errors
 /// The first refusal ([`WritePlan::claim`]).
 pub fn claim_job(plan: &mut WritePlan, j: &ModelJob, format: Format) -> Result<(), OutputError> {
-    let outs = job_outputs(j, format);
-    let mut probe = plan.clone();
-    for o in &outs {
-        probe.claim(o)?;
-    }
-    *plan = probe;
-    Ok(())
+    plan.claim_all(&job_outputs(j, format))
 }
 
 /// [`run`] against a caller's plan: `plan` must hold every input of the

@@ -7,7 +7,7 @@
 //! |---|---|
 //! | animation sample (one node at one time: time, translation, rotation) | 2 |
 //! | glTF primitive (one batch of one slot mesh) | 16 |
-//! | glTF node | 8 |
+//! | glTF node (name, extras, transform) | 32 |
 //! | output buffer bytes | 1 per 32 bytes |
 //!
 //! A model above the budget fails with rule `limits.work` before the work is
@@ -26,7 +26,7 @@ pub const UNITS_PER_SAMPLE: u64 = 2;
 /// Work units of one glTF primitive.
 pub const UNITS_PER_PRIMITIVE: u64 = 16;
 /// Work units of one glTF node.
-pub const UNITS_PER_NODE: u64 = 8;
+pub const UNITS_PER_NODE: u64 = 32;
 /// Output bytes per work unit.
 pub const BYTES_PER_UNIT: u64 = 32;
 

@@ -119,6 +119,9 @@ pub struct WritePlan {
     input_paths: HashSet<PathBuf>,
     input_ids: HashSet<(u64, u64)>,
     outputs: HashMap<PathBuf, PathBuf>,
+    /// [`normalized`] folders, by the folder as given (a batch writes
+    /// thousands of files into a few folders).
+    dirs: HashMap<PathBuf, PathBuf>,
 }
 
 impl WritePlan {
@@ -130,8 +133,26 @@ impl WritePlan {
         }
     }
 
+    /// [`normalized`] with the folder part cached. The last component
+    /// is not resolved: a symlink there is refused by [`WritePlan::claim`]
+    /// (not a regular file) and matched to its target by file identity.
+    fn key(&mut self, path: &Path) -> PathBuf {
+        match (path.parent(), path.file_name()) {
+            (Some(dir), Some(name)) => {
+                let d = self
+                    .dirs
+                    .entry(dir.to_path_buf())
+                    .or_insert_with(|| normalized(dir));
+                d.join(name)
+            }
+            _ => normalized(path),
+        }
+    }
+
     /// Records an input of the run (a file that must never be written).
     pub fn add_input(&mut self, path: &Path) {
+        let k = self.key(path);
+        self.input_paths.insert(k);
         self.input_paths.insert(normalized(path));
         if let Some(id) = file_id(path) {
             self.input_ids.insert(id);
@@ -139,8 +160,9 @@ impl WritePlan {
     }
 
     /// True when `path` is one of the recorded inputs.
-    pub fn is_input(&self, path: &Path) -> bool {
-        self.input_paths.contains(&normalized(path))
+    pub fn is_input(&mut self, path: &Path) -> bool {
+        let k = self.key(path);
+        self.input_paths.contains(&k)
             || file_id(path).is_some_and(|id| self.input_ids.contains(&id))
     }
 
@@ -154,12 +176,31 @@ impl WritePlan {
         if self.is_input(path) {
             return Err(OutputError::IsInput(path.to_path_buf()));
         }
-        let key = normalized(path);
+        let key = self.key(path);
         if let Some(first) = self.outputs.get(&key) {
             return Err(OutputError::Collision(path.to_path_buf(), first.clone()));
         }
         check_existing(path, self.force)?;
         self.outputs.insert(key, path.to_path_buf());
+        Ok(())
+    }
+
+    /// Admits several outputs that are written together: all of them, or
+    /// none (the plan is unchanged on error).
+    ///
+    /// # Errors
+    /// The first refusal, as [`WritePlan::claim`].
+    pub fn claim_all(&mut self, paths: &[PathBuf]) -> Result<(), OutputError> {
+        let mut done: Vec<PathBuf> = Vec::new();
+        for p in paths {
+            if let Err(e) = self.claim(p) {
+                for d in done {
+                    self.outputs.remove(&d);
+                }
+                return Err(e);
+            }
+            done.push(self.key(p));
+        }
         Ok(())
     }
 

@@ -456,7 +456,7 @@ fn run_author(cli: &Cli, plan: &mut output::WritePlan) -> Result<serde_json::Val
 fn write_report(
     path: &Path,
     cli: &Cli,
-    plan: &output::WritePlan,
+    plan: &mut output::WritePlan,
     res: &Result<serde_json::Value, Fail>,
 ) {
     // The glTF's buffers became inputs after the report was claimed.
@@ -497,7 +497,7 @@ fn main() -> ExitCode {
     };
     let res = run(&cli, &mut plan);
     if let Some(p) = &cli.report {
-        write_report(p, &cli, &plan, &res);
+        write_report(p, &cli, &mut plan, &res);
     }
     match res {
         Ok(_) => ExitCode::SUCCESS,

@@ -319,7 +319,8 @@ fn run(cli: &Cli) -> Result<u8> {
     let mut plan = plan_run(cli, &jobs, &opts)?;
     if single {
         // A refused single output is a usage error (exit 2).
-        if let Err(e) = batch::claim_job(&mut plan.clone(), &jobs[0], format) {
+        let mut probe = plan.clone();
+        if let Err(e) = batch::claim_job(&mut probe, &jobs[0], format) {
             bail!("{e}");
         }
     }

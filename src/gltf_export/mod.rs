@@ -445,17 +445,21 @@ pub fn export(
                 }
             }
             let used_slots: BTreeSet<usize> = shown.iter().map(|&(_, _, s)| s).collect();
-            let mut slot_batches: BTreeMap<usize, Vec<BatchRange>> = BTreeMap::new();
-            for &s in &used_slots {
-                slot_batches.insert(s, slot_ranges(model, s, &mut empty_batches)?);
-            }
+            // The budget is spent before any per-primitive data is built.
             let mut work = crate::limits::Budget::new();
             budget::spend_structure(
                 &mut work,
                 n + shown.len(),
-                slot_batches.values().map(Vec::len).sum(),
+                used_slots
+                    .iter()
+                    .map(|&s| usize::from(model.slots[s].batch_count))
+                    .sum(),
                 bin.data.len(),
             )?;
+            let mut slot_batches: BTreeMap<usize, Vec<BatchRange>> = BTreeMap::new();
+            for &s in &used_slots {
+                slot_batches.insert(s, slot_ranges(model, s, &mut empty_batches)?);
+            }
             let mats = material::build(
                 &mut root,
                 &mut bin,
