@@ -266,6 +266,22 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, skipped: &mut Vec<ReportRow>) -> s
     Ok(())
 }
 
+/// Every file under `root` (or `root` itself) that a run may read: the
+/// walk of [`discover`], symlinks to files included. A batch's outputs are
+/// checked against all of them, not only against the models.
+///
+/// # Errors
+/// I/O errors while listing folders.
+pub fn all_files(root: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    if root.is_dir() {
+        walk(root, &mut files, &mut Vec::new())?;
+    } else {
+        files.push(root.to_path_buf());
+    }
+    Ok(files)
+}
+
 /// A walked entry that is not converted: a symlink to a folder (not
 /// followed, so link loops cannot occur), a dangling symlink, or a file
 /// that is not regular (FIFO, device, socket: reading one may block).

@@ -192,7 +192,11 @@ fn plan_run(cli: &Cli, jobs: &[ModelJob], opts: &BatchOptions) -> Result<output:
     let mut plan = output::WritePlan::new(cli.force);
     let (InputSpec::File(p) | InputSpec::Entry { archive: p, .. }) =
         source::parse_input(&cli.input);
-    if p.is_file() {
+    if p.is_dir() {
+        for f in batch::all_files(&p).with_context(|| format!("cannot list {}", p.display()))? {
+            plan.add_input(&f);
+        }
+    } else if p.is_file() {
         plan.add_input(&p);
     }
     for p in batch::input_files(jobs, opts) {

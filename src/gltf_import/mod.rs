@@ -174,7 +174,7 @@ pub fn conventions(doc: &GltfFile, opts: &ImportOptions) -> Conventions {
                 .and_then(|v| v.as_f64())
                 .map(|f| f as f32)
         })
-        .filter(|f| f.is_finite() && *f > 0.0)
+        .filter(|f| crate::limits::check_fps(*f).is_ok())
         .unwrap_or(24.0);
     let up = match ex.and_then(|e| e.get("up")).and_then(|v| v.as_str()) {
         Some("z") | Some("Z") => Up::Z,
