@@ -217,6 +217,7 @@ pub fn import_with_base(
         ..Default::default()
     };
     let m = matching::match_document(doc, base)?;
+    matching::check_mesh_assignment(doc, &m, base)?;
     report.warnings.extend(m.warnings.iter().cloned());
     let mut model = base.clone();
     matching::apply_nodes(doc, &m, base, &mut model, &mut report)?;
