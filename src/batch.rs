@@ -16,6 +16,7 @@ use crate::convert::{convert, ConvertError, ConvertErrorKind, ConvertOptions, Co
 use crate::material::Libraries;
 use crate::msh::MshError;
 use crate::nres;
+use crate::output::{OutputError, WritePlan};
 use crate::source::{self, FileKind};
 
 /// Output container format.
@@ -247,18 +248,56 @@ pub struct Discovery {
     pub failed: Vec<ReportRow>,
 }
 
-fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
+fn walk(dir: &Path, files: &mut Vec<PathBuf>, skipped: &mut Vec<ReportRow>) -> std::io::Result<()> {
     let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
         let ft = e.file_type()?;
         if ft.is_dir() {
-            walk(&e.path(), files)?;
+            walk(&e.path(), files, skipped)?;
         } else if ft.is_file() {
+            files.push(e.path());
+        } else if let Some(row) = special_file(&e.path(), ft.is_symlink()) {
+            skipped.push(row);
+        } else {
+            // A symlink to a regular file is converted like the file.
             files.push(e.path());
         }
     }
     Ok(())
+}
+
+/// Every file under `root` (or `root` itself) that a run may read: the
+/// walk of [`discover`], symlinks to files included. A batch's outputs are
+/// checked against all of them, not only against the models.
+///
+/// # Errors
+/// I/O errors while listing folders.
+pub fn all_files(root: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    if root.is_dir() {
+        walk(root, &mut files, &mut Vec::new())?;
+    } else {
+        files.push(root.to_path_buf());
+    }
+    Ok(files)
+}
+
+/// A walked entry that is not converted: a symlink to a folder (not
+/// followed, so link loops cannot occur), a dangling symlink, or a file
+/// that is not regular (FIFO, device, socket: reading one may block).
+/// `None` for a symlink to a regular file.
+fn special_file(path: &Path, symlink: bool) -> Option<ReportRow> {
+    let display = path.display().to_string();
+    let meta = std::fs::metadata(path);
+    let reason = match (&meta, symlink) {
+        (Ok(m), true) if m.is_file() => return None,
+        (Ok(m), true) if m.is_dir() => "symlink to a folder (not followed)",
+        (Err(_), true) => "dangling symlink",
+        (Ok(_), true) => "symlink to a file that is not regular",
+        _ => "not a regular file (FIFO, device or socket)",
+    };
+    Some(ReportRow::skip(display, "special", reason.to_string()))
 }
 
 /// True when the NRes is the `objects.rlb` registry: entries of
@@ -281,12 +320,12 @@ fn registry_reason(archive: &nres::Archive<'_>) -> Option<String> {
 /// I/O errors while listing folders.
 pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Discovery> {
     let mut files = Vec::new();
+    let mut d = Discovery::default();
     if root.is_dir() {
-        walk(root, &mut files)?;
+        walk(root, &mut files, &mut d.skipped)?;
     } else {
         files.push(root.to_path_buf());
     }
-    let mut d = Discovery::default();
     // Output names per folder, resolved for collisions at the end.
     let mut planned: BTreeMap<PathBuf, Vec<(usize, String)>> = BTreeMap::new();
     for file in files {
@@ -487,22 +526,101 @@ fn entry_ranges(
         let o = d.as_ptr() as usize - bytes.as_ptr() as usize;
         o..o + d.len()
     };
+    let wear = source::WearIndex::new(&a);
     Ok(source::model_entries(&a)
         .into_iter()
         .map(|i| {
             let e = &a.entries[i];
-            (i, (range(e.data), source::find_wear(&a, e.name).map(range)))
+            (i, (range(e.data), wear.get(e.name).map(range)))
         })
         .collect())
 }
 
 /// Converts every job, in parallel on the current rayon pool; `progress`
-/// is called once per finished model with its row.
+/// is called once per finished model with its row. Outputs are checked
+/// against a fresh [`WritePlan`] (see [`run_planned`]).
 pub fn run(
     jobs: &[ModelJob],
     opts: &BatchOptions,
     progress: &(dyn Fn(&ReportRow) + Sync),
 ) -> Vec<ReportRow> {
+    let mut plan = WritePlan::new(opts.force);
+    for p in input_files(jobs, opts) {
+        plan.add_input(&p);
+    }
+    run_planned(jobs, opts, &mut plan, progress)
+}
+
+/// Every file a run over `jobs` reads: the model files and archives, and
+/// the material libraries found for them.
+pub fn input_files(jobs: &[ModelJob], opts: &BatchOptions) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut dirs: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
+    let mut seen: std::collections::HashSet<&Path> = std::collections::HashSet::new();
+    for j in jobs {
+        if !seen.insert(&j.file) {
+            continue;
+        }
+        files.push(j.file.clone());
+        let dir = j.file.parent().map(Path::to_path_buf).unwrap_or_default();
+        if dirs.insert(dir) {
+            if let Some(d) = Libraries::find_for(&j.file, opts.game_dir.as_deref()) {
+                for lib in [
+                    crate::material::library::MATERIAL_LIB,
+                    crate::material::library::TEXTURES_LIB,
+                    crate::material::library::LIGHTMAP_LIB,
+                ] {
+                    files.push(d.join(lib));
+                }
+            }
+        }
+    }
+    files
+}
+
+/// The files job `j` writes: its output, and the `.bin` beside a `.gltf`.
+pub fn job_outputs(j: &ModelJob, format: Format) -> Vec<PathBuf> {
+    if is_gltf_output(&j.output, format) {
+        vec![j.output.clone(), j.output.with_extension("bin")]
+    } else {
+        vec![j.output.clone()]
+    }
+}
+
+fn is_gltf_output(path: &Path, format: Format) -> bool {
+    format == Format::Gltf
+        || path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("gltf"))
+}
+
+/// Claims every output of job `j` in `plan` (all or none).
+///
+/// # Errors
+/// The first refusal ([`WritePlan::claim`]).
+pub fn claim_job(plan: &mut WritePlan, j: &ModelJob, format: Format) -> Result<(), OutputError> {
+    plan.claim_all(&job_outputs(j, format))
+}
+
+/// [`run`] against a caller's plan: `plan` must hold every input of the
+/// run ([`input_files`]) and any output the caller writes itself (the
+/// report). Each job's outputs are claimed before anything is converted; a
+/// job whose output is an input, another output or a non-regular file
+/// fails with the `output.*` rule, an existing output without `force` is
+/// skipped. A panic while converting one model fails that model only.
+pub fn run_planned(
+    jobs: &[ModelJob],
+    opts: &BatchOptions,
+    plan: &mut WritePlan,
+    progress: &(dyn Fn(&ReportRow) + Sync),
+) -> Vec<ReportRow> {
+    for p in input_files(jobs, opts) {
+        plan.add_input(&p);
+    }
+    let claims: Vec<Option<OutputError>> = jobs
+        .iter()
+        .map(|j| claim_job(plan, j, opts.format).err())
+        .collect();
     // Load each file once, and find the libraries once per folder.
     let mut files: BTreeMap<PathBuf, Option<Arc<Loaded>>> = BTreeMap::new();
     type LibsOrError = (Option<Arc<Libraries>>, Option<String>);
@@ -540,18 +658,53 @@ pub fn run(
     }
     let rows: Vec<ReportRow> = jobs
         .par_iter()
-        .map(|j| {
-            let row = run_one(j, files.get(&j.file).cloned().flatten(), opts);
+        .zip(claims.par_iter())
+        .map(|(j, claim)| {
+            let row = match claim {
+                Some(e) => refused_row(j, e),
+                None => isolated(j, || {
+                    run_one(j, files.get(&j.file).cloned().flatten(), opts)
+                }),
+            };
             progress(&row);
             row
         })
         .collect();
     if let Some(dir) = &opts.textures_out {
         let mut rows = rows;
-        write_textures(dir, jobs, &mut rows, &files, opts.force);
+        write_textures(dir, jobs, &mut rows, &files, plan);
         return rows;
     }
     rows
+}
+
+/// The row of a job whose output was refused before conversion.
+fn refused_row(j: &ModelJob, e: &OutputError) -> ReportRow {
+    let mut r = match e {
+        OutputError::Exists(_) => ReportRow::skip(j.source.clone(), "exists", e.to_string()),
+        _ => ReportRow::fail(j.source.clone(), e.rule(), e.to_string(), 0.0),
+    };
+    r.output = Some(j.output.display().to_string());
+    r
+}
+
+/// Runs one model's conversion so that a panic fails that model only
+/// (rule `internal.panic`), never the batch.
+fn isolated(j: &ModelJob, f: impl FnOnce() -> ReportRow) -> ReportRow {
+    let t0 = Instant::now();
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let what = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown".into());
+        ReportRow::fail(
+            j.source.clone(),
+            "internal.panic",
+            format!("internal error while converting (please report): {what}"),
+            t0.elapsed().as_secs_f64() * 1000.0,
+        )
+    })
 }
 
 /// `--textures-out`: writes every entry of each Textures.lib and
@@ -562,7 +715,7 @@ fn write_textures(
     jobs: &[ModelJob],
     rows: &mut [ReportRow],
     files: &BTreeMap<PathBuf, Option<Arc<Loaded>>>,
-    force: bool,
+    plan: &mut WritePlan,
 ) {
     let mut done_libs: Vec<*const Libraries> = Vec::new();
     let mut done: std::collections::HashSet<String> = std::collections::HashSet::new();
@@ -599,8 +752,9 @@ fn write_textures(
                 libs.texture_png(name)
             };
             let res = png.map_err(|e| e.to_string()).and_then(|t| {
-                crate::output::check_target(&file, &[], force).map_err(|e| e.to_string())?;
-                crate::output::write_atomic(&file, &t.png).map_err(|e| e.to_string())
+                plan.claim(&file).map_err(|e| e.to_string())?;
+                crate::output::write_files(&[(&file, &t.png)], plan.force())
+                    .map_err(|e| e.to_string())
             });
             if let Err(e) = res {
                 row.warnings
@@ -642,11 +796,6 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
             }
         },
     };
-    if let Err(e) = crate::output::check_target(&j.output, &[&j.file], opts.force) {
-        let mut r = ReportRow::skip(j.source.clone(), "exists", e.to_string());
-        r.output = Some(j.output.display().to_string());
-        return r;
-    }
     let m = ModelRef {
         source: j.source.clone(),
         stem: j.stem.clone(),
@@ -657,7 +806,22 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
         c.warnings.extend(loaded.libs_error.iter().cloned());
         c
     });
-    match conv.and_then(|c| write_output(&j.output, &c, opts.format, &j.source).map(|_| c)) {
+    let written = conv.and_then(|c| {
+        write_output_to(&j.output, &c, opts.format, &j.source, opts.force).map(|_| c)
+    });
+    if let Err(ConvertError {
+        kind: ConvertErrorKind::Export(msg),
+        ..
+    }) = &written
+    {
+        // A concurrent run created the output after the claim: keep it.
+        if msg.ends_with(EXISTS_SUFFIX) {
+            let mut r = ReportRow::skip(j.source.clone(), "exists", msg.clone());
+            r.output = Some(j.output.display().to_string());
+            return r;
+        }
+    }
+    match written {
         Ok(c) => ReportRow {
             source: j.source.clone(),
             output: Some(j.output.display().to_string()),
@@ -695,9 +859,18 @@ fn nested_rule(e: &ConvertError, nested: bool) -> &'static str {
         ConvertErrorKind::Msh(MshError { rule, .. }) if nested && rule.starts_with("nres.") => {
             "msh.nested_container"
         }
+        // Export failures carry their rule at the start of the message.
+        ConvertErrorKind::Export(m) => EXPORT_RULES
+            .iter()
+            .find(|r| m.strip_prefix(**r).is_some_and(|t| t.starts_with(':')))
+            .copied()
+            .unwrap_or(e.rule()),
         _ => e.rule(),
     }
 }
+
+/// Rules of export failures that the report names instead of `gltf.export`.
+const EXPORT_RULES: &[&str] = &["limits.work", "gltf.non_finite"];
 
 /// Writes a converted model as `.glb`, or `.gltf` + `.bin` beside it, atomically.
 ///
@@ -709,15 +882,29 @@ pub fn write_output(
     format: Format,
     source: &str,
 ) -> Result<(), ConvertError> {
+    write_output_to(path, c, format, source, true)
+}
+
+/// How an [`OutputError::Exists`] message ends (a concurrent run won).
+const EXISTS_SUFFIX: &str = "(use --force to replace it)";
+
+/// [`write_output`] without replacing existing files unless `force`
+/// (no-clobber creation, [`crate::output::write_files`]).
+///
+/// # Errors
+/// A [`ConvertError`] of kind Export carrying the refusal or I/O failure.
+pub fn write_output_to(
+    path: &Path,
+    c: &crate::convert::Converted,
+    format: Format,
+    source: &str,
+    force: bool,
+) -> Result<(), ConvertError> {
     let err = |e: String| ConvertError {
         source: source.to_string(),
         kind: ConvertErrorKind::Export(e),
     };
-    let is_gltf = format == Format::Gltf
-        || path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("gltf"));
-    if is_gltf {
+    if is_gltf_output(path, format) {
         let bin_path = path.with_extension("bin");
         let bin_uri = bin_path
             .file_name()
@@ -725,11 +912,11 @@ pub fn write_output(
             .unwrap_or_else(|| "model.bin".into());
         let (json, bin) =
             crate::gltf_export::to_gltf(&c.exported, &bin_uri).map_err(|e| err(e.to_string()))?;
-        crate::output::write_atomic_all(&[(&bin_path, &bin), (path, &json)])
+        crate::output::write_files(&[(&bin_path, &bin), (path, &json)], force)
             .map_err(|e| err(e.to_string()))?;
     } else {
         let glb = crate::gltf_export::to_glb(&c.exported).map_err(|e| err(e.to_string()))?;
-        crate::output::write_atomic(path, &glb).map_err(|e| err(e.to_string()))?;
+        crate::output::write_files(&[(path, &glb)], force).map_err(|e| err(e.to_string()))?;
     }
     Ok(())
 }

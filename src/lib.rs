@@ -6,6 +6,7 @@ pub mod convention;
 pub mod convert;
 pub mod gltf_export;
 pub mod gltf_import;
+pub mod limits;
 pub mod material;
 pub mod msh;
 pub mod nres;

@@ -68,6 +68,63 @@ struct Cli {
     /// Write a JSON report of the import to this file.
     #[arg(long, value_name = "FILE.json")]
     report: Option<PathBuf>,
+    /// Also read buffer URIs that are absolute or lead outside the glTF's
+    /// folder (they are refused by default).
+    #[arg(long)]
+    allow_outside: bool,
+}
+
+/// Range checks of the numeric options (the same limits as msh2gltf's).
+fn validate_options(cli: &Cli) -> Result<(), Fail> {
+    if let Some(f) = cli.fps {
+        mshgltf::limits::check_fps(f).map_err(|e| usage(format!("--fps: {e}")))?;
+    }
+    Ok(())
+}
+
+/// The write plan of the run: the inputs (glTF, base or --into archive),
+/// then the report (refused when it is an input, exists without --force, or
+/// is not a regular file).
+fn plan_run(cli: &Cli) -> Result<output::WritePlan, Fail> {
+    let mut plan = output::WritePlan::new(cli.force);
+    plan.add_input(&cli.input);
+    if let Some(b) = cli.base.as_deref() {
+        let (InputSpec::File(p) | InputSpec::Entry { archive: p, .. }) = source::parse_input(b);
+        plan.add_input(&p);
+    }
+    if let Some(a) = &cli.into {
+        plan.add_input(a);
+    }
+    if let Some(r) = &cli.report {
+        plan.claim(r).map_err(|e| usage(format!("--report: {e}")))?;
+    }
+    Ok(plan)
+}
+
+/// Loads the glTF (URIs confined unless --allow-outside) and records the
+/// external files it read as inputs of the run.
+fn load_doc(
+    cli: &Cli,
+    plan: &mut output::WritePlan,
+) -> Result<(gltf_import::GltfFile, Vec<PathBuf>), Fail> {
+    let (doc, files) = gltf_import::load_path_with(&cli.input, cli.allow_outside)
+        .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
+    for f in &files {
+        plan.add_input(f);
+    }
+    Ok((doc, files))
+}
+
+/// Claims an output in the plan, and checks that no file the glTF read
+/// is among the outputs claimed so far.
+fn claim(plan: &mut output::WritePlan, p: &Path, hint: &str) -> Result<(), Fail> {
+    plan.claim(p).map_err(|e| {
+        let h = match e {
+            output::OutputError::IsInput(_) | output::OutputError::Collision(..) => hint,
+            _ => "",
+        };
+        usage(format!("{e}{h}"))
+    })
 }
 
 /// A failure with its exit code.
@@ -137,9 +194,10 @@ fn load_base(spec: &str) -> Result<Base, Fail> {
     }
 }
 
-fn run(cli: &Cli) -> Result<serde_json::Value, Fail> {
+fn run(cli: &Cli, plan: &mut output::WritePlan) -> Result<serde_json::Value, Fail> {
+    validate_options(cli)?;
     let Some(base_spec) = cli.base.as_deref() else {
-        return run_author(cli);
+        return run_author(cli, plan);
     };
     if !cli.input.is_file() {
         return Err(usage(format!("input {} not found", cli.input.display())));
@@ -152,20 +210,16 @@ fn run(cli: &Cli) -> Result<serde_json::Value, Fail> {
         .output
         .clone()
         .unwrap_or_else(|| cli.input.with_extension("msh"));
-    if let Err(e) = output::check_target(&out, &[&cli.input, base.path()], cli.force) {
-        let hint = match e {
-            output::OutputError::IsInput(_) if cli.output.is_none() => {
-                " (the default output is the input's name with .msh; give another one with -o)"
-            }
-            output::OutputError::IsInput(_) => " (choose another output with -o)",
-            _ => "",
-        };
-        return Err(usage(format!("{e}{hint}")));
-    }
+    plan.add_input(base.path());
+    let (doc, _) = load_doc(cli, plan)?;
+    let hint = if cli.output.is_none() {
+        " (the default output is the input's name with .msh; give another one with -o)"
+    } else {
+        " (choose another output with -o)"
+    };
+    claim(plan, &out, hint)?;
     let decoded = msh::decode(base_bytes, msh::Mode::Strict)
         .map_err(|e| conversion(format!("base {base_spec}: {e}")))?;
-    let doc = gltf_import::load_path(&cli.input)
-        .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
     let opts = ImportOptions {
         fps: cli.fps,
         reduce_keys: !cli.keep_keys,
@@ -187,7 +241,7 @@ fn run(cli: &Cli) -> Result<serde_json::Value, Fail> {
         }
         _ => model_bytes,
     };
-    output::write_atomic(&out, &bytes).map_err(|e| usage(e.to_string()))?;
+    output::write_files(&[(&out, &bytes)], cli.force).map_err(|e| usage(e.to_string()))?;
     if !cli.quiet {
         let r = &imp.report;
         let what = if r.unchanged {
@@ -215,10 +269,11 @@ fn run(cli: &Cli) -> Result<serde_json::Value, Fail> {
 /// Most bytes of an NRes entry name (format-notes §1: 36 with the NUL).
 const MAX_ENTRY_NAME: usize = 35;
 
-fn run_author(cli: &Cli) -> Result<serde_json::Value, Fail> {
+fn run_author(cli: &Cli, plan: &mut output::WritePlan) -> Result<serde_json::Value, Fail> {
     if !cli.input.is_file() {
         return Err(usage(format!("input {} not found", cli.input.display())));
     }
+    let (doc, buffers) = load_doc(cli, plan)?;
     // Where to write, checked before any work.
     let input_stem = cli
         .input
@@ -240,10 +295,11 @@ fn run_author(cli: &Cli) -> Result<serde_json::Value, Fail> {
                 )));
             }
             if !in_place {
-                output::check_target(&out, &[&cli.input], cli.force)
-                    .map_err(|e| usage(e.to_string()))?;
-            } else if output::same_file(&out, &cli.input) {
-                return Err(usage("the archive is the input glTF"));
+                claim(plan, &out, " (choose another output with -o)")?;
+            } else if output::same_file(&out, &cli.input)
+                || buffers.iter().any(|b| output::same_file(b, &out))
+            {
+                return Err(usage("the archive is the input glTF or one of its buffers"));
             }
             (out, None, Some(bytes))
         }
@@ -254,13 +310,7 @@ fn run_author(cli: &Cli) -> Result<serde_json::Value, Fail> {
                 .unwrap_or_else(|| cli.input.with_extension("msh"));
             let wea = out.with_extension("wea");
             for p in [&out, &wea] {
-                if let Err(e) = output::check_target(p, &[&cli.input], cli.force) {
-                    let hint = match e {
-                        output::OutputError::IsInput(_) => " (choose another output with -o)",
-                        _ => "",
-                    };
-                    return Err(usage(format!("{e}{hint}")));
-                }
+                claim(plan, p, " (choose another output with -o)")?;
             }
             (out, Some(wea), None)
         }
@@ -283,8 +333,6 @@ fn run_author(cli: &Cli) -> Result<serde_json::Value, Fail> {
             MAX_ENTRY_NAME - 4
         )));
     }
-    let doc = gltf_import::load_path(&cli.input)
-        .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
     let opts = AuthorOptions {
         fps: cli.fps,
         reduce_keys: !cli.keep_keys,
@@ -347,7 +395,8 @@ fn run_author(cli: &Cli) -> Result<serde_json::Value, Fail> {
                 });
             }
             let bytes = nres::write(&entries).map_err(|e| conversion(format!("archive: {e}")))?;
-            output::write_atomic(&out, &bytes).map_err(|e| usage(e.to_string()))?;
+            // In place (--into without -o, with --force) replaces the archive.
+            output::write_files(&[(&out, &bytes)], cli.force).map_err(|e| usage(e.to_string()))?;
             written.push(format!(
                 "{} (entries {msh_name}, {wea_name}{})",
                 out.display(),
@@ -360,7 +409,7 @@ fn run_author(cli: &Cli) -> Result<serde_json::Value, Fail> {
         }
         None => {
             let wea = wea_out.unwrap_or_else(|| out.with_extension("wea"));
-            output::write_atomic_all(&[(&out, &model_bytes), (&wea, &wear_bytes)])
+            output::write_files(&[(&out, &model_bytes), (&wea, &wear_bytes)], cli.force)
                 .map_err(|e| usage(e.to_string()))?;
             written.push(out.display().to_string());
             written.push(wea.display().to_string());
@@ -395,7 +444,20 @@ fn run_author(cli: &Cli) -> Result<serde_json::Value, Fail> {
     Ok(serde_json::to_value(r).unwrap_or_default())
 }
 
-fn write_report(path: &Path, cli: &Cli, res: &Result<serde_json::Value, Fail>) {
+fn write_report(
+    path: &Path,
+    cli: &Cli,
+    plan: &mut output::WritePlan,
+    res: &Result<serde_json::Value, Fail>,
+) {
+    // The glTF's buffers became inputs after the report was claimed.
+    if plan.is_input(path) {
+        eprintln!(
+            "gltf2msh: report {}: refusing to overwrite an input",
+            path.display()
+        );
+        return;
+    }
     let v = match res {
         Ok(r) => {
             if cli.base.is_some() {
@@ -409,16 +471,24 @@ fn write_report(path: &Path, cli: &Cli, res: &Result<serde_json::Value, Fail>) {
         }
     };
     let text = serde_json::to_vec_pretty(&v).unwrap_or_default();
-    if let Err(e) = output::write_atomic(path, &text) {
+    if let Err(e) = output::write_files(&[(path, &text)], cli.force) {
         eprintln!("gltf2msh: report {}: {e}", path.display());
     }
 }
 
 fn main() -> ExitCode {
+    output::install_signal_cleanup();
     let cli = Cli::parse();
-    let res = run(&cli);
+    let mut plan = match plan_run(&cli) {
+        Ok(p) => p,
+        Err(f) => {
+            eprintln!("gltf2msh: error: {}", f.msg);
+            return ExitCode::from(f.code);
+        }
+    };
+    let res = run(&cli, &mut plan);
     if let Some(p) = &cli.report {
-        write_report(p, &cli, &res);
+        write_report(p, &cli, &mut plan, &res);
     }
     match res {
         Ok(_) => ExitCode::SUCCESS,

@@ -172,6 +172,11 @@ struct Cli {
     /// Write a JSON report (per model: source, output, status, counts, warnings, errors, time).
     #[arg(long, value_name = "FILE.json")]
     report: Option<PathBuf>,
+    /// Work budget per model, in output units (animation samples x nodes +
+    /// primitives + output bytes / 64); a model above it fails with rule
+    /// `limits.work` instead of exhausting memory.
+    #[arg(long, value_name = "UNITS", default_value_t = mshgltf::limits::DEFAULT_MAX_WORK)]
+    max_work: u64,
     /// Print only errors.
     #[arg(short, long, conflicts_with = "verbose")]
     quiet: bool,
@@ -185,6 +190,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    output::install_signal_cleanup();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -260,10 +266,48 @@ fn single_output(cli: &Cli, beside: &Path, stem: &str) -> PathBuf {
     }
 }
 
-fn run(cli: &Cli) -> Result<u8> {
-    if !(cli.fps.is_finite() && cli.fps > 0.0) {
-        bail!("--fps must be a positive number, got {}", cli.fps);
+/// Range checks of the numeric options (the same limits as gltf2msh's).
+fn validate_options(cli: &Cli) -> Result<()> {
+    if let Err(e) = mshgltf::limits::check_fps(cli.fps) {
+        bail!("--fps: {e}");
     }
+    if let Some(j) = cli.jobs {
+        if let Err(e) = mshgltf::limits::check_jobs(j) {
+            bail!("--jobs: {e}");
+        }
+    }
+    if let Err(e) = mshgltf::limits::check_work(cli.max_work) {
+        bail!("--max-work: {e}");
+    }
+    mshgltf::limits::set_max_work(cli.max_work);
+    Ok(())
+}
+
+/// The write plan of the run: every input, then the report (refused when
+/// it is an input, exists without --force, or is not a regular file).
+fn plan_run(cli: &Cli, jobs: &[ModelJob], opts: &BatchOptions) -> Result<output::WritePlan> {
+    let mut plan = output::WritePlan::new(cli.force);
+    let (InputSpec::File(p) | InputSpec::Entry { archive: p, .. }) =
+        source::parse_input(&cli.input);
+    if p.is_dir() {
+        for f in batch::all_files(&p).with_context(|| format!("cannot list {}", p.display()))? {
+            plan.add_input(&f);
+        }
+    } else if p.is_file() {
+        plan.add_input(&p);
+    }
+    for p in batch::input_files(jobs, opts) {
+        plan.add_input(&p);
+    }
+    if let Some(r) = &cli.report {
+        plan.claim(r)
+            .map_err(|e| anyhow::anyhow!("--report: {e}"))?;
+    }
+    Ok(plan)
+}
+
+fn run(cli: &Cli) -> Result<u8> {
+    validate_options(cli)?;
     if cli.list {
         return list_models(&cli.input);
     }
@@ -381,9 +425,11 @@ fn run(cli: &Cli) -> Result<u8> {
             }
         }
     };
+    let mut plan = plan_run(cli, &jobs, &opts)?;
     if single {
-        let j = &jobs[0];
-        if let Err(e) = output::check_target(&j.output, &[&j.file], cli.force) {
+        // A refused single output is a usage error (exit 2).
+        let mut probe = plan.clone();
+        if let Err(e) = batch::claim_job(&mut probe, &jobs[0], format) {
             bail!("{e}");
         }
     }
@@ -430,7 +476,7 @@ fn run(cli: &Cli) -> Result<u8> {
             eprintln!("{}", row_line(r, false));
         }
     }
-    let rows = pool.install(|| batch::run(&jobs, &opts, &progress));
+    let rows = pool.install(|| batch::run_planned(&jobs, &opts, &mut plan, &progress));
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
@@ -439,7 +485,7 @@ fn run(cli: &Cli) -> Result<u8> {
     let report = Report::from_rows(all, t0.elapsed().as_secs_f64());
     if let Some(path) = &cli.report {
         let json = serde_json::to_vec_pretty(&report)?;
-        output::write_atomic(path, &json)?;
+        output::write_files(&[(path, &json)], cli.force)?;
     }
     if !cli.quiet && !single {
         eprintln!(

@@ -111,7 +111,9 @@ fn plays_back_linearly(model: &Model, keys: &[crate::msh::AnimKey24]) -> bool {
 }
 
 /// Adds the model's animation (named `name`) to `root` when any node has a
-/// frame map. `tracks` comes from [`anim::tracks`].
+/// frame map. `tracks` comes from [`anim::tracks`]. Every sample is spent
+/// from `work` first (`limits.work`).
+#[allow(clippy::too_many_arguments)]
 pub fn build(
     root: &mut Root,
     bin: &mut Bin,
@@ -120,7 +122,9 @@ pub fn build(
     up: Up,
     fps: f32,
     name: &str,
-) -> AnimOut {
+    work: &mut crate::limits::Budget,
+) -> Result<AnimOut, super::ExportError> {
+    use crate::limits::UNITS_PER_SAMPLE;
     let model = sampler.model();
     let layout = sampler.layout();
     let empty: &[crate::msh::AnimKey24] = &[];
@@ -135,7 +139,13 @@ pub fn build(
             for k in keys {
                 let q = axes::engine_quat_to_gltf(up, anim::decode_quat(k.q, layout));
                 if let Some((t0, q0)) = prev {
-                    for f in split_times(t0, k.time, q0, q) {
+                    let extra = split_times(t0, k.time, q0, q);
+                    super::budget::spend(
+                        work,
+                        (extra.len() as u64 + 1) * UNITS_PER_SAMPLE,
+                        &format!("the keys of node {}", t.node),
+                    )?;
+                    for f in extra {
                         let p = sampler.node_pose(t.node, f);
                         c.push(
                             f / fps,
@@ -149,6 +159,15 @@ pub fn build(
             }
         } else {
             // msh-animation §3: sample the engine at every frame.
+            super::budget::spend(
+                work,
+                u64::from(model.frame_count.max(1)) * UNITS_PER_SAMPLE,
+                &format!(
+                    "baking node {} at each of {} frames",
+                    t.node,
+                    model.frame_count.max(1)
+                ),
+            )?;
             for f in 0..model.frame_count.max(1) {
                 let p = sampler.node_pose(t.node, f as f32);
                 c.push(
@@ -162,7 +181,7 @@ pub fn build(
         curves.push((t.node, c));
     }
     if curves.is_empty() {
-        return out;
+        return Ok(out);
     }
     let start = bin.begin();
     let mut offsets = Vec::with_capacity(curves.len());
@@ -244,5 +263,5 @@ pub fn build(
         name: (!name.is_empty()).then(|| name.to_string()),
         samplers,
     });
-    out
+    Ok(out)
 }

@@ -21,6 +21,7 @@
 mod anim;
 pub use crate::convention::{axes, Up};
 mod bin;
+mod budget;
 mod glb;
 mod material;
 mod mesh;
@@ -307,7 +308,9 @@ pub fn node_names(
 /// level 4.
 pub const COCKPIT_FLAG: u16 = 0x20;
 
-/// Checks `hdr1` links: in range and acyclic (`msh.hierarchy.*`).
+/// Checks `hdr1` links: in range and acyclic (`msh.hierarchy.*`), in one
+/// pass over each node's chain with a memo of finished nodes (linear: a
+/// 65 000-deep chain is walked once).
 fn check_hierarchy(parents: &[u16]) -> Result<(), ExportError> {
     let n = parents.len();
     for (i, &p) in parents.iter().enumerate() {
@@ -317,17 +320,29 @@ fn check_hierarchy(parents: &[u16]) -> Result<(), ExportError> {
                 format!("Res1 node {i}: parent {p} outside the {n} nodes"),
             ));
         }
-        let mut cur = p;
-        let mut steps = 0;
-        while cur != NONE16 {
-            steps += 1;
-            if steps > n {
-                return Err(ExportError::model(
-                    "msh.hierarchy.cycle",
-                    format!("Res1 node {i}: parent chain loops"),
-                ));
+    }
+    // 0 = unvisited, 1 = on the current chain, 2 = reaches a root.
+    let mut state = vec![0u8; n];
+    let mut chain: Vec<usize> = Vec::new();
+    for i in 0..n {
+        chain.clear();
+        let mut cur = i;
+        while state[cur] == 0 {
+            state[cur] = 1;
+            chain.push(cur);
+            match parents[cur] {
+                NONE16 => break,
+                p => cur = usize::from(p),
             }
-            cur = parents[usize::from(cur)];
+        }
+        if state[cur] == 1 && parents[cur] != NONE16 {
+            return Err(ExportError::model(
+                "msh.hierarchy.cycle",
+                format!("Res1 node {cur}: parent chain loops"),
+            ));
+        }
+        for &c in &chain {
+            state[c] = 2;
         }
     }
     Ok(())
@@ -528,6 +543,17 @@ pub fn export(
                 }
             }
             let used_slots: BTreeSet<usize> = shown.iter().map(|&(_, _, s)| s).collect();
+            // The budget is spent before any per-primitive data is built.
+            let mut work = crate::limits::Budget::new();
+            budget::spend_structure(
+                &mut work,
+                n + shown.len(),
+                used_slots
+                    .iter()
+                    .map(|&s| usize::from(model.slots[s].batch_count))
+                    .sum(),
+                bin.data.len(),
+            )?;
             let mut slot_batches: BTreeMap<usize, Vec<BatchRange>> = BTreeMap::new();
             for &s in &used_slots {
                 let mut ranges = slot_ranges(model, s, &mut empty_batches)?;
@@ -604,8 +630,8 @@ pub fn export(
                 }
             }
             let a = anim::build(
-                &mut root, &mut bin, &sampler, &tracks, up, opts.fps, &opts.name,
-            );
+                &mut root, &mut bin, &sampler, &tracks, up, opts.fps, &opts.name, &mut work,
+            )?;
             report.animated_nodes = a.animated;
             report.baked_nodes = a.baked;
             if !report.baked_nodes.is_empty() {
@@ -623,6 +649,7 @@ pub fn export(
     }
 
     bin.align4();
+    budget::check_finite(&root, &bin.data)?;
     if !bin.data.is_empty() {
         root.push(json::Buffer {
             byte_length: USize64(bin.data.len() as u64),

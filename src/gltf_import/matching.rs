@@ -409,6 +409,113 @@ pub fn apply_nodes(
     Ok(())
 }
 
+/// Refuses mesh edits that `--base` cannot express instead of reporting
+/// them as "unchanged": a Res1 node whose glTF mesh stands for a slot the
+/// base node does not show at the exported cell (re-pointed), or that has
+/// no mesh although the base node shows a slot at every cell the document
+/// can have been exported with (deleted or detached).
+///
+/// The exported cell is not stored in the glTF; it is inferred as the cells
+/// `c` with `base.slots[c] == slot` for every node that has a mesh.
+/// Documents exported with `--all-cells` (cell carrier nodes) are checked
+/// per carrier: its mesh must be the slot of its `{"node", "cell"}`.
+///
+/// # Errors
+/// `gltf.match.mesh`, naming the node and the slots.
+pub fn check_mesh_assignment(doc: &GltfFile, m: &Matched, base: &Model) -> Result<(), ImportError> {
+    let n38 = base.nodes38();
+    if n38.is_empty() {
+        return Ok(());
+    }
+    let nodes = arr(&doc.json, "nodes");
+    let slot_of_mesh: HashMap<usize, usize> = m
+        .meshes
+        .iter()
+        .filter_map(|&(mesh, t)| match t {
+            MeshTarget::Slot(s) => Some((mesh, s)),
+            MeshTarget::Legacy => None,
+        })
+        .collect();
+    let mut carriers = false;
+    for nd in nodes {
+        let Some(e) = msh_extras(nd) else { continue };
+        let (Some(r), Some(c)) = (
+            e.get("node").and_then(Value::as_u64),
+            e.get("cell").and_then(Value::as_u64),
+        ) else {
+            continue;
+        };
+        carriers = true;
+        let (r, c) = (r as usize, c as usize);
+        let want = n38.get(r).and_then(|x| x.slots.get(c)).copied();
+        let got = idx(nd, "mesh").and_then(|mm| slot_of_mesh.get(&mm).copied());
+        if let (Some(w), Some(g)) = (want, got) {
+            if w == NONE16 || usize::from(w) != g {
+                return Err(err(
+                    "gltf.match.mesh",
+                    format!("cell node {:?} (Res1 node {r}, cell {c}) shows slot {g}, the base has {} there (changing which slot a cell shows is not supported)", name_of(nd), if w == NONE16 { "no slot".to_string() } else { format!("slot {w}") }),
+                ));
+            }
+        }
+    }
+    if carriers {
+        return Ok(());
+    }
+    // Cells consistent with every node that has a mesh.
+    let mut cells: Vec<bool> = vec![true; 15];
+    for (r, &g) in m.node_of.iter().enumerate() {
+        let Some(nd) = nodes.get(g) else { continue };
+        let Some(s) = idx(nd, "mesh").and_then(|mm| slot_of_mesh.get(&mm).copied()) else {
+            continue;
+        };
+        if !n38[r]
+            .slots
+            .iter()
+            .any(|&x| x != NONE16 && usize::from(x) == s)
+        {
+            return Err(err(
+                "gltf.match.mesh",
+                format!(
+                    "Res1 node {r} {:?} shows the mesh of slot {s}, which the base node shows in none of its cells (re-pointing a node to another mesh is not supported)",
+                    name_of(nd)
+                ),
+            ));
+        }
+        for (c, ok) in cells.iter_mut().enumerate() {
+            *ok &= n38[r].slots[c] != NONE16 && usize::from(n38[r].slots[c]) == s;
+        }
+        if !cells.iter().any(|&x| x) {
+            return Err(err(
+                "gltf.match.mesh",
+                format!(
+                    "Res1 node {r} {:?} shows slot {s}: no single cell of the base shows the slots the glTF nodes show (re-pointing a node to another mesh is not supported)",
+                    name_of(nd)
+                ),
+            ));
+        }
+    }
+    for (r, &g) in m.node_of.iter().enumerate() {
+        let Some(nd) = nodes.get(g) else { continue };
+        if idx(nd, "mesh").is_some() {
+            continue;
+        }
+        let always = (0..15)
+            .filter(|&c| cells[c])
+            .all(|c| n38[r].slots[c] != NONE16);
+        if always {
+            return Err(err(
+                "gltf.match.mesh",
+                format!(
+                    "Res1 node {r} {:?} has no mesh, but the base node shows slot {} (deleting or detaching a mesh is not supported: delete its faces instead)",
+                    name_of(nd),
+                    n38[r].slots.iter().find(|&&x| x != NONE16).copied().unwrap_or(NONE16)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,7 +36,7 @@ use crate::gltf_export::Up;
 use crate::msh::{self, Model, MshError};
 
 pub use author::{author, AuthorOptions, AuthorReport, Authored};
-pub use read::{load_path, parse, GltfFile};
+pub use read::{load_path, load_path_with, parse, GltfFile};
 
 /// An import failure, with a stable rule id.
 ///
@@ -188,7 +188,7 @@ pub fn context(doc: &GltfFile, opts: &ImportOptions, base: Option<&Model>) -> Co
                 .and_then(|v| v.as_f64())
                 .map(|f| f as f32)
         })
-        .filter(|f| f.is_finite() && *f > 0.0)
+        .filter(|f| crate::limits::check_fps(*f).is_ok())
         .unwrap_or(24.0);
     let up = match ex.and_then(|e| e.get("up")).and_then(|v| v.as_str()) {
         Some("z") | Some("Z") => Up::Z,
@@ -250,6 +250,7 @@ pub fn import_with_base(
         ..Default::default()
     };
     let m = matching::match_document(doc, base, conv.model)?;
+    matching::check_mesh_assignment(doc, &m, base)?;
     report.warnings.extend(m.warnings.iter().cloned());
     let mut model = base.clone();
     matching::apply_nodes(doc, &m, base, &mut model, conv.model, &mut report)?;

@@ -29,6 +29,10 @@ pub const ACCEPTED_REQUIRED: &[&str] = &[
     "KHR_materials_volume",
 ];
 
+/// Most elements of an accessor without a bufferView (all zeros): the
+/// largest attribute a model holds (65 535 triangles, 3 corners each).
+pub const MAX_ZERO_ELEMENTS: usize = 3 * 65_535;
+
 /// Name of the quantization extension (glTF 2.0 extension registry).
 pub const KHR_MESH_QUANTIZATION: &str = "KHR_mesh_quantization";
 
@@ -47,31 +51,73 @@ fn err(rule: &'static str, detail: impl Into<String>) -> ImportError {
 }
 
 /// Loads a `.glb` or `.gltf` file; external buffers are resolved relative
-/// to the file's folder.
+/// to the file's folder and must lie inside it (see [`load_path_with`]).
 ///
 /// # Errors
 /// `io` when a file cannot be read; see [`parse`].
 pub fn load_path(path: &Path) -> Result<GltfFile, ImportError> {
+    load_path_with(path, false).map(|(f, _)| f)
+}
+
+/// Loads a `.glb` or `.gltf` file and lists the external files it read.
+/// A buffer URI must be relative and, after percent-decoding, `..`
+/// resolution and following symlinks, name a regular file inside the glTF's
+/// folder, unless `allow_outside` (`gltf2msh --allow-outside`); only the
+/// declared `byteLength` bytes of it are read.
+///
+/// # Errors
+/// `io` when the glTF cannot be read; `gltf.uri` for a refused URI; see
+/// [`parse`].
+pub fn load_path_with(
+    path: &Path,
+    allow_outside: bool,
+) -> Result<(GltfFile, Vec<PathBuf>), ImportError> {
+    let meta =
+        std::fs::metadata(path).map_err(|e| err("io", format!("{}: {e}", path.display())))?;
+    if !meta.is_file() {
+        return Err(err("io", format!("{}: not a regular file", path.display())));
+    }
     let bytes = std::fs::read(path).map_err(|e| err("io", format!("{}: {e}", path.display())))?;
     let dir = path
         .parent()
+        .filter(|p| !p.as_os_str().is_empty())
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
-    parse(&bytes, Some(&dir))
+    let mut files = Vec::new();
+    let f = parse_with(&bytes, Some(&dir), allow_outside, &mut files)?;
+    Ok((f, files))
 }
 
 /// Parses GLB or glTF JSON bytes. `base_dir` resolves relative buffer URIs
-/// (`None`: only the GLB chunk and `data:` URIs are available).
+/// (`None`: only the GLB chunk and `data:` URIs are available); URIs must
+/// stay inside it (see [`load_path_with`]).
 ///
 /// # Errors
 /// - `gltf.glb`: a malformed GLB header or chunk;
 /// - `gltf.json`: invalid JSON or a document that is not an object;
+/// - `gltf.non_finite`: a JSON number that overflows f32;
 /// - `gltf.version`: `asset.version` is not 2.x;
 /// - `gltf.extension`: a required extension outside [`ACCEPTED_REQUIRED`]
 ///   (Draco, meshopt, ...);
+/// - `gltf.uri`: an external URI that is absolute, leaves `base_dir` or is
+///   not a regular file;
 /// - `gltf.buffer`: a buffer that cannot be loaded or is shorter than its
 ///   `byteLength`.
 pub fn parse(bytes: &[u8], base_dir: Option<&Path>) -> Result<GltfFile, ImportError> {
+    parse_with(bytes, base_dir, false, &mut Vec::new())
+}
+
+/// [`parse`], optionally allowing URIs outside `base_dir`, and recording
+/// every external file read in `files`.
+///
+/// # Errors
+/// See [`parse`].
+pub fn parse_with(
+    bytes: &[u8],
+    base_dir: Option<&Path>,
+    allow_outside: bool,
+    files: &mut Vec<PathBuf>,
+) -> Result<GltfFile, ImportError> {
     let (json_bytes, blob) = if bytes.starts_with(b"glTF") {
         split_glb(bytes)?
     } else {
@@ -82,6 +128,7 @@ pub fn parse(bytes: &[u8], base_dir: Option<&Path>) -> Result<GltfFile, ImportEr
     if !json.is_object() {
         return Err(err("gltf.json", "the document is not a JSON object"));
     }
+    check_numbers(&json, &mut String::new())?;
     let version = json
         .pointer("/asset/version")
         .and_then(Value::as_str)
@@ -107,7 +154,8 @@ pub fn parse(bytes: &[u8], base_dir: Option<&Path>) -> Result<GltfFile, ImportEr
     let mut blob = blob;
     let mut buffers = Vec::new();
     for (i, b) in arr(&json, "buffers").iter().enumerate() {
-        let len = b.get("byteLength").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let len = b.get("byteLength").and_then(Value::as_u64).unwrap_or(0);
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
         let data = match b.get("uri").and_then(Value::as_str) {
             None => blob
                 .take()
@@ -138,9 +186,12 @@ pub fn parse(bytes: &[u8], base_dir: Option<&Path>) -> Result<GltfFile, ImportEr
                         format!("buffer {i}: external uri {uri:?} but no folder to resolve it"),
                     )
                 })?;
-                let p = dir.join(percent_decode(uri));
-                std::fs::read(&p)
-                    .map_err(|e| err("gltf.buffer", format!("buffer {i}: {}: {e}", p.display())))?
+                let p = resolve_uri(dir, uri, allow_outside)
+                    .map_err(|d| err("gltf.uri", format!("buffer {i}: uri {uri:?}: {d}")))?;
+                let data = read_capped(&p, len)
+                    .map_err(|e| err("gltf.buffer", format!("buffer {i}: uri {uri:?}: {e}")))?;
+                files.push(p);
+                data
             }
         };
         if data.len() < len {
@@ -152,6 +203,90 @@ pub fn parse(bytes: &[u8], base_dir: Option<&Path>) -> Result<GltfFile, ImportEr
         buffers.push(data);
     }
     Ok(GltfFile { json, buffers })
+}
+
+/// Refuses JSON numbers that overflow f32 (they would become infinities),
+/// naming their JSON pointer.
+fn check_numbers(v: &Value, at: &mut String) -> Result<(), ImportError> {
+    match v {
+        Value::Number(n) if n.as_f64().is_some_and(|x| !(x as f32).is_finite()) => {
+            return Err(err(
+                "gltf.non_finite",
+                format!("the number {n} at {at} overflows f32"),
+            ));
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                let l = at.len();
+                at.push_str(&format!("/{i}"));
+                check_numbers(x, at)?;
+                at.truncate(l);
+            }
+        }
+        Value::Object(o) => {
+            for (k, x) in o {
+                let l = at.len();
+                at.push('/');
+                at.push_str(k);
+                check_numbers(x, at)?;
+                at.truncate(l);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Resolves a relative URI against `dir`: percent-decoded, no scheme, not
+/// absolute, and (unless `allow_outside`) inside `dir` after resolving
+/// `..` and symlinks; the target must be a regular file.
+fn resolve_uri(dir: &Path, uri: &str, allow_outside: bool) -> Result<PathBuf, String> {
+    let decoded = percent_decode(uri);
+    if decoded.contains('\0') {
+        return Err("contains a NUL byte".into());
+    }
+    let scheme = decoded
+        .split_once(':')
+        .is_some_and(|(s, _)| !s.is_empty() && !s.contains(['/', '\\']));
+    let rel = Path::new(&decoded);
+    if !allow_outside && (scheme || rel.has_root() || decoded.starts_with(['/', '\\'])) {
+        return Err(
+            "only relative URIs inside the glTF's folder are read (--allow-outside to lift this)"
+                .into(),
+        );
+    }
+    let joined = dir.join(rel);
+    let real = joined
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", joined.display()))?;
+    if !allow_outside {
+        let root = dir
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
+        if !real.starts_with(&root) {
+            return Err(format!(
+                "resolves to {}, outside the glTF's folder {} (--allow-outside to lift this)",
+                real.display(),
+                root.display()
+            ));
+        }
+    }
+    let meta = std::fs::metadata(&real).map_err(|e| format!("{}: {e}", real.display()))?;
+    if !meta.is_file() {
+        return Err(format!("{} is not a regular file", real.display()));
+    }
+    Ok(real)
+}
+
+/// Reads at most `cap` bytes of a regular file.
+fn read_capped(path: &Path, cap: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let f = std::fs::File::open(path)?;
+    let size = f.metadata()?.len();
+    let want = usize::try_from(size).unwrap_or(usize::MAX).min(cap);
+    let mut out = Vec::with_capacity(want);
+    f.take(want as u64).read_to_end(&mut out)?;
+    Ok(out)
 }
 
 /// Splits a GLB into its JSON chunk and optional BIN chunk (glTF 2.0 §4.4).
@@ -444,8 +579,12 @@ impl GltfFile {
             .ok_or_else(|| bad("count overflows".into()))?;
         let mut bytes = match idx(acc, "bufferView") {
             None => {
-                if total > 1 << 30 {
-                    return Err(bad(format!("{count} elements without data")));
+                // Zeros (usually the base of a sparse accessor): no data backs
+                // them, so the model limits bound them.
+                if count > MAX_ZERO_ELEMENTS {
+                    return Err(bad(format!(
+                        "{count} elements without a bufferView (at most {MAX_ZERO_ELEMENTS})"
+                    )));
                 }
                 vec![0u8; total]
             }
@@ -454,7 +593,11 @@ impl GltfFile {
                 let off = idx(acc, "byteOffset").unwrap_or(0);
                 let stride = stride.unwrap_or(elem).max(elem);
                 if count > 0 {
-                    let need = off + (count - 1) * stride + elem;
+                    let need = (count - 1)
+                        .checked_mul(stride)
+                        .and_then(|x| x.checked_add(off))
+                        .and_then(|x| x.checked_add(elem))
+                        .unwrap_or(usize::MAX);
                     if need > view.len() {
                         return Err(bad(format!(
                             "{count} elements of {elem} bytes (stride {stride}) at offset {off} exceed bufferView {v} ({} bytes)",
@@ -489,14 +632,25 @@ impl GltfFile {
                 self.view(idx(val, "bufferView").ok_or_else(|| bad("sparse values view".into()))?)?;
             let io = idx(ind, "byteOffset").unwrap_or(0);
             let vo = idx(val, "byteOffset").unwrap_or(0);
-            if io + n * ic.size() > iv.len() || vo + n * elem > vv.len() {
+            let end = |o: usize, size: usize| {
+                n.checked_mul(size)
+                    .and_then(|x| x.checked_add(o))
+                    .unwrap_or(usize::MAX)
+            };
+            if n > count || end(io, ic.size()) > iv.len() || end(vo, elem) > vv.len() {
                 return Err(bad(format!(
                     "sparse data of {n} elements exceeds its bufferViews"
                 )));
             }
             for k in 0..n {
                 let s = io + k * ic.size();
-                let target = ic.value(&iv[s..s + ic.size()], false) as usize;
+                let t = &iv[s..s + ic.size()];
+                let target = match ic {
+                    Component::U8 => usize::from(t[0]),
+                    Component::U16 => usize::from(u16::from_le_bytes([t[0], t[1]])),
+                    Component::U32 => u32::from_le_bytes([t[0], t[1], t[2], t[3]]) as usize,
+                    _ => return Err(bad("sparse indices must be unsigned integers".into())),
+                };
                 if target >= count {
                     return Err(bad(format!("sparse index {target} >= count {count}")));
                 }
@@ -550,7 +704,19 @@ impl GltfFile {
                 ),
             ));
         }
-        Ok(r.to_f32())
+        let v = r.to_f32();
+        if let Some(k) = v.iter().position(|x| !x.is_finite()) {
+            return Err(err(
+                "gltf.non_finite",
+                format!(
+                    "accessor {a} ({what}): element {} component {} is {}",
+                    k / want.max(1),
+                    k % want.max(1),
+                    v[k]
+                ),
+            ));
+        }
+        Ok(v)
     }
 
     /// Accessor `a` as unsigned integer indices (UNSIGNED_BYTE/SHORT/INT SCALAR).

@@ -1,0 +1,149 @@
+//! Limits of both tools (README "Safety"): the ranges of numeric options,
+//! and the per-model work budget of the glTF export.
+//!
+//! The work of one export is counted in *units* of about 32 bytes of memory:
+//!
+//! | what | units |
+//! |---|---|
+//! | animation sample (one node at one time: time, translation, rotation) | 2 |
+//! | glTF primitive (one batch of one slot mesh) | 16 |
+//! | glTF node (name, extras, transform) | 32 |
+//! | output buffer bytes | 1 per 32 bytes |
+//!
+//! A model above the budget fails with rule `limits.work` before the work is
+//! done. The default, [`DEFAULT_MAX_WORK`], keeps one export under about
+//! 64 MB; `msh2gltf --max-work` changes it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Default work budget per model (units, see the module docs): about
+/// one million units, 32 MB of export data (the largest shared-corpus
+/// model needs 88 000).
+pub const DEFAULT_MAX_WORK: u64 = 1_000_000;
+
+/// Work units of one animation sample.
+pub const UNITS_PER_SAMPLE: u64 = 2;
+/// Work units of one glTF primitive.
+pub const UNITS_PER_PRIMITIVE: u64 = 16;
+/// Work units of one glTF node.
+pub const UNITS_PER_NODE: u64 = 32;
+/// Output bytes per work unit.
+pub const BYTES_PER_UNIT: u64 = 32;
+
+static MAX_WORK: AtomicU64 = AtomicU64::new(DEFAULT_MAX_WORK);
+
+/// The process-wide work budget per model (units).
+pub fn max_work() -> u64 {
+    MAX_WORK.load(Ordering::Relaxed)
+}
+
+/// Sets the process-wide work budget per model (`msh2gltf --max-work`).
+pub fn set_max_work(units: u64) {
+    MAX_WORK.store(units, Ordering::Relaxed);
+}
+
+/// Smallest accepted `--fps`: a key at frame 65 535 then lies at
+/// 6.6 million seconds, still exact enough in f32 to keep frames apart.
+pub const MIN_FPS: f32 = 0.01;
+/// Largest accepted `--fps`.
+pub const MAX_FPS: f32 = 100_000.0;
+/// Largest accepted `--jobs`.
+pub const MAX_JOBS: usize = 256;
+
+/// `--fps` must be a finite number in `MIN_FPS..=MAX_FPS`.
+///
+/// # Errors
+/// A message naming the accepted range.
+pub fn check_fps(fps: f32) -> Result<(), String> {
+    if fps.is_finite() && (MIN_FPS..=MAX_FPS).contains(&fps) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{fps} is outside {MIN_FPS}..={MAX_FPS} frames per second"
+        ))
+    }
+}
+
+/// `--jobs` must be in `1..=MAX_JOBS`.
+///
+/// # Errors
+/// A message naming the accepted range.
+pub fn check_jobs(jobs: usize) -> Result<(), String> {
+    if (1..=MAX_JOBS).contains(&jobs) {
+        Ok(())
+    } else {
+        Err(format!("{jobs} is outside 1..={MAX_JOBS}"))
+    }
+}
+
+/// `--max-work` must be at least 1.
+///
+/// # Errors
+/// A message naming the accepted range.
+pub fn check_work(units: u64) -> Result<(), String> {
+    if units >= 1 {
+        Ok(())
+    } else {
+        Err("the work budget must be at least 1 unit".into())
+    }
+}
+
+/// A running count of work units against a budget.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Units spent so far.
+    pub used: u64,
+    /// The budget.
+    pub max: u64,
+}
+
+impl Budget {
+    /// A budget of [`max_work`] units.
+    pub fn new() -> Self {
+        Budget {
+            used: 0,
+            max: max_work(),
+        }
+    }
+
+    /// Adds `units` for `what`; fails when the total exceeds the budget.
+    ///
+    /// # Errors
+    /// The detail of a `limits.work` failure, naming what exceeded it.
+    pub fn spend(&mut self, units: u64, what: &str) -> Result<(), String> {
+        self.used = self.used.saturating_add(units);
+        if self.used > self.max {
+            Err(format!(
+                "{what} brings the export to {} work units, over the budget of {} (see README \"Safety\"; raise it with --max-work)",
+                self.used, self.max
+            ))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_ranges() {
+        assert!(check_fps(24.0).is_ok());
+        for bad in [0.0, -1.0, 1e-40, f32::NAN, f32::INFINITY, 1e9] {
+            assert!(check_fps(bad).is_err(), "{bad}");
+        }
+        assert!(check_jobs(2).is_ok());
+        assert!(check_jobs(0).is_err());
+        assert!(check_jobs(100_000).is_err());
+        let mut b = Budget { used: 0, max: 10 };
+        assert!(b.spend(10, "x").is_ok());
+        assert!(b.spend(1, "y").unwrap_err().starts_with("y brings"));
+    }
+}

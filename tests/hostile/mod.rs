@@ -1,0 +1,533 @@
+//! Hostile inputs built in code (no ../shared needed), shared by the
+//! `hostile_*` tests and by `scripts/bench_hostile.sh` (through
+//! `cargo test --test hostile_inputs -- --ignored dump_cases`), which
+//! measures the time and peak RSS of every case.
+//!
+//! Each case is a folder of files and one command of `msh2gltf` or
+//! `gltf2msh`, run inside that folder, with the exit code and the rule id
+//! the command must print.
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use mshgltf::msh::{AnimKey24, Batch20, Model, Node38, Nodes, Slot68, StreamEntry, NONE16};
+use mshgltf::{msh, nres};
+
+/// Which binary a case runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    /// `msh2gltf`.
+    Msh2gltf,
+    /// `gltf2msh`.
+    Gltf2msh,
+}
+
+impl Tool {
+    /// The binary name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Msh2gltf => "msh2gltf",
+            Tool::Gltf2msh => "gltf2msh",
+        }
+    }
+}
+
+/// One hostile case.
+pub struct Case {
+    /// Folder name.
+    pub name: &'static str,
+    /// Files to create in the folder (relative path, bytes).
+    pub files: Vec<(String, Vec<u8>)>,
+    /// The tool.
+    pub tool: Tool,
+    /// Arguments (paths relative to the folder).
+    pub args: Vec<String>,
+    /// Expected exit code.
+    pub exit: i32,
+    /// A rule id the tool must print on stderr (empty: none required).
+    pub rule: &'static str,
+}
+
+impl Case {
+    /// Writes the case's files under `dir/<name>`, returning the folder.
+    pub fn materialize(&self, dir: &Path) -> std::path::PathBuf {
+        let d = dir.join(self.name);
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        for (p, b) in &self.files {
+            let f = d.join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, b).unwrap();
+        }
+        d
+    }
+}
+
+fn args(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
+/// A key at `time` with identity rotation.
+fn key(time: f32) -> AnimKey24 {
+    AnimKey24 {
+        pos: [0.0, 0.0, 0.0],
+        time,
+        q: [0, 0, 0, 32767],
+    }
+}
+
+/// One triangle, one batch, one slot shown by node 0; `n` nodes.
+fn base_model(n: usize) -> Model {
+    let mut nodes = vec![
+        Node38 {
+            flags: 0,
+            parent: NONE16,
+            map_start: NONE16,
+            fallback_key: 0,
+            slots: [NONE16; 15],
+        };
+        n
+    ];
+    nodes[0].slots[0] = 0;
+    for (i, nd) in nodes.iter_mut().enumerate() {
+        nd.fallback_key = i as u16;
+    }
+    Model {
+        nodes: Nodes::Node38(nodes),
+        slots: vec![Slot68 {
+            batch_start: 0,
+            batch_count: 1,
+            tri_start: 0,
+            tri_count: 0,
+            ..Default::default()
+        }],
+        positions: vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+        indices: vec![0, 1, 2],
+        batches: vec![Batch20 {
+            material_index: 0,
+            index_count: 3,
+            index_start: 0,
+            base_vertex: 0,
+            ..Default::default()
+        }],
+        keys: Some((0..n).map(|_| key(0.0)).collect()),
+        frame_map: Some(vec![0]),
+        frame_count: 1,
+        ..Default::default()
+    }
+}
+
+/// Encodes a model built here: the stream directory from its typed
+/// fields, bounds recomputed.
+fn encode(m: Model) -> Vec<u8> {
+    encode_with(m, true)
+}
+
+/// [`encode`], optionally keeping the (zero) bounds.
+fn encode_with(mut m: Model, bounds: bool) -> Vec<u8> {
+    let mut types = vec![1u32, 2, 3, 6, 13];
+    if m.keys.is_some() {
+        types.push(8);
+    }
+    if m.frame_map.is_some() {
+        types.push(19);
+    }
+    m.entries = types
+        .iter()
+        .map(|&t| StreamEntry {
+            type_id: t,
+            name: format!("Res{t}").into_bytes(),
+            attr1: 0,
+            attr2: 0,
+            attr3: 0,
+            raw: None,
+        })
+        .collect();
+    if bounds {
+        mshgltf::msh::build::recompute_bounds(&mut m, true);
+    }
+    msh::encode(&m).unwrap()
+}
+
+/// A parent chain `depth` nodes deep (node i's parent is i - 1).
+pub fn deep_chain(depth: usize) -> Vec<u8> {
+    let mut m = base_model(depth);
+    if let Nodes::Node38(nodes) = &mut m.nodes {
+        for (i, nd) in nodes.iter_mut().enumerate().skip(1) {
+            nd.parent = (i - 1) as u16;
+        }
+    }
+    encode(m)
+}
+
+/// `n` nodes sharing one Res19 map of `frames` frames whose keys (those of
+/// the first track) have non-integer times (`key_times`): every node is
+/// baked at every frame.
+pub fn shared_map(n: usize, frames: u32, key_times: [f32; 2]) -> Vec<u8> {
+    let mut m = base_model(n);
+    // Node i owns keys 2i, 2i+1 (fallback 2i+1); every map word is 0, so
+    // every node plays keys 0 and 1 (node 0's pair).
+    let mut keys = Vec::with_capacity(2 * n);
+    for _ in 0..n {
+        let mut a = key(key_times[0]);
+        let mut b = key(key_times[1]);
+        a.pos = [0.5, 0.0, 0.0];
+        b.q = [0, 23170, 0, 23170];
+        b.pos = [1.0, 2.0, 3.0];
+        keys.push(a);
+        keys.push(b);
+    }
+    m.keys = Some(keys);
+    if let Nodes::Node38(nodes) = &mut m.nodes {
+        for (i, nd) in nodes.iter_mut().enumerate() {
+            nd.map_start = 0;
+            nd.fallback_key = (2 * i + 1) as u16;
+        }
+    }
+    m.frame_map = Some(vec![0; frames as usize]);
+    m.frame_count = frames;
+    encode(m)
+}
+
+/// Node 1's map points at key 1 (node 0's fallback, time 1) so that the
+/// engine interpolates from it to key 2 (node 1's first key, also time 1):
+/// two keys with equal times through the map.
+pub fn equal_key_times() -> Vec<u8> {
+    let mut m = base_model(2);
+    let t = [0.0, 1.0, 1.0, 2.0];
+    let mut keys: Vec<AnimKey24> = t.iter().map(|&x| key(x)).collect();
+    keys[2].pos = [1.0, 0.0, 0.0];
+    m.keys = Some(keys);
+    if let Nodes::Node38(nodes) = &mut m.nodes {
+        nodes[0].map_start = NONE16;
+        nodes[0].fallback_key = 1;
+        nodes[1].map_start = 0;
+        nodes[1].fallback_key = 3;
+    }
+    m.frame_map = Some(vec![1; 4]);
+    m.frame_count = 4;
+    encode_with(m, false)
+}
+
+/// `nodes` nodes each showing its own slot, every slot spanning all
+/// `batches` batches: `nodes x batches` glTF primitives.
+pub fn many_primitives(nodes: usize, batches: usize) -> Vec<u8> {
+    let mut m = base_model(nodes);
+    m.batches = vec![m.batches[0]; batches];
+    m.slots = (0..nodes)
+        .map(|_| Slot68 {
+            batch_start: 0,
+            batch_count: batches as u16,
+            tri_start: 0,
+            tri_count: 0,
+            ..Default::default()
+        })
+        .collect();
+    if let Nodes::Node38(ns) = &mut m.nodes {
+        for (i, nd) in ns.iter_mut().enumerate() {
+            nd.slots[0] = i as u16;
+        }
+    }
+    encode(m)
+}
+
+/// A model whose vertex positions are `±3.4e38`.
+pub fn huge_positions() -> Vec<u8> {
+    let mut m = base_model(1);
+    m.positions = vec![
+        [3.4e38, -3.4e38, 0.0],
+        [-3.4e38, 3.4e38, 0.0],
+        [0.0, 0.0, 3.4e38],
+    ];
+    encode_with(m, false)
+}
+
+/// An archive of `models` entries `Mi.msh` (each a non-NRes payload, so
+/// each fails fast) and as many `Mi.wea` WEAR tables.
+pub fn wide_archive(models: usize) -> Vec<u8> {
+    let names: Vec<(Vec<u8>, Vec<u8>)> = (0..models)
+        .map(|i| {
+            (
+                format!("M{i}.msh").into_bytes(),
+                format!("M{i}.wea").into_bytes(),
+            )
+        })
+        .collect();
+    let mut entries = Vec::with_capacity(models * 2);
+    for (m, w) in &names {
+        entries.push(nres::Entry {
+            type_id: 0,
+            attr1: 0,
+            attr2: 0,
+            attr3: 0,
+            name: m,
+            data: b"not a model",
+        });
+        entries.push(nres::Entry {
+            type_id: mshgltf::source::WEAR_TYPE,
+            attr1: 0,
+            attr2: 0,
+            attr3: 1,
+            name: w,
+            data: b"1\r\n0 A\r\n",
+        });
+    }
+    nres::write(&entries).unwrap()
+}
+
+/// Standard base64 (for `data:` URIs).
+pub fn b64(bytes: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::new();
+    for c in bytes.chunks(3) {
+        let v = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for k in 0..4 {
+            if k <= c.len() {
+                s.push(T[(v >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                s.push('=');
+            }
+        }
+    }
+    s
+}
+
+/// Positions of one triangle (36 bytes) then its u16 indices (6 bytes + 2 pad).
+pub fn triangle_bin() -> Vec<u8> {
+    let mut b = Vec::new();
+    for v in [[0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]] {
+        for x in v {
+            b.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    for i in [0u16, 1, 2, 0] {
+        b.extend_from_slice(&i.to_le_bytes());
+    }
+    b
+}
+
+/// A one-triangle glTF whose buffer has `uri` and `byte_length`; the
+/// position accessor is `pos_accessor` (merged over the default).
+pub fn triangle_gltf(uri: &str, byte_length: u64, pos_accessor: serde_json::Value) -> Vec<u8> {
+    let mut pos =
+        serde_json::json!({"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3"});
+    if let (Some(p), Some(o)) = (pos.as_object_mut(), pos_accessor.as_object()) {
+        for (k, v) in o {
+            if v.is_null() {
+                p.remove(k);
+            } else {
+                p.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    let doc = serde_json::json!({
+        "asset": {"version": "2.0"},
+        "scene": 0,
+        "scenes": [{"nodes": [0]}],
+        "nodes": [{"name": "tri", "mesh": 0}],
+        "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "indices": 1}]}],
+        "accessors": [
+            pos,
+            {"bufferView": 1, "componentType": 5123, "count": 3, "type": "SCALAR"}
+        ],
+        "bufferViews": [
+            {"buffer": 0, "byteOffset": 0, "byteLength": 36},
+            {"buffer": 0, "byteOffset": 36, "byteLength": 6}
+        ],
+        "buffers": [{"uri": uri, "byteLength": byte_length}]
+    });
+    serde_json::to_vec(&doc).unwrap()
+}
+
+fn data_uri() -> String {
+    format!(
+        "data:application/octet-stream;base64,{}",
+        b64(&triangle_bin())
+    )
+}
+
+fn gltf_case(name: &'static str, pos: serde_json::Value, rule: &'static str) -> Case {
+    Case {
+        name,
+        files: vec![("in.gltf".into(), triangle_gltf(&data_uri(), 44, pos))],
+        tool: Tool::Gltf2msh,
+        args: args(&["in.gltf", "-o", "out.msh"]),
+        exit: 1,
+        rule,
+    }
+}
+
+/// Every hostile case of the suite (the filesystem ones that need FIFOs,
+/// devices or signals live in `hostile_files.rs`).
+#[allow(clippy::vec_init_then_push)]
+pub fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    // --- 4/5: models that explode or take quadratic time ---
+    // The hierarchy check runs first (linear), then the node budget
+    // refuses 65 000 nodes (2.08 million units).
+    v.push(Case {
+        name: "msh_deep_chain_65000",
+        files: vec![("chain.msh".into(), deep_chain(65_000))],
+        tool: Tool::Msh2gltf,
+        args: args(&["-q", "chain.msh", "out.glb"]),
+        exit: 1,
+        rule: "limits.work",
+    });
+    v.push(Case {
+        name: "msh_deep_chain_30000",
+        files: vec![("chain.msh".into(), deep_chain(30_000))],
+        tool: Tool::Msh2gltf,
+        args: args(&["-q", "chain.msh", "out.glb"]),
+        exit: 0,
+        rule: "",
+    });
+    v.push(Case {
+        name: "msh_shared_map_fractional",
+        files: vec![("shared.msh".into(), shared_map(2000, 60_000, [0.0, 0.5]))],
+        tool: Tool::Msh2gltf,
+        args: args(&["-q", "shared.msh", "out.glb"]),
+        exit: 1,
+        rule: "limits.work",
+    });
+    v.push(Case {
+        name: "msh_many_primitives",
+        files: vec![("prims.msh".into(), many_primitives(10_000, 431))],
+        tool: Tool::Msh2gltf,
+        args: args(&["-q", "prims.msh", "out.glb"]),
+        exit: 1,
+        rule: "limits.work",
+    });
+    v.push(Case {
+        name: "msh_wide_archive_40000",
+        files: vec![("wide.rlb".into(), wide_archive(20_000))],
+        tool: Tool::Msh2gltf,
+        args: args(&["-q", "wide.rlb", "out", "--report", "report.json"]),
+        exit: 1,
+        rule: "msh.nested_container",
+    });
+    // --- 6: wrong success ---
+    v.push(Case {
+        name: "msh_equal_key_times",
+        files: vec![("eq.msh".into(), equal_key_times())],
+        tool: Tool::Msh2gltf,
+        args: args(&["-q", "eq.msh", "out.glb"]),
+        exit: 1,
+        rule: "gltf.non_finite",
+    });
+    v.push(Case {
+        name: "msh_huge_positions",
+        files: vec![("huge.msh".into(), huge_positions())],
+        tool: Tool::Msh2gltf,
+        // Finite everywhere (bounds are ±3.4e38): converted; any value
+        // that overflowed would fail with gltf.non_finite instead.
+        args: args(&["-q", "huge.msh", "out.glb"]),
+        exit: 0,
+        rule: "",
+    });
+    v.push(Case {
+        name: "msh_fps_tiny",
+        files: vec![("m.msh".into(), shared_map(1, 4, [0.0, 2.0]))],
+        tool: Tool::Msh2gltf,
+        args: args(&["m.msh", "out.glb", "--fps", "1e-40"]),
+        exit: 2,
+        rule: "--fps",
+    });
+    v.push(Case {
+        name: "msh_jobs_huge",
+        files: vec![("m.msh".into(), shared_map(1, 4, [0.0, 2.0]))],
+        tool: Tool::Msh2gltf,
+        args: args(&["m.msh", "out.glb", "--jobs", "100000"]),
+        exit: 2,
+        rule: "--jobs",
+    });
+    // --- 2: URIs ---
+    for (name, uri) in [
+        ("gltf_uri_absolute", "/etc/passwd"),
+        ("gltf_uri_dotdot", "../secret.bin"),
+        ("gltf_uri_percent_dotdot", "%2E%2E/secret.bin"),
+        ("gltf_uri_dev_zero", "/dev/zero"),
+        ("gltf_uri_file_scheme", "file:///etc/passwd"),
+    ] {
+        v.push(Case {
+            name,
+            files: vec![
+                (
+                    "g/in.gltf".into(),
+                    triangle_gltf(uri, 44, serde_json::json!({})),
+                ),
+                ("secret.bin".into(), triangle_bin()),
+            ],
+            tool: Tool::Gltf2msh,
+            args: args(&["g/in.gltf", "-o", "out.msh"]),
+            exit: 1,
+            rule: "gltf.uri",
+        });
+    }
+    // --- 3: crafted accessors ---
+    v.push(gltf_case(
+        "gltf_stride_overflow",
+        serde_json::json!({"count": u64::MAX / 2, "byteOffset": 8}),
+        "gltf.accessor",
+    ));
+    v.push(gltf_case(
+        "gltf_offset_overflow",
+        serde_json::json!({"byteOffset": u64::MAX - 4}),
+        "gltf.accessor",
+    ));
+    v.push(gltf_case(
+        "gltf_zeros_gib",
+        serde_json::json!({"bufferView": null, "count": 89_478_485}),
+        "gltf.accessor",
+    ));
+    v.push(gltf_case(
+        "gltf_sparse_overflow",
+        serde_json::json!({"sparse": {"count": u64::MAX / 4,
+            "indices": {"bufferView": 1, "componentType": 5123, "byteOffset": 2},
+            "values": {"bufferView": 0, "byteOffset": 0}}}),
+        "gltf.accessor",
+    ));
+    v.push(gltf_case(
+        "gltf_sparse_index_past_count",
+        serde_json::json!({"sparse": {"count": 1,
+            "indices": {"bufferView": 1, "componentType": 5123, "byteOffset": 4},
+            "values": {"bufferView": 0}}, "count": 2}),
+        "gltf.accessor",
+    ));
+    v.push(gltf_case(
+        "gltf_json_overflow",
+        serde_json::json!({"max": [1e39, 0.0, 0.0]}),
+        "gltf.non_finite",
+    ));
+    // A NaN position in the buffer.
+    let mut bin = triangle_bin();
+    bin[0..4].copy_from_slice(&f32::NAN.to_le_bytes());
+    v.push(Case {
+        name: "gltf_nan_position",
+        files: vec![(
+            "in.gltf".into(),
+            triangle_gltf(
+                &format!("data:application/octet-stream;base64,{}", b64(&bin)),
+                44,
+                serde_json::json!({}),
+            ),
+        )],
+        tool: Tool::Gltf2msh,
+        args: args(&["in.gltf", "-o", "out.msh"]),
+        exit: 1,
+        rule: "gltf.non_finite",
+    });
+    v.push(Case {
+        name: "gltf_fps_nan",
+        files: vec![(
+            "in.gltf".into(),
+            triangle_gltf(&data_uri(), 44, serde_json::json!({})),
+        )],
+        tool: Tool::Gltf2msh,
+        args: args(&["in.gltf", "-o", "out.msh", "--fps", "NaN"]),
+        exit: 2,
+        rule: "--fps",
+    });
+    v
+}

@@ -1,0 +1,147 @@
+//! gltf2msh --base (issue 11, class 6): mesh edits that MSH cannot express
+//! through the base (a deleted mesh, a node re-pointed to another slot's
+//! mesh, a detached node) are refused with a rule, never reported as
+//! "unchanged".
+
+use std::path::Path;
+
+use mshgltf::convert::{self, ConvertOptions, ModelRef};
+use mshgltf::gltf_export::CellChoice;
+use mshgltf::gltf_import::{self, GltfFile, ImportOptions};
+use mshgltf::msh::{self, Model, NONE16};
+
+fn exported(name: &str, cells: CellChoice) -> (Model, GltfFile) {
+    let bytes = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("samples")
+            .join(name),
+    )
+    .unwrap();
+    let base = msh::decode(&bytes, msh::Mode::Strict).unwrap().model;
+    let opts = ConvertOptions {
+        textures: false,
+        cells,
+        ..Default::default()
+    };
+    let m = ModelRef {
+        source: name.into(),
+        stem: "m".into(),
+        bytes: &bytes,
+        wear: None,
+    };
+    let e = convert::convert(&m, None, &opts).unwrap().exported;
+    let json = serde_json::to_value(&e.root).unwrap();
+    (
+        base,
+        GltfFile {
+            json,
+            buffers: vec![e.bin],
+        },
+    )
+}
+
+fn rule(doc: &GltfFile, base: &Model) -> Result<bool, String> {
+    gltf_import::import_with_base(doc, base, &ImportOptions::default())
+        .map(|i| i.report.unchanged)
+        .map_err(|e| e.rule.to_string())
+}
+
+/// glTF nodes that carry a mesh.
+fn with_mesh(doc: &GltfFile) -> Vec<usize> {
+    (0..doc.json["nodes"].as_array().unwrap().len())
+        .filter(|&i| doc.json["nodes"][i].get("mesh").is_some())
+        .collect()
+}
+
+#[test]
+fn unedited_documents_are_unchanged_at_every_cell() {
+    for name in ["anim_rotor.msh", "lod_tower.msh", "static_box.msh"] {
+        for (state, lod) in [(0, 0), (1, 0), (2, 0)] {
+            let (base, doc) = exported(
+                name,
+                CellChoice {
+                    state,
+                    lod,
+                    all_cells: false,
+                },
+            );
+            assert_eq!(rule(&doc, &base), Ok(true), "{name} S{state}L{lod}");
+        }
+        let (base, doc) = exported(
+            name,
+            CellChoice {
+                all_cells: true,
+                ..Default::default()
+            },
+        );
+        assert_eq!(rule(&doc, &base), Ok(true), "{name} all cells");
+    }
+}
+
+#[test]
+fn deleting_a_mesh_is_refused() {
+    let (base, mut doc) = exported("lod_tower.msh", CellChoice::default());
+    let g = with_mesh(&doc)[0];
+    doc.json["nodes"][g].as_object_mut().unwrap().remove("mesh");
+    assert_eq!(rule(&doc, &base), Err("gltf.match.mesh".into()));
+}
+
+#[test]
+fn re_pointing_a_node_is_refused() {
+    let (base, mut doc) = exported("lod_tower.msh", CellChoice::default());
+    let m = with_mesh(&doc);
+    let meshes: Vec<_> = m
+        .iter()
+        .map(|&g| doc.json["nodes"][g]["mesh"].clone())
+        .collect();
+    let other = m
+        .iter()
+        .position(|&g| doc.json["nodes"][g]["mesh"] != meshes[0])
+        .expect("two nodes with different meshes");
+    doc.json["nodes"][m[0]]["mesh"] = meshes[other].clone();
+    assert_eq!(rule(&doc, &base), Err("gltf.match.mesh".into()));
+}
+
+#[test]
+fn re_pointing_a_cell_node_is_refused() {
+    let (base, mut doc) = exported(
+        "lod_tower.msh",
+        CellChoice {
+            all_cells: true,
+            ..Default::default()
+        },
+    );
+    let m = with_mesh(&doc);
+    let first = doc.json["nodes"][m[0]]["mesh"].clone();
+    let other = m
+        .iter()
+        .find(|&&g| doc.json["nodes"][g]["mesh"] != first)
+        .copied()
+        .expect("two cell nodes with different meshes");
+    doc.json["nodes"][m[0]]["mesh"] = doc.json["nodes"][other]["mesh"].clone();
+    assert_eq!(rule(&doc, &base), Err("gltf.match.mesh".into()));
+}
+
+#[test]
+fn detaching_a_node_is_refused() {
+    let (base, mut doc) = exported("anim_rotor.msh", CellChoice::default());
+    let nodes = doc.json["nodes"].as_array().unwrap().clone();
+    let (p, _) = nodes
+        .iter()
+        .enumerate()
+        .find(|(_, n)| n.get("children").is_some())
+        .expect("a parent");
+    let child = doc.json["nodes"][p]["children"][0].clone();
+    doc.json["nodes"][p]
+        .as_object_mut()
+        .unwrap()
+        .remove("children");
+    let s = doc.json["scene"].as_u64().unwrap_or(0) as usize;
+    doc.json["scenes"][s]["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .push(child);
+    assert_eq!(rule(&doc, &base), Err("gltf.hierarchy".into()));
+    // The base does have that parent link.
+    assert!(base.nodes38().iter().any(|n| n.parent != NONE16));
+}

@@ -1,0 +1,139 @@
+//! Hostile inputs (issue 11, classes 2-6): every case exits with its code
+//! and names its rule, never panics (exit 101) or aborts (signal). Time and
+//! memory are measured by `scripts/bench_hostile.sh`, not here.
+
+mod hostile;
+
+use std::process::Command;
+
+use hostile::{cases, Tool};
+
+fn exe(t: Tool) -> &'static str {
+    match t {
+        Tool::Msh2gltf => env!("CARGO_BIN_EXE_msh2gltf"),
+        Tool::Gltf2msh => env!("CARGO_BIN_EXE_gltf2msh"),
+    }
+}
+
+#[test]
+fn every_case_exits_with_its_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for c in cases() {
+        let d = c.materialize(dir.path());
+        let out = Command::new(exe(c.tool))
+            .args(&c.args)
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let code = out.status.code();
+        if code != Some(c.exit) || !err.contains(c.rule) {
+            failures.push(format!(
+                "{}: exit {code:?} (want {}), rule {:?} in stderr: {}",
+                c.name,
+                c.exit,
+                c.rule,
+                err.chars().take(400).collect::<String>()
+            ));
+        }
+        // No output is left behind by a failed run.
+        if c.exit != 0 {
+            for o in ["out.glb", "out.msh", "out.wea"] {
+                if d.join(o).exists() {
+                    failures.push(format!("{}: failed run left {o}", c.name));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn batch_report_is_written_when_models_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = cases()
+        .into_iter()
+        .find(|c| c.name == "msh_wide_archive_40000")
+        .unwrap();
+    let d = c.materialize(dir.path());
+    let out = Command::new(exe(c.tool))
+        .args(&c.args)
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("report.json")).unwrap()).unwrap();
+    assert_eq!(r["failed"], 20_000);
+    assert_eq!(r["converted"], 0);
+}
+
+#[test]
+fn allow_outside_reads_outside_but_never_special_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("g")).unwrap();
+    std::fs::write(d.join("secret.bin"), hostile::triangle_bin()).unwrap();
+    std::fs::write(
+        d.join("g/in.gltf"),
+        hostile::triangle_gltf("../secret.bin", 44, serde_json::json!({})),
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        Command::new(exe(Tool::Gltf2msh))
+            .args(["g/in.gltf", "-o", "out.msh", "--force"])
+            .args(extra)
+            .current_dir(d)
+            .output()
+            .unwrap()
+    };
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("gltf.uri"));
+    let o = run(&["--allow-outside"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // A symlink inside the folder to /dev/zero is refused even so.
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("/dev/zero", d.join("g/z.bin")).unwrap();
+        std::fs::write(
+            d.join("g/in.gltf"),
+            hostile::triangle_gltf("z.bin", 44, serde_json::json!({})),
+        )
+        .unwrap();
+        let o = run(&["--allow-outside"]);
+        assert_eq!(o.status.code(), Some(1));
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            e.contains("gltf.uri") && e.contains("not a regular file"),
+            "{e}"
+        );
+    }
+}
+
+/// Writes every case into `$MSHGLTF_HOSTILE_DIR` with a `cmd` file for the
+/// benchmark script (`scripts/bench_hostile.sh`).
+#[test]
+#[ignore]
+fn dump_cases() {
+    let Ok(dir) = std::env::var("MSHGLTF_HOSTILE_DIR") else {
+        println!("SKIP: set MSHGLTF_HOSTILE_DIR");
+        return;
+    };
+    for c in cases() {
+        let d = c.materialize(std::path::Path::new(&dir));
+        let mut cmd = vec![c.tool.name().to_string()];
+        cmd.extend(c.args.iter().cloned());
+        std::fs::write(
+            d.join("cmd"),
+            format!("{}\n{}\n{}\n", cmd.join("\t"), c.exit, c.rule),
+        )
+        .unwrap();
+    }
+}
