@@ -15,19 +15,24 @@
 //!    `{"msh": {"flags"}}` extra, else 0. Names: Res10 in Windows-1251,
 //!    characters it cannot encode become `_` (reported). A cycle or a node
 //!    with two parents is `gltf.hierarchy`.
-//! 2. **Scale.** MSH nodes have no scale (format-notes §3). Each node's
-//!    accumulated scale `S` (its own static scale times what its parent
-//!    passes down) is baked into its geometry (positions `S ⊙ p`, normals
-//!    `normalize(n / S)`, triangle winding reversed when `S` mirrors), and
-//!    the parent's `S` into the node's translation (`S_parent ⊙ t`, every
-//!    frame). Exact when the parent's scale is uniform or the node's
-//!    rotation maps axes onto axes; otherwise (a non-uniform scale above a
-//!    rotated child) the child's inherited scale per local axis `i` is
-//!    `Σ_k S_parent[k] · R[k][i]²` and the approximation is reported.
-//!    Matrices are decomposed into TRS ([`super::animation::decompose_matrix`]).
+//! 2. **Rigid baking.** MSH nodes have no scale (format-notes §3). Per
+//!    node and integer frame (every frame up to the last key of the node or
+//!    of an ancestor) the glTF world matrix `W = [A | t]` is evaluated in
+//!    f64; its rotation is the polar factor `U` of `A` ([`polar`]: `A = U·P`,
+//!    `det U = +1`) and its translation `t` is taken exactly. The key is
+//!    `(U_pᵀ (t - t_p), U_pᵀ U)`, i.e. both expressed in the parent's rigid
+//!    frame `(U_p, t_p)`, so node origins match the glTF at every frame. The
+//!    residual `M = Uᵀ A` at frame 0 (scale, mirror, and the shear of a
+//!    rotated child under a non-uniform scale) is baked into the node's
+//!    geometry (positions `M p`, normals by the cofactor of `M`, winding
+//!    reversed when `det M < 0`). When `M` changes over the frames (a
+//!    rotation animated under a non-uniform ancestor scale shears the
+//!    source), the node is reported in [`AuthorReport::sheared_nodes`] with
+//!    the largest vertex error `|(M(f) - M(0)) v|` (above [`SHEAR_TOL`]).
 //!    A scale channel whose values are all equal (within [`SCALE_TOL`]) is
-//!    baked like a static scale; any other is `gltf.scale`.
-//! 3. **Geometry.** One Res2 slot per (glTF mesh, baked scale), in cell
+//!    baked like a static scale; any other is `gltf.scale`. Keys of a node
+//!    that only moves with its ancestors collapse to one static key.
+//! 3. **Geometry.** One Res2 slot per (glTF mesh, baked residual), in cell
 //!    `(lod 0, group 0)` of the node (carriers: their cell), shared by
 //!    nodes with the same mesh and scale. One or more batches per primitive:
 //!    [`split_part`] keeps each batch within 65536 vertices and 65535
@@ -66,11 +71,12 @@
 
 use std::collections::{HashMap, HashSet};
 
+use glam::{DMat3, DMat4, DQuat, DVec3};
 use serde_json::Value;
 
 use super::animation::{self, collect_channels, node_trs_full, quantize_gltf_rotation, Channel};
 use super::geometry::{read_primitive, PrimRules};
-use super::read::{arr, idx, msh_extras, GltfFile};
+use super::read::{arr, floats, idx, msh_extras, GltfFile};
 use super::{conventions, ImportError, ImportOptions};
 use crate::anim::{self, QuatLayout};
 use crate::gltf_export::{axes, Up};
@@ -124,6 +130,19 @@ pub struct Rename {
     pub to: String,
 }
 
+/// A node whose glTF shape changes under its animation (a rotation under a
+/// non-uniform ancestor scale), which a rigid MSH node cannot follow.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Shear {
+    /// Res1 node.
+    pub node: usize,
+    /// Largest distance (glTF units, world) between a source vertex and the
+    /// authored one over all frames.
+    pub max_vertex_error: f64,
+    /// The frame of that error.
+    pub frame: u32,
+}
+
 /// What [`author`] made.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct AuthorReport {
@@ -155,6 +174,8 @@ pub struct AuthorReport {
     pub renamed_nodes: Vec<usize>,
     /// Res1 nodes whose accumulated scale was baked into geometry (not 1).
     pub scaled_nodes: Vec<usize>,
+    /// Nodes whose source shape shears over time (module docs, point 2).
+    pub sheared_nodes: Vec<Shear>,
     /// Primitives whose normals were generated.
     pub generated_normals: usize,
     /// Everything approximated or ignored.
@@ -429,36 +450,6 @@ fn scene_tree(doc: &GltfFile, warnings: &mut Vec<String>) -> Result<Tree, Import
     })
 }
 
-fn uniform(s: [f32; 3]) -> bool {
-    let m = s.iter().fold(0.0f32, |a, x| a.max(x.abs()));
-    s.iter().all(|x| (x - s[0]).abs() <= 1e-6 * m.max(1e-30))
-}
-
-fn quat_cols(r: [f32; 4]) -> [[f32; 3]; 3] {
-    let [x, y, z, w] = r;
-    [
-        [
-            1.0 - 2.0 * (y * y + z * z),
-            2.0 * (x * y + z * w),
-            2.0 * (x * z - y * w),
-        ],
-        [
-            2.0 * (x * y - z * w),
-            1.0 - 2.0 * (x * x + z * z),
-            2.0 * (y * z + x * w),
-        ],
-        [
-            2.0 * (x * z + y * w),
-            2.0 * (y * z - x * w),
-            1.0 - 2.0 * (x * x + y * y),
-        ],
-    ]
-}
-
-fn mul3(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
-    [a[0] * b[0], a[1] * b[1], a[2] * b[2]]
-}
-
 fn constant_value(c: &Channel) -> Option<[f32; 3]> {
     let v0 = c.value(0);
     let first = [v0[0], v0[1], v0[2]];
@@ -470,14 +461,315 @@ fn constant_value(c: &Channel) -> Option<[f32; 3]> {
         .then_some(first)
 }
 
-/// Per-node data for the geometry and key passes.
+/// Relative size (of the node's largest vertex coordinate, at least 1) above
+/// which a residual that changes over time (shear) is reported.
+pub const SHEAR_TOL: f64 = 1e-4;
+
+/// Per-node data for the geometry and key passes (glTF axes).
 struct NodeInfo {
-    /// Scale passed down by the parent (multiplies the translation).
-    parent_scale: [f32; 3],
-    /// Accumulated scale baked into this node's geometry.
-    scale: [f32; 3],
-    t: [f32; 3],
-    r: [f32; 4],
+    /// Linear map baked into the node's geometry: the residual
+    /// `U(0)ᵀ · A(0)` of its frame-0 world matrix `A` after the polar
+    /// rotation `U` (scale, and shear under a rotated non-uniform scale).
+    bake: DMat3,
+    /// Local rigid keys at frames `0..=last` (one for a static node):
+    /// translation and rotation `(x, y, z, w)` in the parent's rigid frame.
+    keys: Vec<([f32; 3], [f32; 4])>,
+    /// Frames whose residual differs from `bake`: `(frame, M(f) - bake)`.
+    drift: Vec<(u32, DMat3)>,
+}
+
+fn frobenius(m: &DMat3) -> f64 {
+    m.to_cols_array().iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// Polar decomposition `A = U · P` (Higham's scaled Newton iteration, f64):
+/// `U` a proper rotation (`det = +1`; for a mirroring `A`, `-U` and `-P`),
+/// `P = Uᵀ A`. A (near-)singular `A` takes `fallback` as `U`.
+pub fn polar(a: DMat3, fallback: DMat3) -> (DMat3, DMat3) {
+    let norm = frobenius(&a);
+    let det = a.determinant();
+    if !det.is_finite() || det.abs() <= 1e-12 * norm * norm * norm {
+        return (fallback, fallback.transpose() * a);
+    }
+    let mut u = a;
+    for _ in 0..60 {
+        let inv_t = u.inverse().transpose();
+        let g = (frobenius(&inv_t) / frobenius(&u)).sqrt();
+        let next = (u * g + inv_t * (1.0 / g)) * 0.5;
+        let step = frobenius(&(next - u));
+        u = next;
+        if step <= 1e-15 * 3.0 {
+            break;
+        }
+    }
+    if u.determinant() < 0.0 {
+        u = -u;
+    }
+    (u, u.transpose() * a)
+}
+
+/// The rigid baking pass (module docs, point 2): per node and frame, the
+/// glTF world matrix `W = [A | t]`, its polar rotation `U`, the local key
+/// `(U_pᵀ (t - t_p), U_pᵀ U)` in the parent's rigid frame, and the residual
+/// `Uᵀ A` (baked at frame 0, its later changes recorded as drift).
+fn rigid_bake(
+    doc: &GltfFile,
+    tree: &Tree,
+    chans: &[[Option<Channel>; 3]],
+    fps: f32,
+    report: &mut AuthorReport,
+) -> Result<Vec<NodeInfo>, ImportError> {
+    let nodes = arr(&doc.json, "nodes");
+    let n = tree.order.len();
+    let mut statics: Vec<(animation::Trs, Option<DMat4>)> = Vec::with_capacity(n);
+    let mut last = vec![0u32; n];
+    let mut own_last = vec![0u32; n];
+    let mut parent_of = vec![None; n];
+    for (r, &g) in tree.order.iter().enumerate() {
+        let nd = &nodes[g];
+        let (mut trs, note) = node_trs_full(nd);
+        if let Some(note) = note {
+            report.warnings.push(format!("node {g}: {note}"));
+        }
+        let [tc, rc, sc] = &chans[r];
+        if let Some(sc) = sc {
+            match constant_value(sc) {
+                Some(s) => trs.s = s,
+                None => {
+                    return Err(err(
+                        "gltf.scale",
+                        format!(
+                            "node {g} ({:?}): animated scale cannot be stored in MSH (keys hold translation and rotation); apply the scale",
+                            nd.get("name").and_then(Value::as_str).unwrap_or("")
+                        ),
+                    ))
+                }
+            }
+        }
+        let matrix = floats(nd, "matrix")
+            .filter(|m| m.len() == 16 && tc.is_none() && rc.is_none() && sc.is_none())
+            .map(|m| DMat4::from_cols_array(&std::array::from_fn(|i| f64::from(m[i]))));
+        let p = tree.parent[g].and_then(|p| tree.res1_of[p]);
+        parent_of[r] = p;
+        let own = [tc.as_ref(), rc.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(Channel::last_frame)
+            .fold(0.0f32, f32::max)
+            .ceil();
+        if own > anim::MAX_KEY_TIME {
+            return Err(err(
+                "gltf.limits",
+                format!(
+                    "node {g}: animation ends at frame {own} (> {}) at {fps} fps",
+                    anim::MAX_KEY_TIME
+                ),
+            ));
+        }
+        own_last[r] = own as u32;
+        last[r] = (own as u32).max(p.map_or(0, |p| last[p]));
+        statics.push((trs, matrix));
+    }
+    let dq = |q: [f32; 4]| {
+        DQuat::from_xyzw(
+            f64::from(q[0]),
+            f64::from(q[1]),
+            f64::from(q[2]),
+            f64::from(q[3]),
+        )
+        .normalize()
+    };
+    let dv = |v: [f32; 3]| DVec3::new(f64::from(v[0]), f64::from(v[1]), f64::from(v[2]));
+    let mut info: Vec<NodeInfo> = (0..n)
+        .map(|_| NodeInfo {
+            bake: DMat3::IDENTITY,
+            keys: Vec::new(),
+            drift: Vec::new(),
+        })
+        .collect();
+    // Current frame's (world matrix, TRS rotation product, U, t) per node.
+    let mut world: Vec<(DMat4, DQuat, DMat3, DVec3)> = vec![
+        (
+            DMat4::IDENTITY,
+            DQuat::IDENTITY,
+            DMat3::IDENTITY,
+            DVec3::ZERO
+        );
+        n
+    ];
+    let global_last = last.iter().copied().max().unwrap_or(0);
+    for f in 0..=global_last {
+        let ff = f as f32;
+        for r in 0..n {
+            if last[r] < f {
+                continue; // held: the node and its ancestors stopped moving
+            }
+            let (trs, matrix) = &statics[r];
+            let [tc, rc, _] = &chans[r];
+            let (local, q) = match matrix {
+                Some(m) => (*m, dq(trs.r)),
+                None => {
+                    let t = tc.as_ref().map_or(trs.t, |c| {
+                        let v = c.sample(ff, false);
+                        [v[0], v[1], v[2]]
+                    });
+                    let q = dq(rc.as_ref().map_or(trs.r, |c| {
+                        let v = c.sample(ff, true);
+                        [v[0], v[1], v[2], v[3]]
+                    }));
+                    (
+                        DMat4::from_scale_rotation_translation(dv(trs.s), q, dv(t)),
+                        q,
+                    )
+                }
+            };
+            let (pw, pq, pu, pt) = match parent_of[r] {
+                Some(p) => world[p],
+                None => world_root(),
+            };
+            let w = pw * local;
+            let rq = (pq * q).normalize();
+            let (u, m) = polar(DMat3::from_mat4(w), DMat3::from_quat(rq));
+            let t = w.w_axis.truncate();
+            let lt = pu.transpose() * (t - pt);
+            let mut lq = DQuat::from_mat3(&(pu.transpose() * u)).normalize();
+            let ni = &mut info[r];
+            if let Some(prev) = ni.keys.last() {
+                let d = lq.x * f64::from(prev.1[0])
+                    + lq.y * f64::from(prev.1[1])
+                    + lq.z * f64::from(prev.1[2])
+                    + lq.w * f64::from(prev.1[3]);
+                if d < 0.0 {
+                    lq = -lq;
+                }
+            }
+            ni.keys.push((
+                [lt.x as f32, lt.y as f32, lt.z as f32],
+                [lq.x as f32, lq.y as f32, lq.z as f32, lq.w as f32],
+            ));
+            if f == 0 {
+                ni.bake = m;
+            } else {
+                let d = m - ni.bake;
+                if frobenius(&d) > 1e-9 * frobenius(&ni.bake).max(1.0) {
+                    ni.drift.push((f, d));
+                }
+            }
+            world[r] = (w, rq, u, t);
+        }
+    }
+    // Frames past the node's own last key that only repeat it (its ancestors
+    // move it rigidly) are dropped: the engine holds the last key.
+    let close = |a: &([f32; 3], [f32; 4]), b: &([f32; 3], [f32; 4])| {
+        (0..3).all(|k| (a.0[k] - b.0[k]).abs() <= 1e-6 * b.0[k].abs().max(1.0))
+            && (0..4).all(|k| (a.1[k] - b.1[k]).abs() <= 1e-6)
+    };
+    for (r, ni) in info.iter_mut().enumerate() {
+        while ni.keys.len() > own_last[r] as usize + 1
+            && close(&ni.keys[ni.keys.len() - 1], &ni.keys[ni.keys.len() - 2])
+        {
+            ni.keys.pop();
+        }
+    }
+    for (r, ni) in info.iter().enumerate() {
+        if frobenius(&(ni.bake - DMat3::IDENTITY)) > 1e-6 {
+            report.scaled_nodes.push(r);
+        }
+    }
+    Ok(info)
+}
+
+/// Reports every node whose baked residual changes over time (a rotation
+/// under a non-uniform ancestor scale shears the source): the largest
+/// distance, over its frames and the vertices of its meshes, between the
+/// glTF vertex and the rigidly moved baked one, `|(M(f) - M(0)) · v|`.
+fn shear_warnings(
+    doc: &GltfFile,
+    tree: &Tree,
+    info: &[NodeInfo],
+    placements: &[(usize, usize, usize)],
+    opts: &AuthorOptions,
+    report: &mut AuthorReport,
+) -> Result<(), ImportError> {
+    let rules = PrimRules {
+        triangulate: true,
+        ignore_morph: opts.ignore_skins,
+    };
+    for (r, ni) in info.iter().enumerate() {
+        if ni.drift.is_empty() {
+            continue;
+        }
+        let mut pts: Vec<DVec3> = Vec::new();
+        for &(_, _, mesh) in placements.iter().filter(|p| p.0 == r) {
+            let mj = doc.get("meshes", mesh)?;
+            for (pi, p) in arr(mj, "primitives").iter().enumerate() {
+                let prim = read_primitive(doc, mesh, pi, p, rules)?;
+                pts.extend(
+                    prim.pos
+                        .iter()
+                        .map(|p| DVec3::new(f64::from(p[0]), f64::from(p[1]), f64::from(p[2]))),
+                );
+            }
+        }
+        let size = pts.iter().fold(1.0f64, |m, p| m.max(p.abs().max_element()));
+        let (mut worst, mut at) = (0.0f64, 0u32);
+        for &(f, d) in &ni.drift {
+            for p in &pts {
+                let e = (d * *p).length();
+                if e > worst {
+                    (worst, at) = (e, f);
+                }
+            }
+        }
+        if worst > SHEAR_TOL * size {
+            let g = tree.order[r];
+            let name = arr(&doc.json, "nodes")[g]
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            report.warnings.push(format!(
+                "node {g} ({name:?}): a rotation under a non-uniform ancestor scale shears the geometry over time; MSH nodes are rigid, so the shape is kept as at frame 0: largest vertex error {worst:.6} at frame {at}"
+            ));
+            report.sheared_nodes.push(Shear {
+                node: r,
+                max_vertex_error: worst,
+                frame: at,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn world_root() -> (DMat4, DQuat, DMat3, DVec3) {
+    (
+        DMat4::IDENTITY,
+        DQuat::IDENTITY,
+        DMat3::IDENTITY,
+        DVec3::ZERO,
+    )
+}
+
+/// `m · p` in f64, rounded to f32.
+fn apply3(m: &DMat3, p: [f32; 3]) -> [f32; 3] {
+    let v = *m * DVec3::new(f64::from(p[0]), f64::from(p[1]), f64::from(p[2]));
+    [v.x as f32, v.y as f32, v.z as f32]
+}
+
+/// The normal map of a baked linear map: the cofactor matrix (`det · M⁻ᵀ`)
+/// with the sign of `det`, well defined for singular maps too.
+fn normal_map(m: &DMat3) -> DMat3 {
+    let c = m.to_cols_array_2d();
+    let cof = |i: usize, j: usize| {
+        let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
+        let (j1, j2) = ((j + 1) % 3, (j + 2) % 3);
+        // element (row i, column j) of M is c[j][i]
+        c[j1][i1] * c[j2][i2] - c[j2][i1] * c[j1][i2]
+    };
+    let s = if m.determinant() < 0.0 { -1.0 } else { 1.0 };
+    // cofactor (row i, column j) at column-major position [j][i].
+    DMat3::from_cols_array_2d(&std::array::from_fn(|j| {
+        std::array::from_fn(|i| s * cof(i, j))
+    }))
 }
 
 /// Authors a new model from `doc` (see the module docs).
@@ -548,76 +840,8 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
     report.warnings.extend(col.warnings);
     let chans = col.channels;
 
-    // Static transforms and scale baking.
-    let mut info: Vec<NodeInfo> = Vec::with_capacity(n);
-    for (r, &g) in tree.order.iter().enumerate() {
-        let nd = &nodes[g];
-        let (mut trs, note) = node_trs_full(nd);
-        if let Some(note) = note {
-            report.warnings.push(format!("node {g}: {note}"));
-        }
-        let [tc, rc, sc] = &chans[r];
-        if let Some(sc) = sc {
-            match constant_value(sc) {
-                Some(s) => trs.s = s,
-                None => {
-                    return Err(err(
-                        "gltf.scale",
-                        format!(
-                            "node {g} ({:?}): animated scale cannot be stored in MSH (keys hold translation and rotation); apply the scale",
-                            nd.get("name").and_then(Value::as_str).unwrap_or("")
-                        ),
-                    ))
-                }
-            }
-        }
-        if let Some(rc) = rc {
-            let v = rc.sample(0.0, true);
-            trs.r = [v[0], v[1], v[2], v[3]];
-        }
-        if let Some(tc) = tc {
-            let v = tc.sample(0.0, false);
-            trs.t = [v[0], v[1], v[2]];
-        }
-        let parent_scale = tree
-            .parent
-            .get(g)
-            .copied()
-            .flatten()
-            .and_then(|p| tree.res1_of[p])
-            .map_or([1.0; 3], |p| info[p].scale);
-        let inherited = if uniform(parent_scale) {
-            [parent_scale[0]; 3]
-        } else {
-            let cols = quat_cols(trs.r);
-            let aligned = cols
-                .iter()
-                .flatten()
-                .all(|&c| c.abs() < 1e-5 || (c.abs() - 1.0).abs() < 1e-5);
-            if !aligned || rc.is_some() {
-                report.warnings.push(format!(
-                    "node {g}: non-uniform parent scale {parent_scale:?} under a{} rotation cannot be represented exactly; approximated",
-                    if rc.is_some() { "n animated" } else { " non-axis-aligned" }
-                ));
-            }
-            let f = |i: usize| {
-                (0..3)
-                    .map(|k| parent_scale[k] * cols[i][k] * cols[i][k])
-                    .sum::<f32>()
-            };
-            [f(0), f(1), f(2)]
-        };
-        let scale = mul3(inherited, trs.s);
-        if scale.iter().any(|x| (x - 1.0).abs() > 1e-6) {
-            report.scaled_nodes.push(r);
-        }
-        info.push(NodeInfo {
-            parent_scale,
-            scale,
-            t: trs.t,
-            r: trs.r,
-        });
-    }
+    // Rigid baking.
+    let info = rigid_bake(doc, &tree, &chans, fps, &mut report)?;
 
     // Materials.
     let materials = arr(&doc.json, "materials");
@@ -651,7 +875,7 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
 
     // Geometry: one slot per (mesh, baked scale).
     let mut b = ModelBuilder::new();
-    let mut slot_of: HashMap<(usize, [u32; 3]), Option<u16>> = HashMap::new();
+    let mut slot_of: HashMap<(usize, [i64; 9]), Option<u16>> = HashMap::new();
     let mut cells: Vec<Vec<(usize, u16)>> = vec![Vec::new(); n];
     let mut placements: Vec<(usize, usize, usize)> = Vec::new(); // (Res1, cell, mesh)
     for (r, &g) in tree.order.iter().enumerate() {
@@ -677,15 +901,19 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
     let mut triangles = 0usize;
     for &(r, cell, mesh) in &placements {
         used_meshes.insert(mesh);
-        let scale = info[r].scale;
-        let key = (mesh, scale.map(f32::to_bits));
+        let bake = info[r].bake;
+        let key = (
+            mesh,
+            bake.to_cols_array()
+                .map(|x| (x * 1e6).round().clamp(-9e18, 9e18) as i64),
+        );
         let slot = match slot_of.get(&key) {
             Some(s) => *s,
             None => {
                 let parts = mesh_parts(
                     doc,
                     mesh,
-                    scale,
+                    &bake,
                     up,
                     opts,
                     materials.len(),
@@ -712,6 +940,7 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
             cells[r].push((cell, s));
         }
     }
+    shear_warnings(doc, &tree, &info, &placements, opts, &mut report)?;
     let meshes = arr(&doc.json, "meshes").len();
     let unused: Vec<usize> = (0..meshes).filter(|m| !used_meshes.contains(m)).collect();
     if !unused.is_empty() {
@@ -731,62 +960,23 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
     }
 
     // Nodes and keys.
-    let last_allowed = anim::MAX_KEY_TIME;
     for (r, &g) in tree.order.iter().enumerate() {
         let nd = &nodes[g];
-        let ni = &info[r];
-        let [tc, rc, _] = &chans[r];
-        let key_at = |f: f32, t: [f32; 3], q: [f32; 4]| AnimKey24 {
-            pos: axes::vec3_inv(up, mul3(ni.parent_scale, t)),
-            time: f,
-            q: quantize_gltf_rotation(up, layout, q),
-        };
-        let mut keys: Vec<AnimKey24> = if tc.is_none() && rc.is_none() {
-            vec![key_at(0.0, ni.t, ni.r)]
-        } else {
-            let last = [tc.as_ref(), rc.as_ref()]
-                .into_iter()
-                .flatten()
-                .map(Channel::last_frame)
-                .fold(0.0f32, f32::max)
-                .ceil();
-            if last > last_allowed {
-                return Err(err(
-                    "gltf.limits",
-                    format!(
-                        "node {g}: animation ends at frame {last} (> {last_allowed}) at {fps} fps"
-                    ),
-                ));
-            }
-            let mut prev: Option<[f32; 4]> = None;
-            (0..=last as u32)
-                .map(|f| {
-                    let f = f as f32;
-                    let t = tc.as_ref().map_or(ni.t, |c| {
-                        let v = c.sample(f, false);
-                        [v[0], v[1], v[2]]
-                    });
-                    let mut q = rc.as_ref().map_or(ni.r, |c| {
-                        let v = c.sample(f, true);
-                        [v[0], v[1], v[2], v[3]]
-                    });
-                    // Sign-continuous rotations: the engine interpolates the stored values.
-                    if prev.is_some_and(|p| (0..4).map(|k| p[k] * q[k]).sum::<f32>() < 0.0) {
-                        q = q.map(|x| -x);
-                    }
-                    prev = Some(q);
-                    key_at(f, t, q)
-                })
-                .collect()
-        };
+        let mut keys: Vec<AnimKey24> = info[r]
+            .keys
+            .iter()
+            .enumerate()
+            .map(|(f, &(t, q))| AnimKey24 {
+                pos: axes::vec3_inv(up, t),
+                time: f as f32,
+                q: quantize_gltf_rotation(up, layout, q),
+            })
+            .collect();
         if opts.reduce_keys && keys.len() > 2 {
             let protect = vec![false; keys.len()];
             keys = animation::reduce(keys, &protect, layout);
         }
-        if keys
-            .windows(2)
-            .all(|w| w[0].pos == w[1].pos && w[0].q == w[1].q)
-        {
+        if keys.iter().all(|k| same_key(k, &keys[0])) {
             keys.truncate(1);
         }
         let name = nd
@@ -849,6 +1039,16 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
     })
 }
 
+/// Keys equal up to float noise: positions within
+/// [`animation::KEY_POS_TOL`] (relative, at least 1 unit) and stored
+/// quaternions within 1 (either sign).
+fn same_key(a: &AnimKey24, b: &AnimKey24) -> bool {
+    let pos = (0..3)
+        .all(|k| (a.pos[k] - b.pos[k]).abs() <= animation::KEY_POS_TOL * b.pos[k].abs().max(1.0));
+    let q = |s: i32| (0..4).all(|k| (i32::from(a.q[k]) - s * i32::from(b.q[k])).abs() <= 1);
+    pos && (q(1) || q(-1))
+}
+
 fn normalize3(v: [f32; 3]) -> Option<[f32; 3]> {
     let l = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
     (l > 1e-20 && l.is_finite()).then(|| v.map(|x| x / l))
@@ -866,12 +1066,13 @@ fn cross3(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     ]
 }
 
-/// The parts (batches) of glTF mesh `mesh` with `scale` baked, in game axes.
+/// The parts (batches) of glTF mesh `mesh` with the linear map `bake`
+/// (glTF axes) applied, in game axes.
 #[allow(clippy::too_many_arguments)]
 fn mesh_parts(
     doc: &GltfFile,
     mesh: usize,
-    scale: [f32; 3],
+    bake: &DMat3,
     up: Up,
     opts: &AuthorOptions,
     material_count: usize,
@@ -883,7 +1084,8 @@ fn mesh_parts(
         triangulate: true,
         ignore_morph: opts.ignore_skins,
     };
-    let mirror = scale[0] * scale[1] * scale[2] < 0.0;
+    let mirror = bake.determinant() < 0.0;
+    let nmap = normal_map(bake);
     let mut parts = Vec::new();
     for (pi, p) in arr(mj, "primitives").iter().enumerate() {
         let prim = read_primitive(doc, mesh, pi, p, rules)?;
@@ -925,7 +1127,7 @@ fn mesh_parts(
                 format!("material {material} > 65535 (Batch20.material_index is a u16)"),
             ));
         }
-        let pos: Vec<[f32; 3]> = prim.pos.iter().map(|&p| mul3(scale, p)).collect();
+        let pos: Vec<[f32; 3]> = prim.pos.iter().map(|&p| apply3(bake, p)).collect();
         let mut indices = prim.indices;
         if mirror {
             for t in indices.chunks_exact_mut(3) {
@@ -955,9 +1157,8 @@ fn mesh_parts(
                 (verts, idx)
             }
             Some(nrm) => {
-                let inv = scale.map(|s| if s == 0.0 { 0.0 } else { 1.0 / s });
                 let mut normals: Vec<Option<[f32; 3]>> =
-                    nrm.iter().map(|&n| normalize3(mul3(inv, n))).collect();
+                    nrm.iter().map(|&n| normalize3(apply3(&nmap, n))).collect();
                 if normals.iter().any(Option::is_none) {
                     let mut acc = vec![[0.0f32; 3]; pos.len()];
                     for t in indices.chunks_exact(3) {
