@@ -29,6 +29,7 @@ pub mod animation;
 pub mod author;
 pub mod geometry;
 pub mod matching;
+pub mod materials;
 pub mod read;
 
 use crate::anim::QuatLayout;
