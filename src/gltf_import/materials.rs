@@ -313,6 +313,11 @@ pub fn library_content(
                     idx(ti, "texCoord").unwrap_or(0)
                 ));
             }
+            if ti.get("extensions").is_some() {
+                out.warnings.push(format!(
+                    "material {row}: baseColorTexture extensions (e.g. KHR_texture_transform) ignored; the UVs are used as stored"
+                ));
+            }
             let t = idx(ti, "index").ok_or_else(|| {
                 err(
                     "gltf.index",
