@@ -1275,3 +1275,70 @@ fn cli_refusals_exit_1_and_write_nothing() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------
+// Cells from names and MSFT_lod (issue 9).
+
+#[test]
+fn cells_from_names_and_msft_lod() {
+    let mut g = G::default();
+    let sizes = [0.5f32, 0.4, 0.3, 0.2];
+    let meshes: Vec<usize> = sizes
+        .iter()
+        .map(|&s| {
+            let p = box_prim(&mut g, [s, s, s], None);
+            g.mesh(vec![p])
+        })
+        .collect();
+    // hull: own mesh (cell 0), `.S1L0` (damaged, cell 5) and `.L0G2` (cell 2) children.
+    let damaged = g.node(json!({"name": "hull.S1L0", "mesh": meshes[1]}));
+    let old_style = g.node(json!({"name": "hull.L0G2", "mesh": meshes[2]}));
+    let moved =
+        g.node(json!({"name": "hull.S0L3", "mesh": meshes[3], "translation": [1.0, 0.0, 0.0]}));
+    let hull =
+        g.node(json!({"name": "hull", "mesh": meshes[0], "children": [damaged, old_style, moved]}));
+    // tower: MSFT_lod levels 1 and 2 outside the scene.
+    let l1 = g.node(json!({"name": "tower_lod1", "mesh": meshes[1]}));
+    let l2 = g.node(json!({"name": "tower_lod2", "mesh": meshes[2]}));
+    let tower = g.node(
+        json!({"name": "tower", "mesh": meshes[0], "translation": [0.0, 2.0, 0.0],
+        "extensions": {"MSFT_lod": {"ids": [l1, l2]}}}),
+    );
+    let doc = g.finish(&[hull, tower]);
+    let a = gltf_import::author(&doc, &AuthorOptions::default()).unwrap();
+    let m = &a.model;
+    let names: Vec<String> = (0..m.nodes38().len())
+        .map(|i| String::from_utf8_lossy(m.node_name(i).unwrap()).into_owned())
+        .collect();
+    // The moved child is not a carrier (it has a transform): it stays a node.
+    assert_eq!(names, ["hull", "hull.S0L3", "tower"]);
+    let tris = |node: usize, cell: usize| {
+        let s = m.nodes38()[node].slots[cell];
+        (s != NONE16).then(|| m.slots[s as usize].tri_count)
+    };
+    let filled =
+        |node: usize| -> Vec<usize> { (0..15).filter(|&c| tris(node, c).is_some()).collect() };
+    assert_eq!(filled(0), [0, 2, 5]);
+    assert_eq!(filled(2), [0, 1, 2]);
+    assert_eq!(tris(2, 1), Some(12));
+    // The carriers' boxes: the slots hold their meshes (the sizes differ).
+    let extent = |node: usize, cell: usize| {
+        let s = &m.slots[m.nodes38()[node].slots[cell] as usize];
+        derive::slot_triangles(m, s)
+            .into_iter()
+            .flatten()
+            .map(|v| m.positions[v as usize][0])
+            .fold(0.0f32, f32::max)
+    };
+    assert!((extent(0, 5) - 0.4).abs() < 1e-6);
+    assert!((extent(0, 2) - 0.3).abs() < 1e-6);
+    assert!((extent(2, 2) - 0.3).abs() < 1e-6);
+    assert!(
+        a.report
+            .warnings
+            .iter()
+            .any(|w| w.contains("cell name 3 ignored")),
+        "{:?}",
+        a.report.warnings
+    );
+}

@@ -9,9 +9,13 @@
 //!    parents before children (msh2gltf's `{"msh": {"node": i}}` extras
 //!    order the nodes when every node has a distinct one that keeps parents
 //!    first). Every tree node becomes a Res1 node (at most 65535: `hdr1` is
-//!    a u16 with 0xFFFF = none), except msh2gltf's cell carriers
-//!    (`{"msh": {"cell": c}}` leaves with an identity transform), whose mesh
-//!    goes into their parent's cell `c`. `hdr0` is the node's
+//!    a u16 with 0xFFFF = none), except cell carriers, whose mesh goes into
+//!    their parent's cell `c` (`5 * state + lod`, format-notes §6 R7): mesh
+//!    leaves with an identity transform marked by msh2gltf's
+//!    `{"msh": {"cell": c}}` extra, else named `<parent>.S<s>L<l>` or
+//!    `<parent>.L<l>G<g>` ([`cell_from_name`]); and the levels of an
+//!    `MSFT_lod` extension (`ids[i]` → cell `i + 1`, in or outside the
+//!    scene; their own transform is ignored with a warning). `hdr0` is the node's
 //!    `{"msh": {"flags"}}` extra, else 0. Names: Res10 in Windows-1251,
 //!    characters it cannot encode become `_` (reported). A cycle or a node
 //!    with two parents is `gltf.hierarchy`.
@@ -284,6 +288,33 @@ struct Tree {
     carriers: Vec<(usize, usize, usize)>,
 }
 
+/// Cells per state (format-notes §6 R7: `cell = 5 * state + lod`).
+const CELLS_PER_STATE: usize = 5;
+
+/// The cell a carrier's name gives under a parent named `parent`:
+/// `<parent>.S<s>L<l>` (cell `5 s + l`, s < 3, l < 5; what msh2gltf
+/// `--all-cells` writes after the retail renaming) or `<parent>.L<l>G<g>`
+/// (the earlier naming, cell `5 l + g`, l < 3, g < 5). A Blender duplicate
+/// suffix `.001` is allowed after it.
+pub fn cell_from_name(name: &str, parent: &str) -> Option<usize> {
+    let rest = name.strip_prefix(parent)?.strip_prefix('.')?;
+    let rest = match rest.rsplit_once('.') {
+        Some((r, d)) if d.len() == 3 && d.bytes().all(|c| c.is_ascii_digit()) => r,
+        _ => rest,
+    };
+    let b = rest.as_bytes();
+    if b.len() != 4 || !b[1].is_ascii_digit() || !b[3].is_ascii_digit() {
+        return None;
+    }
+    let (x, y) = (usize::from(b[1] - b'0'), usize::from(b[3] - b'0'));
+    match (b[0], b[2]) {
+        (b'S', b'L') | (b'L', b'G') if x < CELLS / CELLS_PER_STATE && y < CELLS_PER_STATE => {
+            Some(CELLS_PER_STATE * x + y)
+        }
+        _ => None,
+    }
+}
+
 fn is_identity(node: &Value) -> bool {
     let (trs, _) = node_trs_full(node);
     trs.t.iter().all(|x| x.abs() < 1e-6)
@@ -360,33 +391,76 @@ fn scene_tree(doc: &GltfFile, warnings: &mut Vec<String>) -> Result<Tree, Import
             }
         }
     }
-    let left_out = (0..n).filter(|&g| !seen[g]).count();
+    // Cell carriers: msh2gltf --all-cells children (`{"msh": {"cell"}}`
+    // extras, else the names `<node>.S<s>L<l>` / `<node>.L<l>G<g>`), and
+    // MSFT_lod levels. carrier[g] = (glTF parent, cell).
+    let mut carrier: Vec<Option<(usize, usize)>> = vec![None; n];
+    let name_of = |g: usize| nodes[g].get("name").and_then(Value::as_str).unwrap_or("");
+    for &g in &order {
+        let nd = &nodes[g];
+        let Some(p) = parent[g] else { continue };
+        let extra = msh_extras(nd)
+            .and_then(|e| e.get("cell"))
+            .and_then(Value::as_u64)
+            .map(|c| c as usize);
+        let (cell, how) = match extra {
+            Some(c) => (Some(c), "cell extra"),
+            None => (cell_from_name(name_of(g), name_of(p)), "cell name"),
+        };
+        let Some(c) = cell else { continue };
+        if c < CELLS
+            && arr(nd, "children").is_empty()
+            && is_identity(nd)
+            && nd.get("mesh").is_some()
+        {
+            carrier[g] = Some((p, c));
+        } else {
+            warnings.push(format!(
+                "node {g}: {how} {c} ignored (a carrier is a mesh leaf with an identity transform under node {p}, cell < {CELLS}); kept as a node"
+            ));
+        }
+    }
+    for &g in &order {
+        let Some(ids) = nodes[g]
+            .get("extensions")
+            .and_then(|e| e.get("MSFT_lod"))
+            .and_then(|e| e.get("ids"))
+            .and_then(Value::as_array)
+        else {
+            continue;
+        };
+        for (i, id) in ids.iter().enumerate() {
+            let lod = i + 1;
+            let Some(id) = id.as_u64().map(|x| x as usize).filter(|&x| x < n) else {
+                warnings.push(format!("node {g}: MSFT_lod id {id} is not a node; ignored"));
+                continue;
+            };
+            if lod >= CELLS_PER_STATE || nodes[id].get("mesh").is_none() || carrier[id].is_some() {
+                warnings.push(format!(
+                    "node {g}: MSFT_lod level {lod} (node {id}) ignored (levels 1..{} with a mesh)",
+                    CELLS_PER_STATE - 1
+                ));
+                continue;
+            }
+            if seen[id] && !arr(&nodes[id], "children").is_empty() {
+                warnings.push(format!(
+                    "node {g}: MSFT_lod level {lod} (node {id}) has children; kept as a node"
+                ));
+                continue;
+            }
+            if !is_identity(&nodes[id]) {
+                warnings.push(format!(
+                    "node {g}: MSFT_lod level {lod} (node {id}): its own transform is ignored (the level is drawn in node {g}'s frame)"
+                ));
+            }
+            carrier[id] = Some((g, lod));
+        }
+    }
+    let left_out = (0..n).filter(|&g| !seen[g] && carrier[g].is_none()).count();
     if left_out > 0 {
         warnings.push(format!(
             "{left_out} node(s) outside the default scene ignored"
         ));
-    }
-    // Cell carriers (msh2gltf --all-cells).
-    let mut carrier = vec![None; n];
-    for &g in &order {
-        let nd = &nodes[g];
-        let cell = msh_extras(nd)
-            .and_then(|e| e.get("cell"))
-            .and_then(Value::as_u64)
-            .map(|c| c as usize);
-        if let (Some(c), Some(p)) = (cell, parent[g]) {
-            if c < CELLS
-                && arr(nd, "children").is_empty()
-                && is_identity(nd)
-                && nd.get("mesh").is_some()
-            {
-                carrier[g] = Some(c);
-            } else {
-                warnings.push(format!(
-                    "node {g}: cell extra {c} ignored (a carrier is a mesh leaf with an identity transform under node {p}); kept as a node"
-                ));
-            }
-        }
     }
     let mut order: Vec<usize> = order
         .into_iter()
@@ -437,9 +511,8 @@ fn scene_tree(doc: &GltfFile, warnings: &mut Vec<String>) -> Result<Tree, Import
     }
     let carriers = (0..n)
         .filter_map(|g| {
-            let c = carrier[g]?;
-            let p = res1_of[parent[g]?]?;
-            Some((g, p, c))
+            let (p, c) = carrier[g]?;
+            Some((g, res1_of[p]?, c))
         })
         .collect();
     Ok(Tree {
@@ -1221,6 +1294,19 @@ mod tests {
             let stem = n.split('.').next().unwrap();
             assert!(stem.chars().count() <= MAX_MATERIAL_STEM, "{n}");
         }
+    }
+
+    #[test]
+    fn cells_from_names() {
+        assert_eq!(cell_from_name("hull.S0L0", "hull"), Some(0));
+        assert_eq!(cell_from_name("hull.S2L4", "hull"), Some(14));
+        assert_eq!(cell_from_name("hull.S1L2.001", "hull"), Some(7));
+        assert_eq!(cell_from_name("hull.L1G3", "hull"), Some(8));
+        assert_eq!(cell_from_name("hull.S3L0", "hull"), None);
+        assert_eq!(cell_from_name("hull.S0L5", "hull"), None);
+        assert_eq!(cell_from_name("hull.S0L0", "tower"), None);
+        assert_eq!(cell_from_name("hull.X0L0", "hull"), None);
+        assert_eq!(cell_from_name("hull.S0L0x", "hull"), None);
     }
 
     #[test]
