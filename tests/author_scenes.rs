@@ -1342,3 +1342,58 @@ fn cells_from_names_and_msft_lod() {
         a.report.warnings
     );
 }
+
+// ---------------------------------------------------------------------------
+// Over the triangle limit (issue 9).
+
+/// A `n` x `n` heightfield mesh (2 n² triangles, u32 indices).
+fn big_grid(g: &mut G, n: usize) -> usize {
+    let mut pos = Vec::with_capacity((n + 1) * (n + 1) * 3);
+    for y in 0..=n {
+        for x in 0..=n {
+            let (u, v) = (x as f32 / n as f32, y as f32 / n as f32);
+            pos.extend_from_slice(&[u * 20.0, 0.5 * (u * 7.0).sin() * (v * 5.0).cos(), v * 20.0]);
+        }
+    }
+    let w = n as u32 + 1;
+    let mut idx = Vec::with_capacity(n * n * 6);
+    for y in 0..n as u32 {
+        for x in 0..n as u32 {
+            let a = y * w + x;
+            idx.extend_from_slice(&[a, a + w, a + 1, a + 1, a + w, a + w + 1]);
+        }
+    }
+    let nrm: Vec<f32> = (0..pos.len() / 3).flat_map(|_| [0.0, 1.0, 0.0]).collect();
+    let p = g.prim(&pos, Some(&nrm), Some((&idx, 5125)), 4, None);
+    g.mesh(vec![p])
+}
+
+#[test]
+fn over_the_triangle_limit_refused_or_simplified() {
+    let mut g = G::default();
+    let m = big_grid(&mut g, 317); // 200 978 triangles
+    let a = g.node(json!({"name": "terrain", "mesh": m}));
+    let doc = g.finish(&[a]);
+    let e = gltf_import::author(&doc, &AuthorOptions::default()).unwrap_err();
+    assert_eq!(e.rule, "gltf.limits");
+    assert!(
+        e.detail.contains("200978 triangles") && e.detail.contains("--simplify"),
+        "{e}"
+    );
+    let a = gltf_import::author(
+        &doc,
+        &AuthorOptions {
+            simplify: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let s = a.report.simplified.clone().unwrap();
+    assert_eq!(s.from, 200_978);
+    assert!(s.to <= 65_535 && s.to > 40_000, "{s:?}");
+    assert!(s.max_error > 0.0 && s.max_error < 0.05, "{s:?}");
+    assert_eq!(a.report.triangles, s.to);
+    msh::validate(&a.model).unwrap();
+    let bytes = msh::encode(&a.model).unwrap();
+    msh::decode(&bytes, msh::Mode::Strict).unwrap();
+}

@@ -85,6 +85,10 @@ struct Cli {
     /// argb (A, R, G, B).
     #[arg(long, value_name = "retail|argb", default_value = "retail", value_parser = ["retail", "argb"])]
     texm_order: String,
+    /// Authoring: fit a scene over 65535 triangles under the limit with
+    /// meshoptimizer (reports the error) instead of refusing it.
+    #[arg(long, conflicts_with = "base")]
+    simplify: bool,
     /// Write a JSON report of the import to this file.
     #[arg(long, value_name = "FILE.json")]
     report: Option<PathBuf>,
@@ -318,6 +322,7 @@ fn run_author(cli: &Cli) -> Result<serde_json::Value, Fail> {
         fps: cli.fps,
         reduce_keys: !cli.keep_keys,
         ignore_skins: cli.ignore_skins,
+        simplify: cli.simplify,
     };
     let a = gltf_import::author(&doc, &opts)
         .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
@@ -435,6 +440,12 @@ fn run_author(cli: &Cli) -> Result<serde_json::Value, Fail> {
             r.frame_count,
             r.materials.len()
         );
+        if let Some(s) = &r.simplified {
+            eprintln!(
+                "gltf2msh: simplified {} -> {} triangles (largest error {:.6} units)",
+                s.from, s.to, s.max_error
+            );
+        }
         for rn in &r.renamed_materials {
             eprintln!(
                 "gltf2msh: material {} {:?} renamed {:?}",

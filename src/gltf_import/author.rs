@@ -68,7 +68,10 @@
 //!    transform; joints and weights are ignored), morph targets
 //!    (`gltf.morph`, same option: the base shape), an animation whose only
 //!    channels are morph weights (`gltf.morph`), a scene without triangles
-//!    (`gltf.empty`).
+//!    (`gltf.empty`), more than [`MAX_TRIANGLES`] triangles (`gltf.limits`)
+//!    unless [`AuthorOptions::simplify`]: then every primitive is reduced
+//!    by meshoptimizer ([`simplify::fit`]) and the error is reported in
+//!    [`AuthorReport::simplified`].
 //! 7. **Derived and unknown fields** are the [`ModelBuilder`] defaults (its
 //!    module docs list them); the model passes [`crate::msh::validate()`]
 //!    before it is returned.
@@ -81,11 +84,12 @@ use serde_json::Value;
 use super::animation::{self, collect_channels, node_trs_full, quantize_gltf_rotation, Channel};
 use super::geometry::{read_primitive, PrimRules};
 use super::read::{arr, floats, idx, msh_extras, GltfFile};
+use super::simplify::{self, RawPrim, Simplified, MAX_TRIANGLES};
 use super::{conventions, ImportError, ImportOptions};
 use crate::anim::{self, QuatLayout};
 use crate::gltf_export::{axes, Up};
 use crate::material::wear::{Wear, WearRow};
-use crate::msh::build::{split_part, ModelBuilder, NodeSpec, Part, Vertex};
+use crate::msh::build::{split_part, ModelBuilder, NodeSpec, Vertex};
 use crate::msh::{self, AnimKey24, Model, CELLS, NONE16};
 
 /// Relative tolerance under which a scale channel counts as constant.
@@ -111,6 +115,9 @@ pub struct AuthorOptions {
     /// Convert skinned meshes in their bind pose and morphed meshes with
     /// their base shape instead of refusing them.
     pub ignore_skins: bool,
+    /// Over [`MAX_TRIANGLES`] triangles: simplify with meshoptimizer
+    /// ([`simplify::fit`]) instead of refusing.
+    pub simplify: bool,
 }
 
 impl Default for AuthorOptions {
@@ -119,6 +126,7 @@ impl Default for AuthorOptions {
             fps: None,
             reduce_keys: true,
             ignore_skins: false,
+            simplify: false,
         }
     }
 }
@@ -178,6 +186,8 @@ pub struct AuthorReport {
     pub renamed_nodes: Vec<usize>,
     /// Res1 nodes whose accumulated scale was baked into geometry (not 1).
     pub scaled_nodes: Vec<usize>,
+    /// Set when `--simplify` reduced the triangles (module docs, point 3).
+    pub simplified: Option<Simplified>,
     /// Nodes whose source shape shears over time (module docs, point 2).
     pub sheared_nodes: Vec<Shear>,
     /// Primitives whose normals were generated.
@@ -971,7 +981,8 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
         }
     }
     let mut used_meshes = HashSet::new();
-    let mut triangles = 0usize;
+    // Pending slots: the primitives of each (mesh, residual), in slot order.
+    let mut pending: Vec<Vec<RawPrim>> = Vec::new();
     for &(r, cell, mesh) in &placements {
         used_meshes.insert(mesh);
         let bake = info[r].bake;
@@ -983,7 +994,7 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
         let slot = match slot_of.get(&key) {
             Some(s) => *s,
             None => {
-                let parts = mesh_parts(
+                let prims = mesh_parts(
                     doc,
                     mesh,
                     &bake,
@@ -993,17 +1004,14 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
                     &mut default_row,
                     &mut report,
                 )?;
-                let s = if parts.is_empty() {
+                let s = if prims.is_empty() {
                     report
                         .warnings
                         .push(format!("mesh {mesh}: no triangles; no slot"));
                     None
                 } else {
-                    triangles += parts.iter().map(|p| p.indices.len() / 3).sum::<usize>();
-                    Some(
-                        b.add_slot(&parts)
-                            .map_err(|e| err("gltf.limits", e.to_string()))?,
-                    )
+                    pending.push(prims);
+                    Some((pending.len() - 1) as u16)
                 };
                 slot_of.insert(key, s);
                 s
@@ -1012,6 +1020,41 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
         if let Some(s) = slot {
             cells[r].push((cell, s));
         }
+    }
+    let triangles: usize = pending.iter().flatten().map(|p| p.indices.len() / 3).sum();
+    if triangles > MAX_TRIANGLES {
+        if !opts.simplify {
+            return Err(err(
+                "gltf.limits",
+                format!(
+                    "the scene has {triangles} triangles; an MSH model holds at most {MAX_TRIANGLES} (Res7 links and Slot68 triangle ranges are u16): reduce it (Blender: Decimate modifier) or pass --simplify"
+                ),
+            ));
+        }
+        let s = simplify::fit(&mut pending, MAX_TRIANGLES)?;
+        report.warnings.push(format!(
+            "simplified from {} to {} triangles with meshoptimizer; largest geometric error {:.6} units{}",
+            s.from,
+            s.to,
+            s.max_error,
+            if s.sloppy > 0 {
+                format!(" ({} primitives by the sloppy simplifier)", s.sloppy)
+            } else {
+                String::new()
+            }
+        ));
+        report.simplified = Some(s);
+    }
+    for prims in &pending {
+        let mut parts = Vec::new();
+        for p in prims {
+            parts.extend(
+                split_part(p.material, &p.vertices, &p.indices)
+                    .map_err(|e| err("gltf.accessor", e.to_string()))?,
+            );
+        }
+        b.add_slot(&parts)
+            .map_err(|e| err("gltf.limits", e.to_string()))?;
     }
     shear_warnings(doc, &tree, &info, &placements, opts, &mut report)?;
     let meshes = arr(&doc.json, "meshes").len();
@@ -1151,7 +1194,7 @@ fn mesh_parts(
     material_count: usize,
     default_row: &mut Option<u16>,
     report: &mut AuthorReport,
-) -> Result<Vec<Part>, ImportError> {
+) -> Result<Vec<RawPrim>, ImportError> {
     let mj = doc.get("meshes", mesh)?;
     let rules = PrimRules {
         triangulate: true,
@@ -1260,10 +1303,11 @@ fn mesh_parts(
                 (verts, indices)
             }
         };
-        parts.extend(
-            split_part(material as u16, &verts, &idx)
-                .map_err(|e| err("gltf.accessor", e.to_string()))?,
-        );
+        parts.push(RawPrim {
+            material: material as u16,
+            vertices: verts,
+            indices: idx,
+        });
     }
     Ok(parts)
 }

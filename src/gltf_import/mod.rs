@@ -31,6 +31,7 @@ pub mod geometry;
 pub mod matching;
 pub mod materials;
 pub mod read;
+pub mod simplify;
 
 use crate::anim::QuatLayout;
 use crate::gltf_export::Up;
