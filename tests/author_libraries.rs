@@ -504,3 +504,101 @@ fn collisions_force_and_in_place() {
         "replacing with identical entries gives identical bytes"
     );
 }
+
+#[test]
+fn lightmap_uv_res18_lightmaps_row_and_res15() {
+    let t = tmp();
+    let mut bin: Vec<u8> = Vec::new();
+    let mut views = Vec::new();
+    let mut view = |bin: &mut Vec<u8>, b: &[u8]| {
+        while bin.len() % 4 != 0 {
+            bin.push(0);
+        }
+        views.push(json!({"buffer": 0, "byteOffset": bin.len(), "byteLength": b.len()}));
+        bin.extend_from_slice(b);
+        views.len() - 1
+    };
+    let f = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let pos = view(&mut bin, &f(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0]));
+    let uv0 = view(&mut bin, &f(&[0.0, 0.0, 1.0, 0.0, 0.0, 1.0]));
+    let uv1 = view(&mut bin, &f(&[0.25, 0.5, 1.0 / 3.0, -0.1, 0.5, 70.0]));
+    let r15: Vec<u8> = (0u8..24).collect();
+    let r15v = view(&mut bin, &r15);
+    let img = view(&mut bin, &png(&gradient(8, 8, false)));
+    let json = json!({
+        "asset": {"version": "2.0"},
+        "scene": 0,
+        "scenes": [{"nodes": [0]}],
+        "nodes": [{"name": "hut", "mesh": 0}],
+        "meshes": [{"primitives": [
+            {"attributes": {"POSITION": 0, "TEXCOORD_0": 1, "TEXCOORD_1": 2, "_RES15": 3}, "material": 0},
+            {"attributes": {"POSITION": 0, "TEXCOORD_0": 1}, "material": 1}
+        ]}],
+        "materials": [
+            {"name": "wall", "occlusionTexture": {"index": 0, "texCoord": 1}},
+            {"name": "roof"}
+        ],
+        "textures": [{"source": 0}],
+        "images": [{"bufferView": img, "mimeType": "image/png", "name": "lm_hut"}],
+        "accessors": [
+            {"bufferView": pos, "componentType": 5126, "count": 3, "type": "VEC3",
+             "min": [0.0, 0.0, 0.0], "max": [1.0, 1.0, 0.0]},
+            {"bufferView": uv0, "componentType": 5126, "count": 3, "type": "VEC2"},
+            {"bufferView": uv1, "componentType": 5126, "count": 3, "type": "VEC2"},
+            {"bufferView": r15v, "componentType": 5125, "count": 3, "type": "VEC2"}
+        ],
+        "bufferViews": views,
+        "buffers": [{"byteLength": bin.len()}],
+    });
+    let doc = gltf_import::parse(&glb(&json, &bin), None).unwrap();
+    let a = gltf_import::author(&doc, &Default::default()).unwrap();
+    let m = &a.model;
+    // Res18 after Res5, lit vertices quantised, unlit 0; Res15 written back.
+    let types: Vec<u32> = m.entries.iter().map(|e| e.type_id).collect();
+    assert_eq!(&types[..7], &[1, 2, 3, 4, 5, 18, 15]);
+    let r18 = m.res18.as_ref().unwrap();
+    let q = |u: u16, v: u16| [u.to_le_bytes(), v.to_le_bytes()].concat();
+    assert_eq!(r18[0].to_vec(), q(256, 512));
+    assert_eq!(r18[1].to_vec(), q(341, 0));
+    assert_eq!(r18[2].to_vec(), q(512, 65535));
+    assert_eq!(r18[3..], [[0u8; 4]; 3]);
+    let res15 = m.res15.as_ref().unwrap();
+    assert_eq!(res15[0], [0, 1, 2, 3, 4, 5, 6, 7]);
+    assert_eq!(res15[2], [16, 17, 18, 19, 20, 21, 22, 23]);
+    assert_eq!(res15[3], [0; 8]);
+    assert_eq!(a.wear.lightmaps.len(), 1);
+    assert_eq!(a.wear.lightmaps[0].name, "LM_HUT.0");
+    assert_eq!(a.report.lightmap.as_deref(), Some("LM_HUT.0"));
+    let bytes = mshgltf::msh::encode(m).unwrap();
+    mshgltf::msh::decode(&bytes, mshgltf::msh::Mode::Strict).unwrap();
+    let wear = mshgltf::material::Wear::parse(&a.wear.to_bytes().unwrap()).unwrap();
+    assert_eq!(wear.lightmaps, a.wear.lightmaps);
+    // The CLI writes the lightmap into LightMap.lib (565, flags4 0).
+    let input = t.path().join("hut.glb");
+    std::fs::write(&input, glb(&json, &bin)).unwrap();
+    let game = t.path().join("GAME");
+    game_dir(&game);
+    let out = t.path().join("out");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    ok(&gltf2msh(&[
+        &s(&input),
+        "-o",
+        &s(&out.join("HUT.msh")),
+        "--game-dir",
+        &s(&game),
+    ]));
+    let lm = std::fs::read(out.join("LightMap.lib")).unwrap();
+    let lib = nres::read(&lm, nres::Mode::Strict).unwrap();
+    assert_eq!(lib.entries.len(), 1);
+    assert_eq!(lib.entries[0].name, b"LM_HUT.0");
+    let tx = Texm::parse(lib.entries[0].data).unwrap();
+    assert_eq!(
+        (tx.format, tx.flags4, tx.mip_count()),
+        (TexFormat::Rgb565, 0, 4)
+    );
+    let wea = std::fs::read_to_string(out.join("HUT.wea")).unwrap();
+    assert!(
+        wea.contains("LIGHTMAPS") && wea.contains("LM_HUT.0"),
+        "{wea}"
+    );
+}

@@ -66,9 +66,9 @@ struct Cli {
     /// meshes with their base shape instead of refusing them.
     #[arg(long, conflicts_with = "base")]
     ignore_skins: bool,
-    /// Authoring: also write the new materials (MAT0) and textures (Texm)
-    /// into copies of this folder's Material.lib and Textures.lib, beside the
-    /// output (or into the originals with --in-place).
+    /// Authoring: also write the new materials (MAT0), textures and lightmap
+    /// (Texm) into copies of this folder's Material.lib, Textures.lib and
+    /// LightMap.lib, beside the output (or into the originals with --in-place).
     #[arg(long, value_name = "GAME", conflicts_with = "base")]
     game_dir: Option<PathBuf>,
     /// With --game-dir: change the game's libraries themselves.
@@ -492,7 +492,7 @@ fn author_libraries(
     warnings: &mut Vec<String>,
 ) -> Result<Vec<(PathBuf, Vec<u8>, LibraryEdit)>, Fail> {
     use mshgltf::gltf_import::materials::{self, TextureBits, TextureOptions};
-    use mshgltf::material::library::{MATERIAL_LIB, TEXTURES_LIB};
+    use mshgltf::material::library::{LIGHTMAP_LIB, MATERIAL_LIB, TEXTURES_LIB};
     use mshgltf::material::texm;
     if !game.is_dir() {
         return Err(usage(format!(
@@ -524,6 +524,7 @@ fn author_libraries(
     for (file, entries) in [
         (MATERIAL_LIB, content.material_entries()),
         (TEXTURES_LIB, content.texture_entries()),
+        (LIGHTMAP_LIB, content.lightmap_entries()),
     ] {
         let src = find_in(game, file);
         let target = if cli.in_place {

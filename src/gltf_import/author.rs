@@ -75,6 +75,14 @@
 //! 7. **Derived and unknown fields** are the [`ModelBuilder`] defaults (its
 //!    module docs list them); the model passes [`crate::msh::validate()`]
 //!    before it is returned.
+//! 8. **Lightmaps and Res15.** A primitive whose material has an
+//!    `occlusionTexture` reading `TEXCOORD_1` is lit: its TEXCOORD_1 becomes
+//!    the Res18 lightmap UV (u16 `round(uv * 1024)`, clamped to 0..65535,
+//!    format-notes §6 R5; 0 for unlit vertices), its batches are marked
+//!    [`crate::msh::build::Part::lit`], and the WEAR gets one LIGHTMAPS row
+//!    named after that occlusion image (the first such material's; others
+//!    are reported). A `_RES15` attribute (8 bytes per vertex, as msh2gltf
+//!    exports it) is written back to Res15.
 
 use std::collections::{HashMap, HashSet};
 
@@ -186,6 +194,8 @@ pub struct AuthorReport {
     pub renamed_nodes: Vec<usize>,
     /// Res1 nodes whose accumulated scale was baked into geometry (not 1).
     pub scaled_nodes: Vec<usize>,
+    /// The LIGHTMAPS row 0 name, when batches are lit (module docs, point 8).
+    pub lightmap: Option<String>,
     /// Set when `--simplify` reduced the triangles (module docs, point 3).
     pub simplified: Option<Simplified>,
     /// Nodes whose source shape shears over time (module docs, point 2).
@@ -1045,13 +1055,31 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
         ));
         report.simplified = Some(s);
     }
+    // Lightmap: one LIGHTMAPS row (row 0, the one lit batches use).
+    let mut lightmaps = Vec::new();
+    if pending.iter().flatten().any(|p| p.lit) {
+        let (first, others) = super::materials::lightmap_image(doc);
+        if let Some((m, img)) = first {
+            let stem = super::materials::image_stem(doc, img, "LIGHTMAP");
+            let name = crate::material::write::texture_name(&stem, &mut HashSet::new());
+            if !others.is_empty() {
+                report.warnings.push(format!(
+                    "occlusion images {others:?} besides image {img} (material {m}): a model has one lightmap (LIGHTMAPS row 0); image {img} is used for every lit batch"
+                ));
+            }
+            report.lightmap = Some(name.clone());
+            lightmaps.push(WearRow { legacy_id: 0, name });
+        }
+    }
     for prims in &pending {
         let mut parts = Vec::new();
         for p in prims {
-            parts.extend(
-                split_part(p.material, &p.vertices, &p.indices)
-                    .map_err(|e| err("gltf.accessor", e.to_string()))?,
-            );
+            let mut split = split_part(p.material, &p.vertices, &p.indices)
+                .map_err(|e| err("gltf.accessor", e.to_string()))?;
+            for part in &mut split {
+                part.lit = p.lit;
+            }
+            parts.extend(split);
         }
         b.add_slot(&parts)
             .map_err(|e| err("gltf.limits", e.to_string()))?;
@@ -1148,7 +1176,7 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
         model,
         wear: Wear {
             materials: rows,
-            lightmaps: Vec::new(),
+            lightmaps,
             crlf: true,
         },
         report,
@@ -1204,7 +1232,7 @@ fn mesh_parts(
     let nmap = normal_map(bake);
     let mut parts = Vec::new();
     for (pi, p) in arr(mj, "primitives").iter().enumerate() {
-        let prim = read_primitive(doc, mesh, pi, p, rules)?;
+        let mut prim = read_primitive(doc, mesh, pi, p, rules)?;
         if !arr(p, "targets").is_empty() {
             report.warnings.push(format!(
                 "mesh {mesh} primitive {pi}: morph targets ignored (base shape)"
@@ -1244,13 +1272,21 @@ fn mesh_parts(
             ));
         }
         let pos: Vec<[f32; 3]> = prim.pos.iter().map(|&p| apply3(bake, p)).collect();
-        let mut indices = prim.indices;
+        let mut indices = std::mem::take(&mut prim.indices);
         if mirror {
             for t in indices.chunks_exact_mut(3) {
                 t.swap(1, 2);
             }
         }
         let uv = |i: usize| prim.uv.as_ref().map_or([0.0; 2], |u| u[i]);
+        // Lit: the material's occlusion texture reads TEXCOORD_1 (module docs, point 8).
+        let lit = prim.uv1.is_some()
+            && prim
+                .gltf_material
+                .and_then(|m| doc.get("materials", m).ok())
+                .and_then(|m| m.get("occlusionTexture"))
+                .is_some_and(|o| idx(o, "texCoord") == Some(1));
+        let lm = |i: usize| lit.then(|| prim.uv1.as_ref().map_or([0.0; 2], |u| u[i]));
         let face = |t: &[u32]| {
             let (a, b2, c) = (pos[t[0] as usize], pos[t[1] as usize], pos[t[2] as usize]);
             cross3(sub3(b2, a), sub3(c, a))
@@ -1266,6 +1302,8 @@ fn mesh_parts(
                             pos: axes::vec3_inv(up, pos[v as usize]),
                             normal: axes::vec3_inv(up, nrm),
                             uv: uv(v as usize),
+                            res15: prim.res15(v as usize).unwrap_or_default(),
+                            lightmap_uv: lm(v as usize),
                         });
                     }
                 }
@@ -1298,6 +1336,8 @@ fn mesh_parts(
                         pos: axes::vec3_inv(up, pos[i]),
                         normal: axes::vec3_inv(up, normals[i].unwrap_or([0.0; 3])),
                         uv: uv(i),
+                        res15: prim.res15(i).unwrap_or_default(),
+                        lightmap_uv: lm(i),
                     })
                     .collect();
                 (verts, indices)
@@ -1307,6 +1347,7 @@ fn mesh_parts(
             material: material as u16,
             vertices: verts,
             indices: idx,
+            lit,
         });
     }
     Ok(parts)

@@ -72,6 +72,8 @@ pub(crate) struct Prim {
     pub(crate) pos: Vec<[f32; 3]>,
     pub(crate) nrm: Option<Vec<[f32; 3]>>,
     pub(crate) uv: Option<Vec<[f32; 2]>>,
+    /// `TEXCOORD_1` as stored (the lightmap UV of an authored model).
+    pub(crate) uv1: Option<Vec<[f32; 2]>>,
     r15: Option<RawAccessor>,
     r18: Option<RawAccessor>,
     /// WEAR row (the `--base` path's material matching).
@@ -262,6 +264,14 @@ pub(crate) fn read_primitive(
         }
         None => None,
     };
+    let uv1 = match a("TEXCOORD_1") {
+        Some(x) => {
+            let v = doc.floats(x, 2, "TEXCOORD_1")?;
+            count_ok(v.len() / 2, "TEXCOORD_1")?;
+            Some(v.chunks_exact(2).map(|c| [c[0], c[1]]).collect())
+        }
+        None => None,
+    };
     let raw = |name: &str, size: usize| -> Result<Option<RawAccessor>, ImportError> {
         match a(name) {
             None => Ok(None),
@@ -298,11 +308,21 @@ pub(crate) fn read_primitive(
         pos,
         nrm,
         uv,
+        uv1,
         r15,
         r18,
         material: None,
         gltf_material: material,
     })
+}
+
+impl Prim {
+    /// The `_RES15` bytes of vertex `i` (8 per vertex), when the primitive
+    /// carries them.
+    pub(crate) fn res15(&self, i: usize) -> Option<[u8; 8]> {
+        let r = self.r15.as_ref()?;
+        r.elem(i).try_into().ok()
+    }
 }
 
 /// The Res6 slice of a batch as u32 (empty when out of range).

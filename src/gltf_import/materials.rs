@@ -23,6 +23,11 @@
 //!   `flags4 = 32` like the retail textures. Names: the image's `name`, else
 //!   its file stem, else `TEXTURE`, made valid by
 //!   [`crate::material::write::texture_name`] (≤ 15 bytes, upper case).
+//!   The UVs are the base colour texture's set (with KHR_texture_transform
+//!   applied) as the primitive reader takes them.
+//! - **Lightmap** (`LightMap.lib`, when the WEAR has a LIGHTMAPS row): the
+//!   occlusion image of [`lightmap_image`], opaque 565, full mip chain,
+//!   `flags4 = 0` like the retail lightmaps, named by the WEAR row.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -111,6 +116,8 @@ pub struct LibraryContent {
     pub materials: Vec<NewMaterial>,
     /// Texm images.
     pub textures: Vec<NewTexture>,
+    /// The lightmap (`LightMap.lib`), when the WEAR has a LIGHTMAPS row.
+    pub lightmaps: Vec<NewTexture>,
     /// What was approximated or ignored.
     pub warnings: Vec<String>,
 }
@@ -133,8 +140,16 @@ impl LibraryContent {
 
     /// The `Textures.lib` entries (type Texm, attributes 0).
     pub fn texture_entries(&self) -> Vec<NewEntry> {
-        self.textures
-            .iter()
+        Self::texm_entries(&self.textures)
+    }
+
+    /// The `LightMap.lib` entries (type Texm, attributes 0).
+    pub fn lightmap_entries(&self) -> Vec<NewEntry> {
+        Self::texm_entries(&self.lightmaps)
+    }
+
+    fn texm_entries(list: &[NewTexture]) -> Vec<NewEntry> {
+        list.iter()
             .map(|t| NewEntry {
                 name: t.name.as_bytes().to_vec(),
                 type_id: TYPE_TEXM,
@@ -145,6 +160,55 @@ impl LibraryContent {
             })
             .collect()
     }
+}
+
+/// The model's lightmap: the first material whose `occlusionTexture` reads
+/// `TEXCOORD_1`, as `(material, image)`; and every other image such a
+/// material names (the WEAR holds one LIGHTMAPS row per model here).
+pub fn lightmap_image(doc: &GltfFile) -> (Option<(usize, usize)>, Vec<usize>) {
+    let mut first = None;
+    let mut others = Vec::new();
+    for (m, mat) in arr(&doc.json, "materials").iter().enumerate() {
+        let Some(o) = mat
+            .get("occlusionTexture")
+            .filter(|o| idx(o, "texCoord") == Some(1))
+        else {
+            continue;
+        };
+        let Some(img) = idx(o, "index")
+            .and_then(|t| doc.get("textures", t).ok())
+            .and_then(|t| idx(t, "source"))
+        else {
+            continue;
+        };
+        match first {
+            None => first = Some((m, img)),
+            Some((_, i)) if i != img => others.push(img),
+            Some(_) => {}
+        }
+    }
+    (first, others)
+}
+
+/// The source name of glTF image `i`: its `name`, else its file stem, else
+/// `fallback`.
+pub fn image_stem(doc: &GltfFile, i: usize, fallback: &str) -> String {
+    let Ok(im) = doc.get("images", i) else {
+        return fallback.into();
+    };
+    im.get("name")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| {
+            im.get("uri")
+                .and_then(Value::as_str)
+                .filter(|u| !u.starts_with("data:"))
+                .map(|u| {
+                    let f = u.rsplit(['/', '\\']).next().unwrap_or(u);
+                    f.rsplit_once('.').map_or(f, |(s, _)| s).to_string()
+                })
+        })
+        .unwrap_or_else(|| fallback.into())
 }
 
 /// The MAT0 blend mode (directory attr1, format-notes §6 R10) of a glTF
@@ -307,17 +371,6 @@ pub fn library_content(
         let alpha_mode = m.get("alphaMode").and_then(Value::as_str);
         let mut texture = None;
         if let Some(ti) = pbr.and_then(|p| p.get("baseColorTexture")) {
-            if idx(ti, "texCoord").unwrap_or(0) != 0 {
-                out.warnings.push(format!(
-                    "material {row}: baseColorTexture uses TEXCOORD_{}; MSH has one UV set for textures, TEXCOORD_0 used",
-                    idx(ti, "texCoord").unwrap_or(0)
-                ));
-            }
-            if ti.get("extensions").is_some() {
-                out.warnings.push(format!(
-                    "material {row}: baseColorTexture extensions (e.g. KHR_texture_transform) ignored; the UVs are used as stored"
-                ));
-            }
             let t = idx(ti, "index").ok_or_else(|| {
                 err(
                     "gltf.index",
@@ -333,21 +386,8 @@ pub fn library_content(
                     let name = match tex_of_image.get(&img) {
                         Some(n) => n.clone(),
                         None => {
-                            let im = doc.get("images", img)?;
-                            let src = im
-                                .get("name")
-                                .and_then(Value::as_str)
-                                .map(str::to_string)
-                                .or_else(|| {
-                                    im.get("uri")
-                                        .and_then(Value::as_str)
-                                        .filter(|u| !u.starts_with("data:"))
-                                        .map(|u| {
-                                            let f = u.rsplit(['/', '\\']).next().unwrap_or(u);
-                                            f.rsplit_once('.').map_or(f, |(s, _)| s).to_string()
-                                        })
-                                })
-                                .unwrap_or_else(|| "TEXTURE".into());
+                            doc.get("images", img)?;
+                            let src = image_stem(doc, img, "TEXTURE");
                             let name = texture_name(&src, &mut used);
                             let t = texture_from_image(doc, base_dir, img, name.clone(), opts)?;
                             if let Some((w0, h0)) = t.resized_from {
@@ -375,6 +415,33 @@ pub fn library_content(
             mat0,
             blend: blend_mode(alpha_mode),
         });
+    }
+    if let (Some(row), (Some((_, img)), _)) = (wear.lightmaps.first(), lightmap_image(doc)) {
+        let mut t = texture_from_image(
+            doc,
+            base_dir,
+            img,
+            row.name.clone(),
+            &TextureOptions {
+                bits: TextureBits::Sixteen,
+                ..*opts
+            },
+        )?;
+        if t.format != TexFormat::Rgb565 {
+            // Lightmaps are opaque 565 (every retail LightMap.lib entry).
+            let mut rgba = t.rgba.clone();
+            for p in rgba.pixels_mut() {
+                p.0[3] = 255;
+            }
+            t.texm = texm::encode(&rgba, TexFormat::Rgb565, &opts.order, 0, 0)
+                .map_err(|e| err("gltf.image", format!("image {img}: {e}")))?;
+            t.format = TexFormat::Rgb565;
+            t.rgba = rgba;
+        } else {
+            t.texm = texm::encode(&t.rgba, TexFormat::Rgb565, &opts.order, 0, 0)
+                .map_err(|e| err("gltf.image", format!("image {img}: {e}")))?;
+        }
+        out.lightmaps.push(t);
     }
     Ok(out)
 }

@@ -25,6 +25,8 @@ pub struct RawPrim {
     pub vertices: Vec<Vertex>,
     /// Triangle list into `vertices`.
     pub indices: Vec<u32>,
+    /// Lit with the model's lightmap (Batch20 lightmap byte 0x00).
+    pub lit: bool,
 }
 
 /// What [`fit`] did.
@@ -135,6 +137,7 @@ mod tests {
                     pos: [u * 10.0, v * 10.0, h],
                     normal: [0.0, 0.0, 1.0],
                     uv: [u, v],
+                    ..Vertex::default()
                 });
             }
         }
@@ -150,6 +153,7 @@ mod tests {
             material: 0,
             vertices,
             indices,
+            lit: false,
         }
     }
 

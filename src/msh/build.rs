@@ -11,9 +11,10 @@
 //! | `Slot68.tail` | f32 bits of the XY area and of the volume of the AABB, then 3 zero words |
 //! | `TriDesc16.flags` / `sel` | 0 / `0x3F` (three selectors = none) |
 //! | `PackedNormal4` 4th byte | 0 |
-//! | Res15 | 8 zero bytes per vertex |
+//! | Res15 | the vertex's bytes, 8 zero bytes by default |
+//! | Res18 | only when a vertex has a lightmap UV: u16 `round(uv*1024)` per vertex (0 for the others) |
 //! | Res9, Res17 | empty payloads, attributes 0 |
-//! | stream order | retail `1,2,3,4,5,15,13,6,7,8,19,9,10,17` (format-notes §2) |
+//! | stream order | retail `1,2,3,4,5,15,13,6,7,8,19,9,10,17`, with Res18 after Res5 when present (format-notes §2) |
 //! | `Res1.attr2` | 0 |
 //!
 //! Quaternions are written in the seed's `xyzw` layout.
@@ -31,6 +32,11 @@ pub struct Vertex {
     pub normal: [f32; 3],
     /// UV (quantized `*1024`).
     pub uv: [f32; 2],
+    /// Res15 bytes (meaning unknown; 0 by default).
+    pub res15: [u8; 8],
+    /// Lightmap UV (Res18, quantized `round(uv*1024)` as u16, format-notes
+    /// §6 R5); `None` for an unlit vertex (Res18 0).
+    pub lightmap_uv: Option<[f32; 2]>,
 }
 
 /// One batch to add: triangles over its own vertex list, one material row.
@@ -42,6 +48,9 @@ pub struct Part {
     pub vertices: Vec<Vertex>,
     /// Triangle corner indices into `vertices`, 3 per triangle.
     pub indices: Vec<u16>,
+    /// Lit with the WEAR's LIGHTMAPS row 0 (format-notes §6 R2: the batch's
+    /// lightmap byte 0x00 instead of 0xFF).
+    pub lit: bool,
 }
 
 /// Errors of the builder.
@@ -82,6 +91,14 @@ pub struct ModelBuilder {
 pub fn quantize_normal(n: [f32; 3]) -> [i8; 4] {
     let q = |v: f32| (v * 127.0).round().clamp(-128.0, 127.0) as i8;
     [q(n[0]), q(n[1]), q(n[2]), 0]
+}
+
+/// Quantizes a lightmap UV like Res18: `clamp(round(uv*1024), 0, 65535)`
+/// as u16 LE `u, v` (format-notes §6 R5).
+pub fn quantize_lightmap_uv(uv: [f32; 2]) -> [u8; 4] {
+    let q = |v: f32| ((v * 1024.0).round().clamp(0.0, 65535.0) as u16).to_le_bytes();
+    let (u, v) = (q(uv[0]), q(uv[1]));
+    [u[0], u[1], v[0], v[1]]
 }
 
 /// Quantizes a UV like Res5: `clamp(round(uv*1024), -32768, 32767)` (msh-core §5.5).
@@ -217,11 +234,17 @@ impl ModelBuilder {
             let normals = m.normals.get_or_insert_with(Vec::new);
             let uvs = m.uvs.get_or_insert_with(Vec::new);
             let res15 = m.res15.get_or_insert_with(Vec::new);
+            if m.res18.is_none() && p.vertices.iter().any(|v| v.lightmap_uv.is_some()) {
+                m.res18 = Some(vec![[0; 4]; m.positions.len()]);
+            }
             for v in &p.vertices {
                 m.positions.push(v.pos);
                 normals.push(quantize_normal(v.normal));
                 uvs.push(quantize_uv(v.uv));
-                res15.push([0; 8]);
+                res15.push(v.res15);
+                if let Some(r18) = m.res18.as_mut() {
+                    r18.push(v.lightmap_uv.map_or([0; 4], quantize_lightmap_uv));
+                }
             }
             let index_start = m.indices.len() as u32;
             m.indices.extend_from_slice(&p.indices);
@@ -341,8 +364,10 @@ impl ModelBuilder {
         }
         derive::recompute_tri_descs(&mut model);
         recompute_bounds(&mut model, true);
-        model.entries = [1u32, 2, 3, 4, 5, 15, 13, 6, 7, 8, 19, 9, 10, 17]
+        let lightmapped = model.res18.is_some();
+        model.entries = [1u32, 2, 3, 4, 5, 18, 15, 13, 6, 7, 8, 19, 9, 10, 17]
             .iter()
+            .filter(|&&t| t != 18 || lightmapped)
             .map(|&t| StreamEntry {
                 type_id: t,
                 name: format!("Res{t}").into_bytes(),
