@@ -440,6 +440,12 @@ fn run_author(cli: &Cli) -> Result<serde_json::Value, Fail> {
             r.frame_count,
             r.materials.len()
         );
+        for s in &r.sheared_nodes {
+            eprintln!(
+                "gltf2msh: warning: Res1 node {} shears over time (a rotation under a non-uniform parent scale); MSH nodes are rigid: largest vertex error {:.4} at frame {}",
+                s.node, s.max_vertex_error, s.frame
+            );
+        }
         if let Some(s) = &r.simplified {
             eprintln!(
                 "gltf2msh: simplified {} -> {} triangles (largest error {:.6} units)",
