@@ -602,3 +602,47 @@ fn lightmap_uv_res18_lightmaps_row_and_res15() {
         "{wea}"
     );
 }
+
+#[test]
+fn bare_model_reads_its_wea_and_the_library_copies() {
+    // gltf2msh -o out/NEW.msh writes NEW.wea beside it; msh2gltf of the bare
+    // model reads that WEAR and the library copies in the same folder.
+    let t = tmp();
+    let (glb_bytes, _) = scene();
+    let input = t.path().join("scene.glb");
+    std::fs::write(&input, &glb_bytes).unwrap();
+    let game = t.path().join("GAME");
+    game_dir(&game);
+    let out = t.path().join("out");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let (g_order, m_order) = order_args();
+    let mut args = vec![
+        s(&input),
+        "-o".into(),
+        s(&out.join("NEW.msh")),
+        "--game-dir".into(),
+        s(&game),
+    ];
+    args.extend(g_order.iter().map(|x| x.to_string()));
+    ok(&gltf2msh(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    ));
+    let back = out.join("new.glb");
+    let mut args = vec![s(&out.join("NEW.msh")), s(&back)];
+    args.extend(m_order.iter().map(|x| x.to_string()));
+    ok(&msh2gltf(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    ));
+    let mats = exported(&back);
+    let names: Vec<&str> = mats.iter().map(|m| m.0.as_str()).collect();
+    assert_eq!(names, ["HULL_PAINT.0", "GLASS.0", "FLAT.0", "PHOTO.0"]);
+    assert_eq!(
+        mats.iter().map(|m| m.2.is_some()).collect::<Vec<_>>(),
+        [true, true, false, true]
+    );
+    assert!(
+        (mats[2].1[1] - 0.9).abs() <= 0.5 / 255.0 + 1e-6,
+        "{:?}",
+        mats[2].1
+    );
+}
