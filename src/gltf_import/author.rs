@@ -1382,6 +1382,44 @@ mod tests {
     }
 
     #[test]
+    fn polar_decomposition() {
+        use glam::{DMat3, DQuat, DVec3};
+        let close = |a: &DMat3, b: &DMat3| frobenius(&(*a - *b)) < 1e-10;
+        // Rotation x stretch x shear, and a mirrored one.
+        let r = DMat3::from_quat(DQuat::from_axis_angle(
+            DVec3::new(0.3, 1.0, -0.2).normalize(),
+            1.1,
+        ));
+        let s = DMat3::from_diagonal(DVec3::new(2.0, 1.0, 0.5));
+        let r2 = DMat3::from_quat(DQuat::from_rotation_z(0.7));
+        for a in [
+            r * s,
+            s * r2,
+            s * r2 * s,
+            -(r * s),
+            r * DMat3::from_diagonal(DVec3::new(-1.0, 1.0, 1.0)),
+        ] {
+            let (u, p) = polar(a, DMat3::IDENTITY);
+            assert!(close(&(u.transpose() * u), &DMat3::IDENTITY), "{u}");
+            assert!((u.determinant() - 1.0).abs() < 1e-10);
+            assert!(close(&(u * p), &a));
+            assert!(close(&p, &p.transpose()), "{p}");
+        }
+        // R * S: U = R, P = S.
+        let (u, p) = polar(r * s, DMat3::IDENTITY);
+        assert!(close(&u, &r) && close(&p, &s));
+        // Singular: the fallback rotation.
+        let flat = r * DMat3::from_diagonal(DVec3::new(1.0, 0.0, 1.0));
+        let (u, p) = polar(flat, r);
+        assert!(close(&u, &r) && close(&(u * p), &flat));
+        // Normal map: inverse transpose with the determinant's sign.
+        let n = normal_map(&s);
+        assert!(close(&n, &(s.inverse().transpose() * s.determinant())));
+        let m = DMat3::from_diagonal(DVec3::new(-1.0, 1.0, 1.0));
+        assert!(close(&normal_map(&m), &m));
+    }
+
+    #[test]
     fn cells_from_names() {
         assert_eq!(cell_from_name("hull.S0L0", "hull"), Some(0));
         assert_eq!(cell_from_name("hull.S2L4", "hull"), Some(14));
