@@ -34,6 +34,7 @@ fn cuboid(c: [f32; 3], h: [f32; 3], material: u16) -> Part {
                     pos: p,
                     normal: n,
                     uv: [(a + 1.0) * 0.5, (1.0 - b) * 0.5],
+                    ..Vertex::default()
                 });
             }
             indices.extend_from_slice(&[base, base + 1, base + 2, base, base + 2, base + 3]);
@@ -43,6 +44,7 @@ fn cuboid(c: [f32; 3], h: [f32; 3], material: u16) -> Part {
         material,
         vertices,
         indices,
+        ..Part::default()
     }
 }
 

@@ -508,6 +508,26 @@ struct Loaded {
     /// For archives, parsed once: each `.msh` entry's byte range and its WEAR
     /// sibling's range, by entry index.
     entries: Result<HashMap<usize, EntryRanges>, nres::NresError>,
+    /// For a bare model, its WEAR table: the file `<stem>.wea` beside it
+    /// (any case), as `gltf2msh` writes it.
+    wea: Option<Vec<u8>>,
+}
+
+/// The `.wea` file beside a bare model `path` (same stem, any case).
+fn sibling_wea(path: &Path) -> Option<Vec<u8>> {
+    let stem = path.file_stem()?.to_string_lossy().into_owned();
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let want = format!("{stem}.wea");
+    std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
+        e.file_name()
+            .to_string_lossy()
+            .eq_ignore_ascii_case(&want)
+            .then(|| std::fs::read(e.path()).ok())
+            .flatten()
+    })
 }
 
 /// Byte ranges of a model entry and of its WEAR sibling inside an archive.
@@ -647,11 +667,17 @@ pub fn run_planned(
             .clone();
         let loaded = std::fs::read(&j.file).ok().map(|bytes| {
             let entries = entry_ranges(&bytes, j.entry.is_some());
+            let wea = if j.entry.is_none() {
+                sibling_wea(&j.file)
+            } else {
+                None
+            };
             Arc::new(Loaded {
                 bytes,
                 libs,
                 libs_error,
                 entries,
+                wea,
             })
         });
         files.insert(j.file.clone(), loaded);
@@ -777,7 +803,7 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
     };
     // Locate the model bytes (and the WEAR sibling) inside the archive.
     let (bytes, wear): (&[u8], Option<&[u8]>) = match (j.entry, &loaded.entries) {
-        (None, _) => (&loaded.bytes, None),
+        (None, _) => (&loaded.bytes, loaded.wea.as_deref()),
         (Some(_), Err(e)) => {
             return ReportRow::fail(j.source.clone(), e.rule, e.to_string(), ms(t0))
         }

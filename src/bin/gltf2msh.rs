@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use mshgltf::gltf_import::{self, AuthorOptions, ImportOptions};
+use mshgltf::material::write::{add_entries, LibraryEdit};
 use mshgltf::msh;
 use mshgltf::source::{self, FileKind, InputSpec};
 use mshgltf::{nres, output};
@@ -25,7 +26,7 @@ use mshgltf::{nres, output};
 /// archive.
 #[derive(Debug, Parser)]
 #[command(name = "gltf2msh", version, about, long_about = None,
-    after_help = "Examples:\n  gltf2msh tank.glb --base tank.msh            (writes tank.msh beside tank.glb unless that is the base)\n  gltf2msh tank.glb --base tank.msh -o tank2.msh\n  gltf2msh tank.glb --base units.rlb:R_L_89.msh -o units_new.rlb   (archive copy, one entry replaced)\n  gltf2msh scene.glb -o NEW.msh                 (new model: NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW -o units_new.rlb   (archive copy with NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW --force             (replaces units.rlb in place)\n\nExit codes: 0 ok, 1 conversion error (including glTF content MSH cannot hold: skins, morph targets, points, lines), 2 usage error.")]
+    after_help = "Examples:\n  gltf2msh tank.glb --base tank.msh            (writes tank.msh beside tank.glb unless that is the base)\n  gltf2msh tank.glb --base tank.msh -o tank2.msh\n  gltf2msh tank.glb --base units.rlb:R_L_89.msh -o units_new.rlb   (archive copy, one entry replaced)\n  gltf2msh scene.glb -o NEW.msh                 (new model: NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW -o units_new.rlb   (archive copy with NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW --force             (replaces units.rlb in place)\n  gltf2msh scene.glb -o out/NEW.msh --game-dir GAME   (also out/Material.lib, out/Textures.lib: copies with the new materials and textures)\n\nExit codes: 0 ok, 1 conversion error (including glTF content MSH cannot hold: skins, morph targets, points, lines), 2 usage error.")]
 struct Cli {
     /// The edited glTF: .glb, or .gltf with its buffers.
     input: PathBuf,
@@ -65,6 +66,29 @@ struct Cli {
     /// meshes with their base shape instead of refusing them.
     #[arg(long, conflicts_with = "base")]
     ignore_skins: bool,
+    /// Authoring: also write the new materials (MAT0), textures and lightmap
+    /// (Texm) into copies of this folder's Material.lib, Textures.lib and
+    /// LightMap.lib, beside the output (or into the originals with --in-place).
+    #[arg(long, value_name = "GAME", conflicts_with = "base")]
+    game_dir: Option<PathBuf>,
+    /// With --game-dir: change the game's libraries themselves.
+    #[arg(long, requires = "game_dir")]
+    in_place: bool,
+    /// With --game-dir: texture depth: auto (565 opaque, 8888 with alpha),
+    /// 16 (565 / 4444) or 32 (8888).
+    #[arg(long, value_name = "auto|16|32", default_value = "auto", value_parser = ["auto", "16", "32"])]
+    texture_bits: String,
+    /// With --game-dir: largest texture side (rounded up to a power of two).
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    max_texture: u32,
+    /// With --game-dir: byte order of 8888 textures: retail (B, G, R, A) or
+    /// argb (A, R, G, B).
+    #[arg(long, value_name = "retail|argb", default_value = "retail", value_parser = ["retail", "argb"])]
+    texm_order: String,
+    /// Authoring: fit a scene over 65535 triangles under the limit with
+    /// meshoptimizer (reports the error) instead of refusing it.
+    #[arg(long, conflicts_with = "base")]
+    simplify: bool,
     /// Write a JSON report of the import to this file.
     #[arg(long, value_name = "FILE.json")]
     report: Option<PathBuf>,
@@ -337,6 +361,7 @@ fn run_author(cli: &Cli, plan: &mut output::WritePlan) -> Result<serde_json::Val
         fps: cli.fps,
         reduce_keys: !cli.keep_keys,
         ignore_skins: cli.ignore_skins,
+        simplify: cli.simplify,
     };
     let a = gltf_import::author(&doc, &opts)
         .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
@@ -345,11 +370,18 @@ fn run_author(cli: &Cli, plan: &mut output::WritePlan) -> Result<serde_json::Val
     // Strict re-read of what will be written.
     msh::decode(&model_bytes, msh::Mode::Strict)
         .map_err(|e| conversion(format!("the new model does not read back: {e}")))?;
+    let mut lib_warnings: Vec<String> = Vec::new();
     let wear_bytes = a
         .wear
         .to_bytes()
         .map_err(|e| conversion(format!("WEAR table: {e}")))?;
     let mut written = Vec::new();
+    let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    let mut lib_report = Vec::new();
+    let libs = match &cli.game_dir {
+        Some(g) => author_libraries(cli, g, &doc, &a, &out, &mut lib_warnings)?,
+        None => Vec::new(),
+    };
     match archive {
         Some(arch) => {
             let ar =
@@ -395,8 +427,7 @@ fn run_author(cli: &Cli, plan: &mut output::WritePlan) -> Result<serde_json::Val
                 });
             }
             let bytes = nres::write(&entries).map_err(|e| conversion(format!("archive: {e}")))?;
-            // In place (--into without -o, with --force) replaces the archive.
-            output::write_files(&[(&out, &bytes)], cli.force).map_err(|e| usage(e.to_string()))?;
+            files.push((out.clone(), bytes));
             written.push(format!(
                 "{} (entries {msh_name}, {wea_name}{})",
                 out.display(),
@@ -409,12 +440,32 @@ fn run_author(cli: &Cli, plan: &mut output::WritePlan) -> Result<serde_json::Val
         }
         None => {
             let wea = wea_out.unwrap_or_else(|| out.with_extension("wea"));
-            output::write_files(&[(&out, &model_bytes), (&wea, &wear_bytes)], cli.force)
-                .map_err(|e| usage(e.to_string()))?;
+            files.push((out.clone(), model_bytes.clone()));
+            files.push((wea.clone(), wear_bytes.clone()));
             written.push(out.display().to_string());
             written.push(wea.display().to_string());
         }
     }
+    for (path, bytes, edit) in libs {
+        written.push(format!(
+            "{} (+{} entries{})",
+            path.display(),
+            edit.added.len(),
+            if edit.replaced.is_empty() {
+                String::new()
+            } else {
+                format!(", replaced {}", edit.replaced.join(", "))
+            }
+        ));
+        lib_report.push(serde_json::json!({"path": path, "added": edit.added, "replaced": edit.replaced, "kept": edit.kept}));
+        files.push((path, bytes));
+    }
+    let pairs: Vec<(&Path, &[u8])> = files
+        .iter()
+        .map(|(p, b)| (p.as_path(), b.as_slice()))
+        .collect();
+    // Existence was checked above; --in-place replaces the libraries.
+    output::write_files(&pairs, cli.force || cli.in_place).map_err(|e| usage(e.to_string()))?;
     let r = &a.report;
     if !cli.quiet {
         eprintln!(
@@ -429,6 +480,18 @@ fn run_author(cli: &Cli, plan: &mut output::WritePlan) -> Result<serde_json::Val
             r.frame_count,
             r.materials.len()
         );
+        for s in &r.sheared_nodes {
+            eprintln!(
+                "gltf2msh: warning: Res1 node {} shears over time (a rotation under a non-uniform parent scale); MSH nodes are rigid: largest vertex error {:.4} at frame {}",
+                s.node, s.max_vertex_error, s.frame
+            );
+        }
+        if let Some(s) = &r.simplified {
+            eprintln!(
+                "gltf2msh: simplified {} -> {} triangles (largest error {:.6} units)",
+                s.from, s.to, s.max_error
+            );
+        }
         for rn in &r.renamed_materials {
             eprintln!(
                 "gltf2msh: material {} {:?} renamed {:?}",
@@ -437,11 +500,107 @@ fn run_author(cli: &Cli, plan: &mut output::WritePlan) -> Result<serde_json::Val
         }
         if cli.verbose {
             eprintln!("{}", serde_json::to_string_pretty(r).unwrap_or_default());
-        } else if !r.warnings.is_empty() {
-            eprintln!("gltf2msh: {} warning(s) (-v to list)", r.warnings.len());
+            for w in &lib_warnings {
+                eprintln!("gltf2msh: warning: {w}");
+            }
+        } else if !r.warnings.is_empty() || !lib_warnings.is_empty() {
+            eprintln!(
+                "gltf2msh: {} warning(s) (-v to list)",
+                r.warnings.len() + lib_warnings.len()
+            );
         }
     }
-    Ok(serde_json::to_value(r).unwrap_or_default())
+    let mut v = serde_json::to_value(r).unwrap_or_default();
+    if cli.game_dir.is_some() {
+        v["libraries"] = serde_json::json!(lib_report);
+        v["library_warnings"] = serde_json::json!(lib_warnings);
+    }
+    Ok(v)
+}
+
+/// The file `name` in `dir`, matched case-insensitively.
+fn find_in(dir: &Path, name: &str) -> Option<PathBuf> {
+    std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
+        e.file_name()
+            .to_string_lossy()
+            .eq_ignore_ascii_case(name)
+            .then(|| e.path())
+    })
+}
+
+/// `--game-dir`: the new Material.lib and Textures.lib (path, bytes, edit).
+fn author_libraries(
+    cli: &Cli,
+    game: &Path,
+    doc: &gltf_import::GltfFile,
+    a: &gltf_import::Authored,
+    out: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<(PathBuf, Vec<u8>, LibraryEdit)>, Fail> {
+    use mshgltf::gltf_import::materials::{self, TextureBits, TextureOptions};
+    use mshgltf::material::library::{LIGHTMAP_LIB, MATERIAL_LIB, TEXTURES_LIB};
+    use mshgltf::material::texm;
+    if !game.is_dir() {
+        return Err(usage(format!(
+            "--game-dir {}: not a folder",
+            game.display()
+        )));
+    }
+    let opts = TextureOptions {
+        bits: match cli.texture_bits.as_str() {
+            "16" => TextureBits::Sixteen,
+            "32" => TextureBits::ThirtyTwo,
+            _ => TextureBits::Auto,
+        },
+        max_size: cli.max_texture.clamp(1, 1 << 15),
+        order: if cli.texm_order == "argb" {
+            texm::ARGB_ORDER
+        } else {
+            texm::RETAIL_ORDER
+        },
+    };
+    let content = materials::library_content(doc, cli.input.parent(), &a.wear, &opts)
+        .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
+    warnings.extend(content.warnings.iter().cloned());
+    let out_dir = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut res = Vec::new();
+    for (file, entries) in [
+        (MATERIAL_LIB, content.material_entries()),
+        (TEXTURES_LIB, content.texture_entries()),
+        (LIGHTMAP_LIB, content.lightmap_entries()),
+    ] {
+        let src = find_in(game, file);
+        let target = if cli.in_place {
+            src.clone().unwrap_or_else(|| game.join(file))
+        } else {
+            let t = find_in(&out_dir, file).unwrap_or_else(|| out_dir.join(file));
+            if src.as_ref().is_some_and(|s| output::same_file(s, &t)) {
+                return Err(usage(format!(
+                    "the new {file} would replace {} in the game folder: add --in-place, or write the model to another folder with -o",
+                    t.display()
+                )));
+            }
+            output::check_target(&t, &[&cli.input], cli.force).map_err(|e| usage(e.to_string()))?;
+            t
+        };
+        let old = match &src {
+            Some(p) => Some(std::fs::read(p).map_err(|e| usage(format!("{}: {e}", p.display())))?),
+            None => None,
+        };
+        if old.is_none() && entries.is_empty() {
+            continue;
+        }
+        let label = src
+            .as_ref()
+            .map_or_else(|| file.to_string(), |p| p.display().to_string());
+        let (bytes, edit) = add_entries(&label, old.as_deref(), &entries, cli.force)
+            .map_err(|e| conversion(e.to_string()))?;
+        res.push((target, bytes, edit));
+    }
+    Ok(res)
 }
 
 fn write_report(

@@ -9,25 +9,34 @@
 //!    parents before children (msh2gltf's `{"msh": {"node": i}}` extras
 //!    order the nodes when every node has a distinct one that keeps parents
 //!    first). Every tree node becomes a Res1 node (at most 65535: `hdr1` is
-//!    a u16 with 0xFFFF = none), except msh2gltf's cell carriers
-//!    (`{"msh": {"cell": c}}` leaves with an identity transform), whose mesh
-//!    goes into their parent's cell `c`. `hdr0` is the node's
+//!    a u16 with 0xFFFF = none), except cell carriers, whose mesh goes into
+//!    their parent's cell `c` (`5 * state + lod`, format-notes §6 R7): mesh
+//!    leaves with an identity transform marked by msh2gltf's
+//!    `{"msh": {"cell": c}}` extra, else named `<parent>.S<s>L<l>` or
+//!    `<parent>.L<l>G<g>` ([`cell_from_name`]); and the levels of an
+//!    `MSFT_lod` extension (`ids[i]` → cell `i + 1`, in or outside the
+//!    scene; their own transform is ignored with a warning). `hdr0` is the node's
 //!    `{"msh": {"flags"}}` extra, else 0. Names: Res10 in Windows-1251,
 //!    characters it cannot encode become `_` (reported). A cycle or a node
 //!    with two parents is `gltf.hierarchy`.
-//! 2. **Scale.** MSH nodes have no scale (format-notes §3). Each node's
-//!    accumulated scale `S` (its own static scale times what its parent
-//!    passes down) is baked into its geometry (positions `S ⊙ p`, normals
-//!    `normalize(n / S)`, triangle winding reversed when `S` mirrors), and
-//!    the parent's `S` into the node's translation (`S_parent ⊙ t`, every
-//!    frame). Exact when the parent's scale is uniform or the node's
-//!    rotation maps axes onto axes; otherwise (a non-uniform scale above a
-//!    rotated child) the child's inherited scale per local axis `i` is
-//!    `Σ_k S_parent[k] · R[k][i]²` and the approximation is reported.
-//!    Matrices are decomposed into TRS ([`super::animation::decompose_matrix`]).
+//! 2. **Rigid baking.** MSH nodes have no scale (format-notes §3). Per
+//!    node and integer frame (every frame up to the last key of the node or
+//!    of an ancestor) the glTF world matrix `W = [A | t]` is evaluated in
+//!    f64; its rotation is the polar factor `U` of `A` ([`polar`]: `A = U·P`,
+//!    `det U = +1`) and its translation `t` is taken exactly. The key is
+//!    `(U_pᵀ (t - t_p), U_pᵀ U)`, i.e. both expressed in the parent's rigid
+//!    frame `(U_p, t_p)`, so node origins match the glTF at every frame. The
+//!    residual `M = Uᵀ A` at frame 0 (scale, mirror, and the shear of a
+//!    rotated child under a non-uniform scale) is baked into the node's
+//!    geometry (positions `M p`, normals by the cofactor of `M`, winding
+//!    reversed when `det M < 0`). When `M` changes over the frames (a
+//!    rotation animated under a non-uniform ancestor scale shears the
+//!    source), the node is reported in [`AuthorReport::sheared_nodes`] with
+//!    the largest vertex error `|(M(f) - M(0)) v|` (above [`SHEAR_TOL`]).
 //!    A scale channel whose values are all equal (within [`SCALE_TOL`]) is
-//!    baked like a static scale; any other is `gltf.scale`.
-//! 3. **Geometry.** One Res2 slot per (glTF mesh, baked scale), in cell
+//!    baked like a static scale; any other is `gltf.scale`. Keys of a node
+//!    that only moves with its ancestors collapse to one static key.
+//! 3. **Geometry.** One Res2 slot per (glTF mesh, baked residual), in cell
 //!    `(state 0, lod 0)` of the node (carriers: their cell), shared by
 //!    nodes with the same mesh and scale. One or more batches per primitive:
 //!    [`split_part`] keeps each batch within 65536 vertices and 65535
@@ -59,23 +68,36 @@
 //!    transform; joints and weights are ignored), morph targets
 //!    (`gltf.morph`, same option: the base shape), an animation whose only
 //!    channels are morph weights (`gltf.morph`), a scene without triangles
-//!    (`gltf.empty`).
+//!    (`gltf.empty`), more than [`MAX_TRIANGLES`] triangles (`gltf.limits`)
+//!    unless [`AuthorOptions::simplify`]: then every primitive is reduced
+//!    by meshoptimizer ([`simplify::fit`]) and the error is reported in
+//!    [`AuthorReport::simplified`].
 //! 7. **Derived and unknown fields** are the [`ModelBuilder`] defaults (its
 //!    module docs list them); the model passes [`crate::msh::validate()`]
 //!    before it is returned.
+//! 8. **Lightmaps and Res15.** A primitive whose material has an
+//!    `occlusionTexture` reading `TEXCOORD_1` is lit: its TEXCOORD_1 becomes
+//!    the Res18 lightmap UV (u16 `round(uv * 1024)`, clamped to 0..65535,
+//!    format-notes §6 R5; 0 for unlit vertices), its batches are marked
+//!    [`crate::msh::build::Part::lit`], and the WEAR gets one LIGHTMAPS row
+//!    named after that occlusion image (the first such material's; others
+//!    are reported). A `_RES15` attribute (8 bytes per vertex, as msh2gltf
+//!    exports it) is written back to Res15.
 
 use std::collections::{HashMap, HashSet};
 
+use glam::{DMat3, DMat4, DQuat, DVec3};
 use serde_json::Value;
 
 use super::animation::{self, collect_channels, node_trs_full, quantize_gltf_rotation, Channel};
 use super::geometry::{read_primitive, PrimRules};
-use super::read::{arr, idx, msh_extras, GltfFile};
+use super::read::{arr, floats, idx, msh_extras, GltfFile};
+use super::simplify::{self, RawPrim, Simplified, MAX_TRIANGLES};
 use super::{context, ImportError, ImportOptions};
 use crate::anim;
 use crate::gltf_export::{axes, Up};
 use crate::material::wear::{Wear, WearRow};
-use crate::msh::build::{split_part, ModelBuilder, NodeSpec, Part, Vertex};
+use crate::msh::build::{split_part, ModelBuilder, NodeSpec, Vertex};
 use crate::msh::{self, AnimKey24, Model, CELLS, NONE16};
 
 /// Relative tolerance under which a scale channel counts as constant.
@@ -101,6 +123,9 @@ pub struct AuthorOptions {
     /// Convert skinned meshes in their bind pose and morphed meshes with
     /// their base shape instead of refusing them.
     pub ignore_skins: bool,
+    /// Over [`MAX_TRIANGLES`] triangles: simplify with meshoptimizer
+    /// ([`simplify::fit`]) instead of refusing.
+    pub simplify: bool,
 }
 
 impl Default for AuthorOptions {
@@ -109,6 +134,7 @@ impl Default for AuthorOptions {
             fps: None,
             reduce_keys: true,
             ignore_skins: false,
+            simplify: false,
         }
     }
 }
@@ -122,6 +148,19 @@ pub struct Rename {
     pub from: String,
     /// The WEAR name.
     pub to: String,
+}
+
+/// A node whose glTF shape changes under its animation (a rotation under a
+/// non-uniform ancestor scale), which a rigid MSH node cannot follow.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Shear {
+    /// Res1 node.
+    pub node: usize,
+    /// Largest distance (glTF units, world) between a source vertex and the
+    /// authored one over all frames.
+    pub max_vertex_error: f64,
+    /// The frame of that error.
+    pub frame: u32,
 }
 
 /// What [`author`] made.
@@ -155,6 +194,12 @@ pub struct AuthorReport {
     pub renamed_nodes: Vec<usize>,
     /// Res1 nodes whose accumulated scale was baked into geometry (not 1).
     pub scaled_nodes: Vec<usize>,
+    /// The LIGHTMAPS row 0 name, when batches are lit (module docs, point 8).
+    pub lightmap: Option<String>,
+    /// Set when `--simplify` reduced the triangles (module docs, point 3).
+    pub simplified: Option<Simplified>,
+    /// Nodes whose source shape shears over time (module docs, point 2).
+    pub sheared_nodes: Vec<Shear>,
     /// Primitives whose normals were generated.
     pub generated_normals: usize,
     /// Everything approximated or ignored.
@@ -263,6 +308,33 @@ struct Tree {
     carriers: Vec<(usize, usize, usize)>,
 }
 
+/// Cells per state (format-notes §6 R7: `cell = 5 * state + lod`).
+const CELLS_PER_STATE: usize = 5;
+
+/// The cell a carrier's name gives under a parent named `parent`:
+/// `<parent>.S<s>L<l>` (cell `5 s + l`, s < 3, l < 5; what msh2gltf
+/// `--all-cells` writes after the retail renaming) or `<parent>.L<l>G<g>`
+/// (the earlier naming, cell `5 l + g`, l < 3, g < 5). A Blender duplicate
+/// suffix `.001` is allowed after it.
+pub fn cell_from_name(name: &str, parent: &str) -> Option<usize> {
+    let rest = name.strip_prefix(parent)?.strip_prefix('.')?;
+    let rest = match rest.rsplit_once('.') {
+        Some((r, d)) if d.len() == 3 && d.bytes().all(|c| c.is_ascii_digit()) => r,
+        _ => rest,
+    };
+    let b = rest.as_bytes();
+    if b.len() != 4 || !b[1].is_ascii_digit() || !b[3].is_ascii_digit() {
+        return None;
+    }
+    let (x, y) = (usize::from(b[1] - b'0'), usize::from(b[3] - b'0'));
+    match (b[0], b[2]) {
+        (b'S', b'L') | (b'L', b'G') if x < CELLS / CELLS_PER_STATE && y < CELLS_PER_STATE => {
+            Some(CELLS_PER_STATE * x + y)
+        }
+        _ => None,
+    }
+}
+
 fn is_identity(node: &Value) -> bool {
     let (trs, _) = node_trs_full(node);
     trs.t.iter().all(|x| x.abs() < 1e-6)
@@ -339,33 +411,76 @@ fn scene_tree(doc: &GltfFile, warnings: &mut Vec<String>) -> Result<Tree, Import
             }
         }
     }
-    let left_out = (0..n).filter(|&g| !seen[g]).count();
+    // Cell carriers: msh2gltf --all-cells children (`{"msh": {"cell"}}`
+    // extras, else the names `<node>.S<s>L<l>` / `<node>.L<l>G<g>`), and
+    // MSFT_lod levels. carrier[g] = (glTF parent, cell).
+    let mut carrier: Vec<Option<(usize, usize)>> = vec![None; n];
+    let name_of = |g: usize| nodes[g].get("name").and_then(Value::as_str).unwrap_or("");
+    for &g in &order {
+        let nd = &nodes[g];
+        let Some(p) = parent[g] else { continue };
+        let extra = msh_extras(nd)
+            .and_then(|e| e.get("cell"))
+            .and_then(Value::as_u64)
+            .map(|c| c as usize);
+        let (cell, how) = match extra {
+            Some(c) => (Some(c), "cell extra"),
+            None => (cell_from_name(name_of(g), name_of(p)), "cell name"),
+        };
+        let Some(c) = cell else { continue };
+        if c < CELLS
+            && arr(nd, "children").is_empty()
+            && is_identity(nd)
+            && nd.get("mesh").is_some()
+        {
+            carrier[g] = Some((p, c));
+        } else {
+            warnings.push(format!(
+                "node {g}: {how} {c} ignored (a carrier is a mesh leaf with an identity transform under node {p}, cell < {CELLS}); kept as a node"
+            ));
+        }
+    }
+    for &g in &order {
+        let Some(ids) = nodes[g]
+            .get("extensions")
+            .and_then(|e| e.get("MSFT_lod"))
+            .and_then(|e| e.get("ids"))
+            .and_then(Value::as_array)
+        else {
+            continue;
+        };
+        for (i, id) in ids.iter().enumerate() {
+            let lod = i + 1;
+            let Some(id) = id.as_u64().map(|x| x as usize).filter(|&x| x < n) else {
+                warnings.push(format!("node {g}: MSFT_lod id {id} is not a node; ignored"));
+                continue;
+            };
+            if lod >= CELLS_PER_STATE || nodes[id].get("mesh").is_none() || carrier[id].is_some() {
+                warnings.push(format!(
+                    "node {g}: MSFT_lod level {lod} (node {id}) ignored (levels 1..{} with a mesh)",
+                    CELLS_PER_STATE - 1
+                ));
+                continue;
+            }
+            if seen[id] && !arr(&nodes[id], "children").is_empty() {
+                warnings.push(format!(
+                    "node {g}: MSFT_lod level {lod} (node {id}) has children; kept as a node"
+                ));
+                continue;
+            }
+            if !is_identity(&nodes[id]) {
+                warnings.push(format!(
+                    "node {g}: MSFT_lod level {lod} (node {id}): its own transform is ignored (the level is drawn in node {g}'s frame)"
+                ));
+            }
+            carrier[id] = Some((g, lod));
+        }
+    }
+    let left_out = (0..n).filter(|&g| !seen[g] && carrier[g].is_none()).count();
     if left_out > 0 {
         warnings.push(format!(
             "{left_out} node(s) outside the default scene ignored"
         ));
-    }
-    // Cell carriers (msh2gltf --all-cells).
-    let mut carrier = vec![None; n];
-    for &g in &order {
-        let nd = &nodes[g];
-        let cell = msh_extras(nd)
-            .and_then(|e| e.get("cell"))
-            .and_then(Value::as_u64)
-            .map(|c| c as usize);
-        if let (Some(c), Some(p)) = (cell, parent[g]) {
-            if c < CELLS
-                && arr(nd, "children").is_empty()
-                && is_identity(nd)
-                && nd.get("mesh").is_some()
-            {
-                carrier[g] = Some(c);
-            } else {
-                warnings.push(format!(
-                    "node {g}: cell extra {c} ignored (a carrier is a mesh leaf with an identity transform under node {p}); kept as a node"
-                ));
-            }
-        }
     }
     let mut order: Vec<usize> = order
         .into_iter()
@@ -416,9 +531,8 @@ fn scene_tree(doc: &GltfFile, warnings: &mut Vec<String>) -> Result<Tree, Import
     }
     let carriers = (0..n)
         .filter_map(|g| {
-            let c = carrier[g]?;
-            let p = res1_of[parent[g]?]?;
-            Some((g, p, c))
+            let (p, c) = carrier[g]?;
+            Some((g, res1_of[p]?, c))
         })
         .collect();
     Ok(Tree {
@@ -427,36 +541,6 @@ fn scene_tree(doc: &GltfFile, warnings: &mut Vec<String>) -> Result<Tree, Import
         parent,
         carriers,
     })
-}
-
-fn uniform(s: [f32; 3]) -> bool {
-    let m = s.iter().fold(0.0f32, |a, x| a.max(x.abs()));
-    s.iter().all(|x| (x - s[0]).abs() <= 1e-6 * m.max(1e-30))
-}
-
-fn quat_cols(r: [f32; 4]) -> [[f32; 3]; 3] {
-    let [x, y, z, w] = r;
-    [
-        [
-            1.0 - 2.0 * (y * y + z * z),
-            2.0 * (x * y + z * w),
-            2.0 * (x * z - y * w),
-        ],
-        [
-            2.0 * (x * y - z * w),
-            1.0 - 2.0 * (x * x + z * z),
-            2.0 * (y * z + x * w),
-        ],
-        [
-            2.0 * (x * z + y * w),
-            2.0 * (y * z - x * w),
-            1.0 - 2.0 * (x * x + y * y),
-        ],
-    ]
-}
-
-fn mul3(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
-    [a[0] * b[0], a[1] * b[1], a[2] * b[2]]
 }
 
 fn constant_value(c: &Channel) -> Option<[f32; 3]> {
@@ -470,14 +554,315 @@ fn constant_value(c: &Channel) -> Option<[f32; 3]> {
         .then_some(first)
 }
 
-/// Per-node data for the geometry and key passes.
+/// Relative size (of the node's largest vertex coordinate, at least 1) above
+/// which a residual that changes over time (shear) is reported.
+pub const SHEAR_TOL: f64 = 1e-4;
+
+/// Per-node data for the geometry and key passes (glTF axes).
 struct NodeInfo {
-    /// Scale passed down by the parent (multiplies the translation).
-    parent_scale: [f32; 3],
-    /// Accumulated scale baked into this node's geometry.
-    scale: [f32; 3],
-    t: [f32; 3],
-    r: [f32; 4],
+    /// Linear map baked into the node's geometry: the residual
+    /// `U(0)ᵀ · A(0)` of its frame-0 world matrix `A` after the polar
+    /// rotation `U` (scale, and shear under a rotated non-uniform scale).
+    bake: DMat3,
+    /// Local rigid keys at frames `0..=last` (one for a static node):
+    /// translation and rotation `(x, y, z, w)` in the parent's rigid frame.
+    keys: Vec<([f32; 3], [f32; 4])>,
+    /// Frames whose residual differs from `bake`: `(frame, M(f) - bake)`.
+    drift: Vec<(u32, DMat3)>,
+}
+
+fn frobenius(m: &DMat3) -> f64 {
+    m.to_cols_array().iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// Polar decomposition `A = U · P` (Higham's scaled Newton iteration, f64):
+/// `U` a proper rotation (`det = +1`; for a mirroring `A`, `-U` and `-P`),
+/// `P = Uᵀ A`. A (near-)singular `A` takes `fallback` as `U`.
+pub fn polar(a: DMat3, fallback: DMat3) -> (DMat3, DMat3) {
+    let norm = frobenius(&a);
+    let det = a.determinant();
+    if !det.is_finite() || det.abs() <= 1e-12 * norm * norm * norm {
+        return (fallback, fallback.transpose() * a);
+    }
+    let mut u = a;
+    for _ in 0..60 {
+        let inv_t = u.inverse().transpose();
+        let g = (frobenius(&inv_t) / frobenius(&u)).sqrt();
+        let next = (u * g + inv_t * (1.0 / g)) * 0.5;
+        let step = frobenius(&(next - u));
+        u = next;
+        if step <= 1e-15 * 3.0 {
+            break;
+        }
+    }
+    if u.determinant() < 0.0 {
+        u = -u;
+    }
+    (u, u.transpose() * a)
+}
+
+/// The rigid baking pass (module docs, point 2): per node and frame, the
+/// glTF world matrix `W = [A | t]`, its polar rotation `U`, the local key
+/// `(U_pᵀ (t - t_p), U_pᵀ U)` in the parent's rigid frame, and the residual
+/// `Uᵀ A` (baked at frame 0, its later changes recorded as drift).
+fn rigid_bake(
+    doc: &GltfFile,
+    tree: &Tree,
+    chans: &[[Option<Channel>; 3]],
+    fps: f32,
+    report: &mut AuthorReport,
+) -> Result<Vec<NodeInfo>, ImportError> {
+    let nodes = arr(&doc.json, "nodes");
+    let n = tree.order.len();
+    let mut statics: Vec<(animation::Trs, Option<DMat4>)> = Vec::with_capacity(n);
+    let mut last = vec![0u32; n];
+    let mut own_last = vec![0u32; n];
+    let mut parent_of = vec![None; n];
+    for (r, &g) in tree.order.iter().enumerate() {
+        let nd = &nodes[g];
+        let (mut trs, note) = node_trs_full(nd);
+        if let Some(note) = note {
+            report.warnings.push(format!("node {g}: {note}"));
+        }
+        let [tc, rc, sc] = &chans[r];
+        if let Some(sc) = sc {
+            match constant_value(sc) {
+                Some(s) => trs.s = s,
+                None => {
+                    return Err(err(
+                        "gltf.scale",
+                        format!(
+                            "node {g} ({:?}): animated scale cannot be stored in MSH (keys hold translation and rotation); apply the scale",
+                            nd.get("name").and_then(Value::as_str).unwrap_or("")
+                        ),
+                    ))
+                }
+            }
+        }
+        let matrix = floats(nd, "matrix")
+            .filter(|m| m.len() == 16 && tc.is_none() && rc.is_none() && sc.is_none())
+            .map(|m| DMat4::from_cols_array(&std::array::from_fn(|i| f64::from(m[i]))));
+        let p = tree.parent[g].and_then(|p| tree.res1_of[p]);
+        parent_of[r] = p;
+        let own = [tc.as_ref(), rc.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(Channel::last_frame)
+            .fold(0.0f32, f32::max)
+            .ceil();
+        if own > anim::MAX_KEY_TIME {
+            return Err(err(
+                "gltf.limits",
+                format!(
+                    "node {g}: animation ends at frame {own} (> {}) at {fps} fps",
+                    anim::MAX_KEY_TIME
+                ),
+            ));
+        }
+        own_last[r] = own as u32;
+        last[r] = (own as u32).max(p.map_or(0, |p| last[p]));
+        statics.push((trs, matrix));
+    }
+    let dq = |q: [f32; 4]| {
+        DQuat::from_xyzw(
+            f64::from(q[0]),
+            f64::from(q[1]),
+            f64::from(q[2]),
+            f64::from(q[3]),
+        )
+        .normalize()
+    };
+    let dv = |v: [f32; 3]| DVec3::new(f64::from(v[0]), f64::from(v[1]), f64::from(v[2]));
+    let mut info: Vec<NodeInfo> = (0..n)
+        .map(|_| NodeInfo {
+            bake: DMat3::IDENTITY,
+            keys: Vec::new(),
+            drift: Vec::new(),
+        })
+        .collect();
+    // Current frame's (world matrix, TRS rotation product, U, t) per node.
+    let mut world: Vec<(DMat4, DQuat, DMat3, DVec3)> = vec![
+        (
+            DMat4::IDENTITY,
+            DQuat::IDENTITY,
+            DMat3::IDENTITY,
+            DVec3::ZERO
+        );
+        n
+    ];
+    let global_last = last.iter().copied().max().unwrap_or(0);
+    for f in 0..=global_last {
+        let ff = f as f32;
+        for r in 0..n {
+            if last[r] < f {
+                continue; // held: the node and its ancestors stopped moving
+            }
+            let (trs, matrix) = &statics[r];
+            let [tc, rc, _] = &chans[r];
+            let (local, q) = match matrix {
+                Some(m) => (*m, dq(trs.r)),
+                None => {
+                    let t = tc.as_ref().map_or(trs.t, |c| {
+                        let v = c.sample(ff, false);
+                        [v[0], v[1], v[2]]
+                    });
+                    let q = dq(rc.as_ref().map_or(trs.r, |c| {
+                        let v = c.sample(ff, true);
+                        [v[0], v[1], v[2], v[3]]
+                    }));
+                    (
+                        DMat4::from_scale_rotation_translation(dv(trs.s), q, dv(t)),
+                        q,
+                    )
+                }
+            };
+            let (pw, pq, pu, pt) = match parent_of[r] {
+                Some(p) => world[p],
+                None => world_root(),
+            };
+            let w = pw * local;
+            let rq = (pq * q).normalize();
+            let (u, m) = polar(DMat3::from_mat4(w), DMat3::from_quat(rq));
+            let t = w.w_axis.truncate();
+            let lt = pu.transpose() * (t - pt);
+            let mut lq = DQuat::from_mat3(&(pu.transpose() * u)).normalize();
+            let ni = &mut info[r];
+            if let Some(prev) = ni.keys.last() {
+                let d = lq.x * f64::from(prev.1[0])
+                    + lq.y * f64::from(prev.1[1])
+                    + lq.z * f64::from(prev.1[2])
+                    + lq.w * f64::from(prev.1[3]);
+                if d < 0.0 {
+                    lq = -lq;
+                }
+            }
+            ni.keys.push((
+                [lt.x as f32, lt.y as f32, lt.z as f32],
+                [lq.x as f32, lq.y as f32, lq.z as f32, lq.w as f32],
+            ));
+            if f == 0 {
+                ni.bake = m;
+            } else {
+                let d = m - ni.bake;
+                if frobenius(&d) > 1e-9 * frobenius(&ni.bake).max(1.0) {
+                    ni.drift.push((f, d));
+                }
+            }
+            world[r] = (w, rq, u, t);
+        }
+    }
+    // Frames past the node's own last key that only repeat it (its ancestors
+    // move it rigidly) are dropped: the engine holds the last key.
+    let close = |a: &([f32; 3], [f32; 4]), b: &([f32; 3], [f32; 4])| {
+        (0..3).all(|k| (a.0[k] - b.0[k]).abs() <= 1e-6 * b.0[k].abs().max(1.0))
+            && (0..4).all(|k| (a.1[k] - b.1[k]).abs() <= 1e-6)
+    };
+    for (r, ni) in info.iter_mut().enumerate() {
+        while ni.keys.len() > own_last[r] as usize + 1
+            && close(&ni.keys[ni.keys.len() - 1], &ni.keys[ni.keys.len() - 2])
+        {
+            ni.keys.pop();
+        }
+    }
+    for (r, ni) in info.iter().enumerate() {
+        if frobenius(&(ni.bake - DMat3::IDENTITY)) > 1e-6 {
+            report.scaled_nodes.push(r);
+        }
+    }
+    Ok(info)
+}
+
+/// Reports every node whose baked residual changes over time (a rotation
+/// under a non-uniform ancestor scale shears the source): the largest
+/// distance, over its frames and the vertices of its meshes, between the
+/// glTF vertex and the rigidly moved baked one, `|(M(f) - M(0)) · v|`.
+fn shear_warnings(
+    doc: &GltfFile,
+    tree: &Tree,
+    info: &[NodeInfo],
+    placements: &[(usize, usize, usize)],
+    opts: &AuthorOptions,
+    report: &mut AuthorReport,
+) -> Result<(), ImportError> {
+    let rules = PrimRules {
+        triangulate: true,
+        ignore_morph: opts.ignore_skins,
+    };
+    for (r, ni) in info.iter().enumerate() {
+        if ni.drift.is_empty() {
+            continue;
+        }
+        let mut pts: Vec<DVec3> = Vec::new();
+        for &(_, _, mesh) in placements.iter().filter(|p| p.0 == r) {
+            let mj = doc.get("meshes", mesh)?;
+            for (pi, p) in arr(mj, "primitives").iter().enumerate() {
+                let prim = read_primitive(doc, mesh, pi, p, rules)?;
+                pts.extend(
+                    prim.pos
+                        .iter()
+                        .map(|p| DVec3::new(f64::from(p[0]), f64::from(p[1]), f64::from(p[2]))),
+                );
+            }
+        }
+        let size = pts.iter().fold(1.0f64, |m, p| m.max(p.abs().max_element()));
+        let (mut worst, mut at) = (0.0f64, 0u32);
+        for &(f, d) in &ni.drift {
+            for p in &pts {
+                let e = (d * *p).length();
+                if e > worst {
+                    (worst, at) = (e, f);
+                }
+            }
+        }
+        if worst > SHEAR_TOL * size {
+            let g = tree.order[r];
+            let name = arr(&doc.json, "nodes")[g]
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            report.warnings.push(format!(
+                "node {g} ({name:?}): a rotation under a non-uniform ancestor scale shears the geometry over time; MSH nodes are rigid, so the shape is kept as at frame 0: largest vertex error {worst:.6} at frame {at}"
+            ));
+            report.sheared_nodes.push(Shear {
+                node: r,
+                max_vertex_error: worst,
+                frame: at,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn world_root() -> (DMat4, DQuat, DMat3, DVec3) {
+    (
+        DMat4::IDENTITY,
+        DQuat::IDENTITY,
+        DMat3::IDENTITY,
+        DVec3::ZERO,
+    )
+}
+
+/// `m · p` in f64, rounded to f32.
+fn apply3(m: &DMat3, p: [f32; 3]) -> [f32; 3] {
+    let v = *m * DVec3::new(f64::from(p[0]), f64::from(p[1]), f64::from(p[2]));
+    [v.x as f32, v.y as f32, v.z as f32]
+}
+
+/// The normal map of a baked linear map: the cofactor matrix (`det · M⁻ᵀ`)
+/// with the sign of `det`, well defined for singular maps too.
+fn normal_map(m: &DMat3) -> DMat3 {
+    let c = m.to_cols_array_2d();
+    let cof = |i: usize, j: usize| {
+        let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
+        let (j1, j2) = ((j + 1) % 3, (j + 2) % 3);
+        // element (row i, column j) of M is c[j][i]
+        c[j1][i1] * c[j2][i2] - c[j2][i1] * c[j1][i2]
+    };
+    let s = if m.determinant() < 0.0 { -1.0 } else { 1.0 };
+    // cofactor (row i, column j) at column-major position [j][i].
+    DMat3::from_cols_array_2d(&std::array::from_fn(|j| {
+        std::array::from_fn(|i| s * cof(i, j))
+    }))
 }
 
 /// Authors a new model from `doc` (see the module docs).
@@ -545,76 +930,8 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
     report.warnings.extend(col.warnings);
     let chans = col.channels;
 
-    // Static transforms and scale baking.
-    let mut info: Vec<NodeInfo> = Vec::with_capacity(n);
-    for (r, &g) in tree.order.iter().enumerate() {
-        let nd = &nodes[g];
-        let (mut trs, note) = node_trs_full(nd);
-        if let Some(note) = note {
-            report.warnings.push(format!("node {g}: {note}"));
-        }
-        let [tc, rc, sc] = &chans[r];
-        if let Some(sc) = sc {
-            match constant_value(sc) {
-                Some(s) => trs.s = s,
-                None => {
-                    return Err(err(
-                        "gltf.scale",
-                        format!(
-                            "node {g} ({:?}): animated scale cannot be stored in MSH (keys hold translation and rotation); apply the scale",
-                            nd.get("name").and_then(Value::as_str).unwrap_or("")
-                        ),
-                    ))
-                }
-            }
-        }
-        if let Some(rc) = rc {
-            let v = rc.sample(0.0, true);
-            trs.r = [v[0], v[1], v[2], v[3]];
-        }
-        if let Some(tc) = tc {
-            let v = tc.sample(0.0, false);
-            trs.t = [v[0], v[1], v[2]];
-        }
-        let parent_scale = tree
-            .parent
-            .get(g)
-            .copied()
-            .flatten()
-            .and_then(|p| tree.res1_of[p])
-            .map_or([1.0; 3], |p| info[p].scale);
-        let inherited = if uniform(parent_scale) {
-            [parent_scale[0]; 3]
-        } else {
-            let cols = quat_cols(trs.r);
-            let aligned = cols
-                .iter()
-                .flatten()
-                .all(|&c| c.abs() < 1e-5 || (c.abs() - 1.0).abs() < 1e-5);
-            if !aligned || rc.is_some() {
-                report.warnings.push(format!(
-                    "node {g}: non-uniform parent scale {parent_scale:?} under a{} rotation cannot be represented exactly; approximated",
-                    if rc.is_some() { "n animated" } else { " non-axis-aligned" }
-                ));
-            }
-            let f = |i: usize| {
-                (0..3)
-                    .map(|k| parent_scale[k] * cols[i][k] * cols[i][k])
-                    .sum::<f32>()
-            };
-            [f(0), f(1), f(2)]
-        };
-        let scale = mul3(inherited, trs.s);
-        if scale.iter().any(|x| (x - 1.0).abs() > 1e-6) {
-            report.scaled_nodes.push(r);
-        }
-        info.push(NodeInfo {
-            parent_scale,
-            scale,
-            t: trs.t,
-            r: trs.r,
-        });
-    }
+    // Rigid baking.
+    let info = rigid_bake(doc, &tree, &chans, fps, &mut report)?;
 
     // Materials.
     let materials = arr(&doc.json, "materials");
@@ -648,7 +965,7 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
 
     // Geometry: one slot per (mesh, baked scale).
     let mut b = ModelBuilder::new();
-    let mut slot_of: HashMap<(usize, [u32; 3]), Option<u16>> = HashMap::new();
+    let mut slot_of: HashMap<(usize, [i64; 9]), Option<u16>> = HashMap::new();
     let mut cells: Vec<Vec<(usize, u16)>> = vec![Vec::new(); n];
     let mut placements: Vec<(usize, usize, usize)> = Vec::new(); // (Res1, cell, mesh)
     for (r, &g) in tree.order.iter().enumerate() {
@@ -671,35 +988,37 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
         }
     }
     let mut used_meshes = HashSet::new();
-    let mut triangles = 0usize;
+    // Pending slots: the primitives of each (mesh, residual), in slot order.
+    let mut pending: Vec<Vec<RawPrim>> = Vec::new();
     for &(r, cell, mesh) in &placements {
         used_meshes.insert(mesh);
-        let scale = info[r].scale;
-        let key = (mesh, scale.map(f32::to_bits));
+        let bake = info[r].bake;
+        let key = (
+            mesh,
+            bake.to_cols_array()
+                .map(|x| (x * 1e6).round().clamp(-9e18, 9e18) as i64),
+        );
         let slot = match slot_of.get(&key) {
             Some(s) => *s,
             None => {
-                let parts = mesh_parts(
+                let prims = mesh_parts(
                     doc,
                     mesh,
-                    scale,
+                    &bake,
                     up,
                     opts,
                     materials.len(),
                     &mut default_row,
                     &mut report,
                 )?;
-                let s = if parts.is_empty() {
+                let s = if prims.is_empty() {
                     report
                         .warnings
                         .push(format!("mesh {mesh}: no triangles; no slot"));
                     None
                 } else {
-                    triangles += parts.iter().map(|p| p.indices.len() / 3).sum::<usize>();
-                    Some(
-                        b.add_slot(&parts)
-                            .map_err(|e| err("gltf.limits", e.to_string()))?,
-                    )
+                    pending.push(prims);
+                    Some((pending.len() - 1) as u16)
                 };
                 slot_of.insert(key, s);
                 s
@@ -709,6 +1028,60 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
             cells[r].push((cell, s));
         }
     }
+    let triangles: usize = pending.iter().flatten().map(|p| p.indices.len() / 3).sum();
+    if triangles > MAX_TRIANGLES {
+        if !opts.simplify {
+            return Err(err(
+                "gltf.limits",
+                format!(
+                    "the scene has {triangles} triangles; an MSH model holds at most {MAX_TRIANGLES} (Res7 links and Slot68 triangle ranges are u16): reduce it (Blender: Decimate modifier) or pass --simplify"
+                ),
+            ));
+        }
+        let s = simplify::fit(&mut pending, MAX_TRIANGLES)?;
+        report.warnings.push(format!(
+            "simplified from {} to {} triangles with meshoptimizer; largest geometric error {:.6} units{}",
+            s.from,
+            s.to,
+            s.max_error,
+            if s.sloppy > 0 {
+                format!(" ({} primitives by the sloppy simplifier)", s.sloppy)
+            } else {
+                String::new()
+            }
+        ));
+        report.simplified = Some(s);
+    }
+    // Lightmap: one LIGHTMAPS row (row 0, the one lit batches use).
+    let mut lightmaps = Vec::new();
+    if pending.iter().flatten().any(|p| p.lit) {
+        let (first, others) = super::materials::lightmap_image(doc);
+        if let Some((m, img)) = first {
+            let stem = super::materials::image_stem(doc, img, "LIGHTMAP");
+            let name = crate::material::write::texture_name(&stem, &mut HashSet::new());
+            if !others.is_empty() {
+                report.warnings.push(format!(
+                    "occlusion images {others:?} besides image {img} (material {m}): a model has one lightmap (LIGHTMAPS row 0); image {img} is used for every lit batch"
+                ));
+            }
+            report.lightmap = Some(name.clone());
+            lightmaps.push(WearRow { legacy_id: 0, name });
+        }
+    }
+    for prims in &pending {
+        let mut parts = Vec::new();
+        for p in prims {
+            let mut split = split_part(p.material, &p.vertices, &p.indices)
+                .map_err(|e| err("gltf.accessor", e.to_string()))?;
+            for part in &mut split {
+                part.lit = p.lit;
+            }
+            parts.extend(split);
+        }
+        b.add_slot(&parts)
+            .map_err(|e| err("gltf.limits", e.to_string()))?;
+    }
+    shear_warnings(doc, &tree, &info, &placements, opts, &mut report)?;
     let meshes = arr(&doc.json, "meshes").len();
     let unused: Vec<usize> = (0..meshes).filter(|m| !used_meshes.contains(m)).collect();
     if !unused.is_empty() {
@@ -728,62 +1101,23 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
     }
 
     // Nodes and keys.
-    let last_allowed = anim::MAX_KEY_TIME;
     for (r, &g) in tree.order.iter().enumerate() {
         let nd = &nodes[g];
-        let ni = &info[r];
-        let [tc, rc, _] = &chans[r];
-        let key_at = |f: f32, t: [f32; 3], q: [f32; 4]| AnimKey24 {
-            pos: axes::vec3_inv(up, mul3(ni.parent_scale, t)),
-            time: f,
-            q: quantize_gltf_rotation(up, layout, q),
-        };
-        let mut keys: Vec<AnimKey24> = if tc.is_none() && rc.is_none() {
-            vec![key_at(0.0, ni.t, ni.r)]
-        } else {
-            let last = [tc.as_ref(), rc.as_ref()]
-                .into_iter()
-                .flatten()
-                .map(Channel::last_frame)
-                .fold(0.0f32, f32::max)
-                .ceil();
-            if last > last_allowed {
-                return Err(err(
-                    "gltf.limits",
-                    format!(
-                        "node {g}: animation ends at frame {last} (> {last_allowed}) at {fps} fps"
-                    ),
-                ));
-            }
-            let mut prev: Option<[f32; 4]> = None;
-            (0..=last as u32)
-                .map(|f| {
-                    let f = f as f32;
-                    let t = tc.as_ref().map_or(ni.t, |c| {
-                        let v = c.sample(f, false);
-                        [v[0], v[1], v[2]]
-                    });
-                    let mut q = rc.as_ref().map_or(ni.r, |c| {
-                        let v = c.sample(f, true);
-                        [v[0], v[1], v[2], v[3]]
-                    });
-                    // Sign-continuous rotations: the engine interpolates the stored values.
-                    if prev.is_some_and(|p| (0..4).map(|k| p[k] * q[k]).sum::<f32>() < 0.0) {
-                        q = q.map(|x| -x);
-                    }
-                    prev = Some(q);
-                    key_at(f, t, q)
-                })
-                .collect()
-        };
+        let mut keys: Vec<AnimKey24> = info[r]
+            .keys
+            .iter()
+            .enumerate()
+            .map(|(f, &(t, q))| AnimKey24 {
+                pos: axes::vec3_inv(up, t),
+                time: f as f32,
+                q: quantize_gltf_rotation(up, layout, q),
+            })
+            .collect();
         if opts.reduce_keys && keys.len() > 2 {
             let protect = vec![false; keys.len()];
             keys = animation::reduce(keys, &protect, layout);
         }
-        if keys
-            .windows(2)
-            .all(|w| w[0].pos == w[1].pos && w[0].q == w[1].q)
-        {
+        if keys.iter().all(|k| same_key(k, &keys[0])) {
             keys.truncate(1);
         }
         let name = nd
@@ -839,11 +1173,21 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
         model,
         wear: Wear {
             materials: rows,
-            lightmaps: Vec::new(),
+            lightmaps,
             crlf: true,
         },
         report,
     })
+}
+
+/// Keys equal up to float noise: positions within
+/// [`animation::KEY_POS_TOL`] (relative, at least 1 unit) and stored
+/// quaternions within 1 (either sign).
+fn same_key(a: &AnimKey24, b: &AnimKey24) -> bool {
+    let pos = (0..3)
+        .all(|k| (a.pos[k] - b.pos[k]).abs() <= animation::KEY_POS_TOL * b.pos[k].abs().max(1.0));
+    let q = |s: i32| (0..4).all(|k| (i32::from(a.q[k]) - s * i32::from(b.q[k])).abs() <= 1);
+    pos && (q(1) || q(-1))
 }
 
 fn normalize3(v: [f32; 3]) -> Option<[f32; 3]> {
@@ -863,27 +1207,29 @@ fn cross3(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     ]
 }
 
-/// The parts (batches) of glTF mesh `mesh` with `scale` baked, in game axes.
+/// The parts (batches) of glTF mesh `mesh` with the linear map `bake`
+/// (glTF axes) applied, in game axes.
 #[allow(clippy::too_many_arguments)]
 fn mesh_parts(
     doc: &GltfFile,
     mesh: usize,
-    scale: [f32; 3],
+    bake: &DMat3,
     up: Up,
     opts: &AuthorOptions,
     material_count: usize,
     default_row: &mut Option<u16>,
     report: &mut AuthorReport,
-) -> Result<Vec<Part>, ImportError> {
+) -> Result<Vec<RawPrim>, ImportError> {
     let mj = doc.get("meshes", mesh)?;
     let rules = PrimRules {
         triangulate: true,
         ignore_morph: opts.ignore_skins,
     };
-    let mirror = scale[0] * scale[1] * scale[2] < 0.0;
+    let mirror = bake.determinant() < 0.0;
+    let nmap = normal_map(bake);
     let mut parts = Vec::new();
     for (pi, p) in arr(mj, "primitives").iter().enumerate() {
-        let prim = read_primitive(doc, mesh, pi, p, rules)?;
+        let mut prim = read_primitive(doc, mesh, pi, p, rules)?;
         if !arr(p, "targets").is_empty() {
             report.warnings.push(format!(
                 "mesh {mesh} primitive {pi}: morph targets ignored (base shape)"
@@ -922,14 +1268,22 @@ fn mesh_parts(
                 format!("material {material} > 65535 (Batch20.material_index is a u16)"),
             ));
         }
-        let pos: Vec<[f32; 3]> = prim.pos.iter().map(|&p| mul3(scale, p)).collect();
-        let mut indices = prim.indices;
+        let pos: Vec<[f32; 3]> = prim.pos.iter().map(|&p| apply3(bake, p)).collect();
+        let mut indices = std::mem::take(&mut prim.indices);
         if mirror {
             for t in indices.chunks_exact_mut(3) {
                 t.swap(1, 2);
             }
         }
         let uv = |i: usize| prim.uv.as_ref().map_or([0.0; 2], |u| u[i]);
+        // Lit: the material's occlusion texture reads TEXCOORD_1 (module docs, point 8).
+        let lit = prim.uv1.is_some()
+            && prim
+                .gltf_material
+                .and_then(|m| doc.get("materials", m).ok())
+                .and_then(|m| m.get("occlusionTexture"))
+                .is_some_and(|o| idx(o, "texCoord") == Some(1));
+        let lm = |i: usize| lit.then(|| prim.uv1.as_ref().map_or([0.0; 2], |u| u[i]));
         let face = |t: &[u32]| {
             let (a, b2, c) = (pos[t[0] as usize], pos[t[1] as usize], pos[t[2] as usize]);
             cross3(sub3(b2, a), sub3(c, a))
@@ -945,6 +1299,8 @@ fn mesh_parts(
                             pos: axes::vec3_inv(up, pos[v as usize]),
                             normal: axes::vec3_inv(up, nrm),
                             uv: uv(v as usize),
+                            res15: prim.res15(v as usize).unwrap_or_default(),
+                            lightmap_uv: lm(v as usize),
                         });
                     }
                 }
@@ -952,9 +1308,8 @@ fn mesh_parts(
                 (verts, idx)
             }
             Some(nrm) => {
-                let inv = scale.map(|s| if s == 0.0 { 0.0 } else { 1.0 / s });
                 let mut normals: Vec<Option<[f32; 3]>> =
-                    nrm.iter().map(|&n| normalize3(mul3(inv, n))).collect();
+                    nrm.iter().map(|&n| normalize3(apply3(&nmap, n))).collect();
                 if normals.iter().any(Option::is_none) {
                     let mut acc = vec![[0.0f32; 3]; pos.len()];
                     for t in indices.chunks_exact(3) {
@@ -978,15 +1333,19 @@ fn mesh_parts(
                         pos: axes::vec3_inv(up, pos[i]),
                         normal: axes::vec3_inv(up, normals[i].unwrap_or([0.0; 3])),
                         uv: uv(i),
+                        res15: prim.res15(i).unwrap_or_default(),
+                        lightmap_uv: lm(i),
                     })
                     .collect();
                 (verts, indices)
             }
         };
-        parts.extend(
-            split_part(material as u16, &verts, &idx)
-                .map_err(|e| err("gltf.accessor", e.to_string()))?,
-        );
+        parts.push(RawPrim {
+            material: material as u16,
+            vertices: verts,
+            indices: idx,
+            lit,
+        });
     }
     Ok(parts)
 }
@@ -1017,6 +1376,57 @@ mod tests {
             let stem = n.split('.').next().unwrap();
             assert!(stem.chars().count() <= MAX_MATERIAL_STEM, "{n}");
         }
+    }
+
+    #[test]
+    fn polar_decomposition() {
+        use glam::{DMat3, DQuat, DVec3};
+        let close = |a: &DMat3, b: &DMat3| frobenius(&(*a - *b)) < 1e-10;
+        // Rotation x stretch x shear, and a mirrored one.
+        let r = DMat3::from_quat(DQuat::from_axis_angle(
+            DVec3::new(0.3, 1.0, -0.2).normalize(),
+            1.1,
+        ));
+        let s = DMat3::from_diagonal(DVec3::new(2.0, 1.0, 0.5));
+        let r2 = DMat3::from_quat(DQuat::from_rotation_z(0.7));
+        for a in [
+            r * s,
+            s * r2,
+            s * r2 * s,
+            -(r * s),
+            r * DMat3::from_diagonal(DVec3::new(-1.0, 1.0, 1.0)),
+        ] {
+            let (u, p) = polar(a, DMat3::IDENTITY);
+            assert!(close(&(u.transpose() * u), &DMat3::IDENTITY), "{u}");
+            assert!((u.determinant() - 1.0).abs() < 1e-10);
+            assert!(close(&(u * p), &a));
+            assert!(close(&p, &p.transpose()), "{p}");
+        }
+        // R * S: U = R, P = S.
+        let (u, p) = polar(r * s, DMat3::IDENTITY);
+        assert!(close(&u, &r) && close(&p, &s));
+        // Singular: the fallback rotation.
+        let flat = r * DMat3::from_diagonal(DVec3::new(1.0, 0.0, 1.0));
+        let (u, p) = polar(flat, r);
+        assert!(close(&u, &r) && close(&(u * p), &flat));
+        // Normal map: inverse transpose with the determinant's sign.
+        let n = normal_map(&s);
+        assert!(close(&n, &(s.inverse().transpose() * s.determinant())));
+        let m = DMat3::from_diagonal(DVec3::new(-1.0, 1.0, 1.0));
+        assert!(close(&normal_map(&m), &m));
+    }
+
+    #[test]
+    fn cells_from_names() {
+        assert_eq!(cell_from_name("hull.S0L0", "hull"), Some(0));
+        assert_eq!(cell_from_name("hull.S2L4", "hull"), Some(14));
+        assert_eq!(cell_from_name("hull.S1L2.001", "hull"), Some(7));
+        assert_eq!(cell_from_name("hull.L1G3", "hull"), Some(8));
+        assert_eq!(cell_from_name("hull.S3L0", "hull"), None);
+        assert_eq!(cell_from_name("hull.S0L5", "hull"), None);
+        assert_eq!(cell_from_name("hull.S0L0", "tower"), None);
+        assert_eq!(cell_from_name("hull.X0L0", "hull"), None);
+        assert_eq!(cell_from_name("hull.S0L0x", "hull"), None);
     }
 
     #[test]

@@ -73,9 +73,9 @@ pub(crate) struct Prim {
     pub(crate) pos: Vec<[f32; 3]>,
     pub(crate) nrm: Option<Vec<[f32; 3]>>,
     pub(crate) uv: Option<Vec<[f32; 2]>>,
-    r15: Option<RawAccessor>,
-    /// `TEXCOORD_1`: the Res18 lightmap UV (format-notes §6 R5).
+    /// `TEXCOORD_1` as stored: the Res18 lightmap UV (format-notes §6 R5).
     pub(crate) uv1: Option<Vec<[f32; 2]>>,
+    r15: Option<RawAccessor>,
     /// Batch material (the `--base` path's material matching).
     material: Option<BatchMaterial>,
     /// The glTF material index.
@@ -290,6 +290,14 @@ pub(crate) fn read_primitive(
         }
         None => None,
     };
+    let uv1 = match a("TEXCOORD_1") {
+        Some(x) => {
+            let v = doc.floats(x, 2, "TEXCOORD_1")?;
+            count_ok(v.len() / 2, "TEXCOORD_1")?;
+            Some(v.chunks_exact(2).map(|c| [c[0], c[1]]).collect())
+        }
+        None => None,
+    };
     let raw = |name: &str, size: usize| -> Result<Option<RawAccessor>, ImportError> {
         match a(name) {
             None => Ok(None),
@@ -301,14 +309,6 @@ pub(crate) fn read_primitive(
         }
     };
     let r15 = raw("_RES15", 8)?;
-    let uv1 = match a("TEXCOORD_1") {
-        Some(x) => {
-            let v = doc.floats(x, 2, "TEXCOORD_1")?;
-            count_ok(v.len() / 2, "TEXCOORD_1")?;
-            Some(v.chunks_exact(2).map(|c| [c[0], c[1]]).collect())
-        }
-        None => None,
-    };
     let mut indices = match idx(p, "indices") {
         Some(x) => doc.indices(x)?,
         None => (0..n as u32).collect(),
@@ -333,11 +333,20 @@ pub(crate) fn read_primitive(
         pos,
         nrm,
         uv,
-        r15,
         uv1,
+        r15,
         material: None,
         gltf_material: material,
     })
+}
+
+impl Prim {
+    /// The `_RES15` bytes of vertex `i` (8 per vertex), when the primitive
+    /// carries them.
+    pub(crate) fn res15(&self, i: usize) -> Option<[u8; 8]> {
+        let r = self.r15.as_ref()?;
+        r.elem(i).try_into().ok()
+    }
 }
 
 /// The Res6 slice of a batch as u32 (empty when out of range).

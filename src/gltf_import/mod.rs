@@ -29,7 +29,9 @@ pub mod animation;
 pub mod author;
 pub mod geometry;
 pub mod matching;
+pub mod materials;
 pub mod read;
+pub mod simplify;
 
 use crate::convention;
 use crate::gltf_export::Up;

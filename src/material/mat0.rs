@@ -198,6 +198,97 @@ impl Mat0 {
         })
     }
 
+    /// Writes the payload for this version (the inverse of [`Mat0::parse`]:
+    /// `parse(&m.to_bytes(), m.version) == m` for every `Mat0` whose
+    /// `anim_blocks` fit the u16 counts and whose `a`..`d` are 0 where the
+    /// version has no such field). `phase_count` and `anim_block_count` are
+    /// written from the vectors' lengths, truncated to u16.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let v = self.version;
+        let mut out = Vec::with_capacity(14 + self.phases.len() * PHASE_SIZE);
+        out.extend_from_slice(&(self.phases.len() as u16).to_le_bytes());
+        out.extend_from_slice(&(self.anim_blocks.len() as u16).to_le_bytes());
+        if v >= 2 {
+            out.extend_from_slice(&[self.a, self.b]);
+        }
+        if v >= 3 {
+            out.extend_from_slice(&self.c.to_le_bytes());
+        }
+        if v >= 4 {
+            out.extend_from_slice(&self.d.to_le_bytes());
+        }
+        for ph in &self.phases {
+            out.extend_from_slice(&ph.params);
+            out.extend_from_slice(&ph.texture_raw);
+        }
+        for b in &self.anim_blocks {
+            out.extend_from_slice(&b.header.to_le_bytes());
+            out.extend_from_slice(&(b.keys.len() as u16).to_le_bytes());
+            for k in &b.keys {
+                for x in k {
+                    out.extend_from_slice(&x.to_le_bytes());
+                }
+            }
+        }
+        out.extend_from_slice(&self.trailing);
+        out
+    }
+
+    /// A new one-phase version-6 material (format-notes §6 R9): diffuse
+    /// `p[4..=6] = round(rgb * 255)`, opacity `p[3] = round(alpha * 100)`,
+    /// `p[7] = round(alpha * 255)` (the seed reading of the same alpha),
+    /// ambient (self-light) `p[0..=2] = 0`, specular exponent `p[16] = 0`,
+    /// no atlas cell (`p[17] = 0xFF`), other bytes 0; header `a = 2, b = 2,
+    /// c = 1.0f32, d = 0` (frequent retail values); `texture` (at most 15
+    /// bytes, NUL-padded) names the `Textures.lib` entry.
+    ///
+    /// # Errors
+    /// `mat0.texture_name` when `texture` is longer than 15 bytes.
+    pub fn new_colour(rgba: [f32; 4], texture: Option<&[u8]>) -> Result<Mat0, MaterialError> {
+        let q = |x: f32, s: f32| (x.clamp(0.0, 1.0) * s).round() as u8;
+        let mut params = [0u8; 18];
+        params[3] = q(rgba[3], 100.0);
+        params[4] = q(rgba[0], 255.0);
+        params[5] = q(rgba[1], 255.0);
+        params[6] = q(rgba[2], 255.0);
+        params[7] = q(rgba[3], 255.0);
+        params[17] = 0xFF;
+        let mut texture_raw = [0u8; 16];
+        if let Some(t) = texture {
+            if t.len() > 15 {
+                return Err(MaterialError::new(
+                    "mat0.texture_name",
+                    format!(
+                        "texture name {:?} is {} bytes; the 16-byte field holds at most 15 and a NUL",
+                        String::from_utf8_lossy(t),
+                        t.len()
+                    ),
+                ));
+            }
+            texture_raw[..t.len()].copy_from_slice(t);
+        }
+        Ok(Mat0 {
+            version: 6,
+            a: 2,
+            b: 2,
+            c: 1.0f32.to_bits(),
+            d: 0,
+            phases: vec![Phase {
+                params,
+                texture_raw,
+            }],
+            anim_blocks: Vec::new(),
+            trailing: Vec::new(),
+        })
+    }
+
+    /// Opacity `p[3] / 100` of phase 0 (format-notes §6 R9); 1 without phases.
+    pub fn opacity(&self) -> f32 {
+        self.phases
+            .first()
+            .map_or(1.0, |p| f32::from(p.params[3]) / 100.0)
+    }
+
     /// Phase 0 diffuse RGB and opacity ([`Phase::diffuse`]); opaque white
     /// without phases.
     pub fn diffuse(&self) -> [f32; 4] {
@@ -227,6 +318,7 @@ impl Mat0 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     /// BODY_7.1 from the corpus Material.lib (version 6, one phase).
     const BODY: &str = "0100000005060000003f000000002ab6ed489826ab6db442d1a5daacfad81800545830325f383838382e300000000000";
@@ -236,6 +328,65 @@ mod tests {
             .step_by(2)
             .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
             .collect()
+    }
+
+    #[test]
+    fn writes_version_6_byte_for_byte() {
+        let b = hex(BODY);
+        assert_eq!(Mat0::parse(&b, 6).unwrap().to_bytes(), b);
+    }
+
+    #[test]
+    fn new_colour_material() {
+        let m = Mat0::new_colour([1.0, 0.5, 0.0, 0.25], Some(b"DUCK.0")).unwrap();
+        let back = Mat0::parse(&m.to_bytes(), 6).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(back.primary_texture().as_deref(), Some("DUCK.0"));
+        assert_eq!(back.phases[0].params[3..8], [25, 255, 128, 0, 64]);
+        assert_eq!(back.opacity(), 0.25);
+        let e = Mat0::new_colour([1.0; 4], Some(b"SIXTEEN_BYTES.00")).unwrap_err();
+        assert_eq!(e.rule, "mat0.texture_name");
+    }
+
+    fn arb_mat0() -> impl Strategy<Value = Mat0> {
+        let phase =
+            (any::<[u8; 18]>(), any::<[u8; 16]>()).prop_map(|(params, texture_raw)| Phase {
+                params,
+                texture_raw,
+            });
+        let block = (any::<u32>(), prop::collection::vec(any::<[u16; 3]>(), 0..4))
+            .prop_map(|(header, keys)| AnimBlock { header, keys });
+        (
+            0u32..8,
+            any::<(u8, u8, u32, u32)>(),
+            prop::collection::vec(phase, 0..5),
+            prop::collection::vec(block, 0..(MAX_ANIM_BLOCKS as usize)),
+            prop::collection::vec(any::<u8>(), 0..3),
+        )
+            .prop_map(
+                |(version, (a, b, c, d), phases, anim_blocks, trailing)| Mat0 {
+                    version,
+                    a: if version >= 2 { a } else { 0 },
+                    b: if version >= 2 { b } else { 0 },
+                    c: if version >= 3 { c } else { 0 },
+                    d: if version >= 4 { d } else { 0 },
+                    phases,
+                    anim_blocks,
+                    trailing,
+                },
+            )
+    }
+
+    proptest! {
+        /// to_bytes then parse gives the same material back, and parse then
+        /// to_bytes gives the same bytes back.
+        #[test]
+        fn to_bytes_parse_round_trip(m in arb_mat0()) {
+            let bytes = m.to_bytes();
+            let back = Mat0::parse(&bytes, m.version).unwrap();
+            prop_assert_eq!(&back, &m);
+            prop_assert_eq!(back.to_bytes(), bytes);
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod library;
 pub mod mat0;
 pub mod texm;
 pub mod wear;
+pub mod write;
 
 pub use library::{Fallback, Libraries, Library, ResolvedMaterial, TexturePng};
 pub use mat0::{AnimBlock, Mat0, Phase};

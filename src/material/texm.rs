@@ -495,6 +495,129 @@ fn decode_packed(src: &[u8], out: &mut [u8], layout: PackedLayout) {
     }
 }
 
+/// The Texm header `flags4` of retail `Textures.lib` entries (32; the
+/// `LightMap.lib` entries have 0). Its meaning is unknown.
+pub const TEXTURE_FLAGS4: u32 = 32;
+
+/// Number of levels of a full mip chain down to 1 x 1:
+/// `floor(log2(max(w, h))) + 1`.
+pub fn full_mip_count(w: u32, h: u32) -> u32 {
+    32 - w.max(h).max(1).leading_zeros()
+}
+
+/// `round(v * max / 255)`: the n-bit value whose expansion
+/// (`(q*255 + max/2) / max`) is nearest to `v`.
+#[inline]
+fn quantize(v: u8, bits: u8) -> u32 {
+    let max = (1u32 << bits) - 1;
+    (u32::from(v) * max * 2 + 255) / (255 * 2)
+}
+
+/// Luminance of an RGB pixel, `round(0.299 R + 0.587 G + 0.114 B)` (88).
+#[inline]
+fn luminance(p: &[u8]) -> u8 {
+    ((299 * u32::from(p[0]) + 587 * u32::from(p[1]) + 114 * u32::from(p[2]) + 500) / 1000) as u8
+}
+
+#[inline]
+fn get(p: &[u8], c: Channel) -> u8 {
+    match c {
+        R => p[0],
+        G => p[1],
+        B => p[2],
+        A => p[3],
+        L => luminance(p),
+        X => 0,
+    }
+}
+
+/// Encodes one level's RGBA8 pixels in `format` with the channel `order`
+/// (inverse of [`Texm::decode_with`]: channels are rounded to the nearest
+/// representable value; an unused `X` byte is 0).
+fn encode_level(px: &[u8], format: TexFormat, order: &ChannelOrder, out: &mut Vec<u8>) {
+    let packed = |layout: PackedLayout, out: &mut Vec<u8>| {
+        for p in px.chunks_exact(4) {
+            let mut v = 0u32;
+            let mut top = 16u32;
+            for &(c, bits) in layout {
+                let bits = bits.clamp(1, 8);
+                top = top.saturating_sub(u32::from(bits));
+                v |= quantize(get(p, c), bits) << top;
+            }
+            out.extend_from_slice(&(v as u16).to_le_bytes());
+        }
+    };
+    let bytes = |o: &[Channel; 4], out: &mut Vec<u8>| {
+        for p in px.chunks_exact(4) {
+            out.extend(o.iter().map(|&c| get(p, c)));
+        }
+    };
+    match format {
+        TexFormat::Rgb565 => packed(order.packed_565, out),
+        TexFormat::Rgb556 => packed(order.packed_556, out),
+        TexFormat::Argb4444 => packed(order.packed_4444, out),
+        TexFormat::La88 => packed(order.packed_88, out),
+        TexFormat::Rgbx888 => bytes(&order.bytes_888, out),
+        TexFormat::Argb8888 => bytes(&order.bytes_8888, out),
+        TexFormat::Indexed8 => {}
+    }
+}
+
+/// Encodes `img` as a Texm payload (format-notes §4): header (`flags4`,
+/// `flags5 = 0`, `unk6 = 0`), then `mip_count` levels largest first; level
+/// `i > 0` is level `i - 1` resized to [`mip_dims`] with a triangle
+/// (bilinear) filter, i.e. a 2 x 2 average for power-of-two sizes.
+/// `mip_count` 0 means a [`full_mip_count`] chain. Channels are written in
+/// `order` ([`RETAIL_ORDER`] is the retail order, format-notes §6 R8).
+///
+/// # Errors
+/// `texm.format` for [`TexFormat::Indexed8`] (no palette encoder);
+/// `texm.size` for an empty image or more levels than a full chain.
+pub fn encode(
+    img: &RgbaImage,
+    format: TexFormat,
+    order: &ChannelOrder,
+    mip_count: u32,
+    flags4: u32,
+) -> Result<Vec<u8>, MaterialError> {
+    let (w, h) = img.dimensions();
+    if format == TexFormat::Indexed8 {
+        return Err(MaterialError::new(
+            "texm.format",
+            "format 0 (palette) is not written; use 565, 556, 4444, 88, 888 or 8888",
+        ));
+    }
+    let full = full_mip_count(w, h);
+    let mips = if mip_count == 0 { full } else { mip_count };
+    if w == 0 || h == 0 || mips > full {
+        return Err(MaterialError::new(
+            "texm.size",
+            format!("{w} x {h} image with {mips} mips (at most {full})"),
+        ));
+    }
+    let bpp = format.bytes_per_pixel();
+    let total: usize = (0..mips)
+        .map(|l| {
+            let (a, b) = mip_dims(w, h, l);
+            a as usize * b as usize * bpp
+        })
+        .sum();
+    let mut out = Vec::with_capacity(HEADER_SIZE + total);
+    out.extend_from_slice(MAGIC);
+    for v in [w, h, mips, flags4, 0, 0, format.code()] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    let mut level = img.clone();
+    for l in 0..mips {
+        if l > 0 {
+            let (a, b) = mip_dims(w, h, l);
+            level = image::imageops::resize(&level, a, b, image::imageops::FilterType::Triangle);
+        }
+        encode_level(level.as_raw(), format, order, &mut out);
+    }
+    Ok(out)
+}
+
 /// True when any pixel has alpha < 255.
 pub fn has_alpha(img: &RgbaImage) -> bool {
     img.as_raw().chunks_exact(4).any(|p| p[3] != 255)
@@ -527,6 +650,7 @@ pub fn encode_png(img: &RgbaImage) -> Result<Vec<u8>, MaterialError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn texm(w: u32, h: u32, mips: u32, format: u32, body: &[u8]) -> Vec<u8> {
         let mut d = b"Texm".to_vec();
@@ -666,6 +790,91 @@ mod tests {
         body.extend_from_slice(b"Page");
         body.extend_from_slice(&u32::MAX.to_le_bytes());
         assert_eq!(rule(&texm(1, 1, 1, 565, &body)), "texm.page");
+    }
+
+    /// Largest decode error of an n-bit channel after [`quantize`].
+    fn step(bits: u8) -> i32 {
+        (255 / ((1i32 << bits) - 1) + 1) / 2
+    }
+
+    fn arb_image() -> impl Strategy<Value = RgbaImage> {
+        (1u32..9, 1u32..9).prop_flat_map(|(w, h)| {
+            prop::collection::vec(any::<u8>(), (w * h * 4) as usize)
+                .prop_map(move |v| RgbaImage::from_raw(w, h, v).unwrap())
+        })
+    }
+
+    #[test]
+    fn quantize_inverts_expand() {
+        for bits in [4u8, 5, 6, 8] {
+            let max = (1u32 << bits) - 1;
+            for q in 0..=max {
+                assert_eq!(quantize(expand(q, bits), bits), q, "{bits} bits, {q}");
+            }
+        }
+        assert_eq!(full_mip_count(128, 64), 8);
+        assert_eq!(full_mip_count(1, 1), 1);
+        assert_eq!(full_mip_count(5, 3), 3);
+    }
+
+    #[test]
+    fn encode_retail_8888_bytes() {
+        let img = RgbaImage::from_raw(1, 1, vec![10, 20, 30, 40]).unwrap();
+        let t = encode(&img, TexFormat::Argb8888, &RETAIL_ORDER, 1, TEXTURE_FLAGS4).unwrap();
+        assert_eq!(t, texm(1, 1, 1, 8888, &[30, 20, 10, 40]));
+        let t = encode(&img, TexFormat::Rgb565, &RETAIL_ORDER, 0, 0).unwrap();
+        let v = (1u16 << 11) | (5 << 5) | 4; // round(10*31/255), round(20*63/255), round(30*31/255)
+        assert_eq!(&t[32..], &v.to_le_bytes());
+        assert_eq!(
+            encode(&img, TexFormat::Indexed8, &RETAIL_ORDER, 1, 0)
+                .unwrap_err()
+                .rule,
+            "texm.format"
+        );
+        assert_eq!(
+            encode(&img, TexFormat::Rgb565, &RETAIL_ORDER, 2, 0)
+                .unwrap_err()
+                .rule,
+            "texm.size"
+        );
+    }
+
+    proptest! {
+        /// encode → parse → decode gives every pixel back within the
+        /// quantisation step of the format (exact for 8888, and for 888's
+        /// colour), with a full mip chain of the right sizes.
+        #[test]
+        fn encode_decode_round_trip(img in arb_image(), fi in 0usize..6, retail in any::<bool>()) {
+            let format = [TexFormat::Rgb565, TexFormat::Rgb556, TexFormat::Argb4444,
+                TexFormat::La88, TexFormat::Rgbx888, TexFormat::Argb8888][fi];
+            let order = if retail { RETAIL_ORDER } else { ARGB_ORDER };
+            let bytes = encode(&img, format, &order, 0, TEXTURE_FLAGS4).unwrap();
+            let t = Texm::parse(&bytes).unwrap();
+            let (w, h) = img.dimensions();
+            prop_assert_eq!((t.width, t.height, t.format), (w, h, format));
+            prop_assert_eq!(t.mip_count() as u32, full_mip_count(w, h));
+            let back = t.decode_with(&order, 0).unwrap();
+            let tol: [i32; 4] = match format {
+                TexFormat::Rgb565 => [step(5), step(6), step(5), 0],
+                TexFormat::Rgb556 => [step(5), step(5), step(6), 0],
+                TexFormat::Argb4444 => [step(4); 4],
+                _ => [0; 4],
+            };
+            for (a, b) in img.pixels().zip(back.pixels()) {
+                let want: [u8; 4] = match format {
+                    TexFormat::La88 => { let l = luminance(&a.0); [l, l, l, a.0[3]] }
+                    TexFormat::Rgb565 | TexFormat::Rgb556 | TexFormat::Rgbx888 => [a.0[0], a.0[1], a.0[2], 255],
+                    _ => a.0,
+                };
+                for c in 0..4 {
+                    prop_assert!((i32::from(want[c]) - i32::from(b.0[c])).abs() <= tol[c],
+                        "{:?} channel {}: {} -> {}", format, c, want[c], b.0[c]);
+                }
+            }
+            // Re-encoding the decoded pixels gives the same bytes.
+            prop_assert_eq!(&encode(&back, format, &order, 1, TEXTURE_FLAGS4).unwrap()[32..],
+                t.mips[0]);
+        }
     }
 
     #[test]

@@ -6,16 +6,17 @@
 //! | field | default |
 //! |---|---|
 //! | `Node38.flags` (`hdr0`) | caller's value, 0 by default |
-//! | `Batch20` | retail layout (format-notes §6 R2): flags 0, `+2` = 0, `+4` = material key (≤ 255) with high byte 0xFF (unlit), `+6` = 0xFFFF, `+14` = the batch's vertex count |
+//! | `Batch20` | retail layout (format-notes §6 R2): flags 0, `+2` = 0, `+4` = material key (≤ 255) with high byte 0x00 (lit, LIGHTMAPS row 0) or 0xFF (unlit), `+6` = 0xFFFF, `+14` = the batch's vertex count |
 //! | `Slot68.tail` | f32 bits of the XY area and of the volume of the AABB, then 3 zero words |
 //! | `TriDesc16.flags` / `sel` | 0 / `0x3F` (three selectors = none) |
 //! | `PackedNormal4` 4th byte | 0 |
-//! | Res15 | 8 zero bytes per vertex |
+//! | Res15 | the vertex's bytes, 8 zero bytes by default |
+//! | Res18 | only when a vertex has a lightmap UV: u16 `round(uv*1024)` per vertex (0 for the others) |
 //! | Res9 | the node names, 32 bytes each, NUL-padded (retail, format-notes §6 R1; longer names cut to 31 bytes); attributes `n / 0 / 32` |
 //! | Res10 | one empty record per node (retail: labels) |
 //! | Res17 | empty payload, attributes 0 |
 //! | Res5 | u16 (retail, §6 R6): each batch's UVs moved by whole turns so that none is negative (the same texels under REPEAT) |
-//! | stream order | retail `1,2,3,4,5,15,13,6,7,8,19,9,10,17` (format-notes §2) |
+//! | stream order | retail `1,2,3,4,5,15,13,6,7,8,19,9,10,17`, with Res18 after Res5 when present (format-notes §2) |
 //! | `Res1.attr2` | 0 |
 //!
 //! Quaternions are written in the retail `wxyz` order (format-notes §6 R3);
@@ -35,6 +36,11 @@ pub struct Vertex {
     pub normal: [f32; 3],
     /// UV (quantized `*1024`).
     pub uv: [f32; 2],
+    /// Res15 bytes (meaning unknown; 0 by default).
+    pub res15: [u8; 8],
+    /// Lightmap UV (Res18, quantized `round(uv*1024)` as u16, format-notes
+    /// §6 R5); `None` for an unlit vertex (Res18 0).
+    pub lightmap_uv: Option<[f32; 2]>,
 }
 
 /// One batch to add: triangles over its own vertex list, one material row.
@@ -46,6 +52,9 @@ pub struct Part {
     pub vertices: Vec<Vertex>,
     /// Triangle corner indices into `vertices`, 3 per triangle.
     pub indices: Vec<u16>,
+    /// Lit with the WEAR's LIGHTMAPS row 0 (format-notes §6 R2: the batch's
+    /// lightmap byte 0x00 instead of 0xFF).
+    pub lit: bool,
 }
 
 /// Errors of the builder.
@@ -83,6 +92,8 @@ pub struct ModelBuilder {
 }
 
 pub use crate::convention::quant::quantize_normal;
+
+pub use crate::convention::quant::quantize_lightmap_uv;
 
 /// Stored i16 quaternion in the retail `wxyz` order for a rotation given as
 /// a glTF-style unit quaternion `(x, y, z, w)` in game axes
@@ -224,6 +235,9 @@ impl ModelBuilder {
             let normals = m.normals.get_or_insert_with(Vec::new);
             let uvs = m.uvs.get_or_insert_with(Vec::new);
             let res15 = m.res15.get_or_insert_with(Vec::new);
+            if m.res18.is_none() && p.vertices.iter().any(|v| v.lightmap_uv.is_some()) {
+                m.res18 = Some(vec![[0; 4]; m.positions.len()]);
+            }
             let sign = Conventions::RETAIL.uv;
             let shift = uv_turns(&p.vertices);
             for v in &p.vertices {
@@ -233,7 +247,10 @@ impl ModelBuilder {
                     [v.uv[0] - shift[0], v.uv[1] - shift[1]],
                     sign,
                 ));
-                res15.push([0; 8]);
+                res15.push(v.res15);
+                if let Some(r18) = m.res18.as_mut() {
+                    r18.push(v.lightmap_uv.map_or([0; 4], quantize_lightmap_uv));
+                }
             }
             let index_start = m.indices.len() as u32;
             m.indices.extend_from_slice(&p.indices);
@@ -264,7 +281,7 @@ impl ModelBuilder {
                     rule: "build.limits",
                     detail: format!("part {bi}: {e}"),
                 })?;
-            layout.set_lightmap_row(&mut b, None);
+            layout.set_lightmap_row(&mut b, p.lit.then_some(0));
             m.batches.push(b);
         }
         if tri_start + tri_count > u16::MAX as usize {
@@ -375,8 +392,10 @@ impl ModelBuilder {
         }
         derive::recompute_tri_descs(&mut model);
         recompute_bounds(&mut model, true);
-        model.entries = [1u32, 2, 3, 4, 5, 15, 13, 6, 7, 8, 19, 9, 10, 17]
+        let lightmapped = model.res18.is_some();
+        model.entries = [1u32, 2, 3, 4, 5, 18, 15, 13, 6, 7, 8, 19, 9, 10, 17]
             .iter()
+            .filter(|&&t| t != 18 || lightmapped)
             .map(|&t| StreamEntry {
                 type_id: t,
                 name: format!("Res{t}").into_bytes(),

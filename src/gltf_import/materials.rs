@@ -1,0 +1,471 @@
+//! Materials and textures of an authored model for the game's libraries
+//! (`gltf2msh scene.glb -o NEW.msh --game-dir GAME`; format-notes §4, §6
+//! R8–R10; gltf-mapping.md "Materials and textures", read backwards).
+//!
+//! [`library_content`] turns the glTF materials behind the WEAR rows of an
+//! [`super::Authored`] model into new `Material.lib` and `Textures.lib`
+//! entries:
+//!
+//! - **MAT0** (one per glTF material, named by its WEAR row): one phase,
+//!   [`Mat0::new_colour`] from `baseColorFactor` (diffuse `p[4..=6]`,
+//!   opacity `p[3] = round(alpha * 100)`), the texture name of
+//!   `baseColorTexture`; the directory entry's attr1 is the blend mode from
+//!   `alphaMode`: `OPAQUE` 0, `MASK` 2, `BLEND` 4 ([`blend_mode`]); attr2 =
+//!   version 6. The synthesized `DEFAULT` row gets no entry (the engine
+//!   falls back to the library's `DEFAULT`).
+//! - **Texm** (one per glTF image used as a base colour texture): decoded
+//!   from PNG or JPEG (`bufferView`, `data:` or a file beside the glTF),
+//!   resized with a triangle filter to power-of-two sides (each side to the
+//!   nearest power of two, at most [`TextureOptions::max_size`]), a full mip
+//!   chain, format 565 when every alpha is 255, else 8888
+//!   ([`TextureBits::Auto`]; 4444 with [`TextureBits::Sixteen`]), bytes in
+//!   [`TextureOptions::order`] (the retail B, G, R, A by default),
+//!   `flags4 = 32` like the retail textures. Names: the image's `name`, else
+//!   its file stem, else `TEXTURE`, made valid by
+//!   [`crate::material::write::texture_name`] (≤ 15 bytes, upper case).
+//!   The UVs are the base colour texture's set (with KHR_texture_transform
+//!   applied) as the primitive reader takes them.
+//! - **Lightmap** (`LightMap.lib`, when the WEAR has a LIGHTMAPS row): the
+//!   occlusion image of [`lightmap_image`], opaque 565, full mip chain,
+//!   `flags4 = 0` like the retail lightmaps, named by the WEAR row.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use image::RgbaImage;
+use serde_json::Value;
+
+use super::read::{arr, base64_decode, floats, idx, GltfFile};
+use super::ImportError;
+use crate::material::texm::{self, ChannelOrder, TexFormat};
+use crate::material::wear::Wear;
+use crate::material::write::{texture_name, NewEntry};
+use crate::material::{Mat0, TYPE_MAT0, TYPE_TEXM};
+
+fn err(rule: &'static str, detail: impl Into<String>) -> ImportError {
+    ImportError::new(rule, detail)
+}
+
+/// Texm depth choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TextureBits {
+    /// 565 when opaque, 8888 with alpha.
+    #[default]
+    Auto,
+    /// 565 when opaque, 4444 with alpha.
+    Sixteen,
+    /// 8888 always.
+    ThirtyTwo,
+}
+
+/// Options of [`library_content`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TextureOptions {
+    /// Texm format choice.
+    pub bits: TextureBits,
+    /// Largest side in pixels (a power of two).
+    pub max_size: u32,
+    /// Byte order of 8888 (format-notes §6 R8).
+    pub order: ChannelOrder,
+}
+
+impl Default for TextureOptions {
+    fn default() -> Self {
+        TextureOptions {
+            bits: TextureBits::Auto,
+            max_size: 1024,
+            order: texm::RETAIL_ORDER,
+        }
+    }
+}
+
+/// One new texture.
+#[derive(Debug, Clone)]
+pub struct NewTexture {
+    /// `Textures.lib` entry name.
+    pub name: String,
+    /// glTF image index.
+    pub image: usize,
+    /// Stored format.
+    pub format: TexFormat,
+    /// Source size, when it was resized.
+    pub resized_from: Option<(u32, u32)>,
+    /// Level-0 pixels before quantisation (after resizing).
+    pub rgba: RgbaImage,
+    /// The Texm payload.
+    pub texm: Vec<u8>,
+}
+
+/// One new material.
+#[derive(Debug, Clone)]
+pub struct NewMaterial {
+    /// `Material.lib` entry name (the WEAR row's name).
+    pub name: String,
+    /// WEAR row = glTF material index.
+    pub row: usize,
+    /// The record.
+    pub mat0: Mat0,
+    /// Directory attr1: the blend mode (format-notes §6 R10).
+    pub blend: u32,
+}
+
+/// The new library entries of an authored model.
+#[derive(Debug, Clone, Default)]
+pub struct LibraryContent {
+    /// MAT0 records, by WEAR row.
+    pub materials: Vec<NewMaterial>,
+    /// Texm images.
+    pub textures: Vec<NewTexture>,
+    /// The lightmap (`LightMap.lib`), when the WEAR has a LIGHTMAPS row.
+    pub lightmaps: Vec<NewTexture>,
+    /// What was approximated or ignored.
+    pub warnings: Vec<String>,
+}
+
+impl LibraryContent {
+    /// The `Material.lib` entries (type MAT0, attr1 blend, attr2 6).
+    pub fn material_entries(&self) -> Vec<NewEntry> {
+        self.materials
+            .iter()
+            .map(|m| NewEntry {
+                name: encoding_rs::WINDOWS_1251.encode(&m.name).0.into_owned(),
+                type_id: TYPE_MAT0,
+                attr1: m.blend,
+                attr2: m.mat0.version,
+                attr3: 0,
+                data: m.mat0.to_bytes(),
+            })
+            .collect()
+    }
+
+    /// The `Textures.lib` entries (type Texm, attributes 0).
+    pub fn texture_entries(&self) -> Vec<NewEntry> {
+        Self::texm_entries(&self.textures)
+    }
+
+    /// The `LightMap.lib` entries (type Texm, attributes 0).
+    pub fn lightmap_entries(&self) -> Vec<NewEntry> {
+        Self::texm_entries(&self.lightmaps)
+    }
+
+    fn texm_entries(list: &[NewTexture]) -> Vec<NewEntry> {
+        list.iter()
+            .map(|t| NewEntry {
+                name: t.name.as_bytes().to_vec(),
+                type_id: TYPE_TEXM,
+                attr1: 0,
+                attr2: 0,
+                attr3: 0,
+                data: t.texm.clone(),
+            })
+            .collect()
+    }
+}
+
+/// The model's lightmap: the first material whose `occlusionTexture` reads
+/// `TEXCOORD_1`, as `(material, image)`; and every other image such a
+/// material names (the WEAR holds one LIGHTMAPS row per model here).
+pub fn lightmap_image(doc: &GltfFile) -> (Option<(usize, usize)>, Vec<usize>) {
+    let mut first = None;
+    let mut others = Vec::new();
+    for (m, mat) in arr(&doc.json, "materials").iter().enumerate() {
+        let Some(o) = mat
+            .get("occlusionTexture")
+            .filter(|o| idx(o, "texCoord") == Some(1))
+        else {
+            continue;
+        };
+        let Some(img) = idx(o, "index")
+            .and_then(|t| doc.get("textures", t).ok())
+            .and_then(|t| idx(t, "source"))
+        else {
+            continue;
+        };
+        match first {
+            None => first = Some((m, img)),
+            Some((_, i)) if i != img => others.push(img),
+            Some(_) => {}
+        }
+    }
+    (first, others)
+}
+
+/// The source name of glTF image `i`: its `name`, else its file stem, else
+/// `fallback`.
+pub fn image_stem(doc: &GltfFile, i: usize, fallback: &str) -> String {
+    let Ok(im) = doc.get("images", i) else {
+        return fallback.into();
+    };
+    im.get("name")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| {
+            im.get("uri")
+                .and_then(Value::as_str)
+                .filter(|u| !u.starts_with("data:"))
+                .map(|u| {
+                    let f = u.rsplit(['/', '\\']).next().unwrap_or(u);
+                    f.rsplit_once('.').map_or(f, |(s, _)| s).to_string()
+                })
+        })
+        .unwrap_or_else(|| fallback.into())
+}
+
+/// The MAT0 blend mode (directory attr1, format-notes §6 R10) of a glTF
+/// `alphaMode`: `OPAQUE` (or absent) 0, `MASK` 2, `BLEND` 4.
+pub fn blend_mode(alpha_mode: Option<&str>) -> u32 {
+    match alpha_mode {
+        Some("MASK") => 2,
+        Some("BLEND") => 4,
+        _ => 0,
+    }
+}
+
+/// The encoded bytes of glTF image `i` (bufferView, `data:` URI, or a file
+/// relative to `base_dir`).
+pub fn image_bytes(
+    doc: &GltfFile,
+    base_dir: Option<&Path>,
+    i: usize,
+) -> Result<Vec<u8>, ImportError> {
+    let im = doc.get("images", i)?;
+    if let Some(v) = idx(im, "bufferView") {
+        let bv = doc.get("bufferViews", v)?;
+        let b = idx(bv, "buffer").unwrap_or(0);
+        let off = idx(bv, "byteOffset").unwrap_or(0);
+        let len = idx(bv, "byteLength").unwrap_or(0);
+        let buf = doc.buffers.get(b).ok_or_else(|| {
+            err(
+                "gltf.index",
+                format!("image {i}: bufferView {v}: no buffer {b}"),
+            )
+        })?;
+        return buf
+            .get(off..off.saturating_add(len))
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| {
+                err(
+                    "gltf.buffer",
+                    format!(
+                        "image {i}: bufferView {v} ({off}+{len}) runs past buffer {b} ({} bytes)",
+                        buf.len()
+                    ),
+                )
+            });
+    }
+    let uri = im.get("uri").and_then(Value::as_str).ok_or_else(|| {
+        err(
+            "gltf.image",
+            format!("image {i}: neither bufferView nor uri"),
+        )
+    })?;
+    if let Some(rest) = uri.strip_prefix("data:") {
+        let comma = rest
+            .find(',')
+            .ok_or_else(|| err("gltf.image", format!("image {i}: data URI without ','")))?;
+        if !rest[..comma].ends_with(";base64") {
+            return Err(err(
+                "gltf.image",
+                format!("image {i}: data URI is not base64"),
+            ));
+        }
+        return base64_decode(&rest[comma + 1..])
+            .ok_or_else(|| err("gltf.image", format!("image {i}: invalid base64 data")));
+    }
+    let dir = base_dir.ok_or_else(|| {
+        err(
+            "gltf.image",
+            format!("image {i}: external uri {uri:?} but no folder to resolve it"),
+        )
+    })?;
+    let p = dir.join(super::read::percent_decode(uri));
+    std::fs::read(&p).map_err(|e| err("gltf.image", format!("image {i}: {}: {e}", p.display())))
+}
+
+/// The nearest power of two to `d` (in log scale), at most `max`.
+fn pow2(d: u32, max: u32) -> u32 {
+    let d = d.max(1);
+    let lo = 1u32 << (31 - d.leading_zeros());
+    let p = if lo == d || (d as u64) * (d as u64) < (lo as u64) * (2 * lo as u64) {
+        lo
+    } else {
+        lo.saturating_mul(2)
+    };
+    p.min(max.max(1))
+}
+
+/// Decodes, resizes and encodes glTF image `i` (see the module docs).
+///
+/// # Errors
+/// `gltf.image` when the image cannot be read or decoded (PNG and JPEG are
+/// supported); the Texm encoder's rules.
+pub fn texture_from_image(
+    doc: &GltfFile,
+    base_dir: Option<&Path>,
+    i: usize,
+    name: String,
+    opts: &TextureOptions,
+) -> Result<NewTexture, ImportError> {
+    let bytes = image_bytes(doc, base_dir, i)?;
+    let img = image::load_from_memory(&bytes)
+        .map_err(|e| {
+            err(
+                "gltf.image",
+                format!("image {i}: cannot decode ({e}); PNG and JPEG are supported"),
+            )
+        })?
+        .to_rgba8();
+    let (w, h) = img.dimensions();
+    let max = opts.max_size.max(1).next_power_of_two();
+    let (tw, th) = (pow2(w, max), pow2(h, max));
+    let (rgba, resized_from) = if (tw, th) == (w, h) {
+        (img, None)
+    } else {
+        (
+            image::imageops::resize(&img, tw, th, image::imageops::FilterType::Triangle),
+            Some((w, h)),
+        )
+    };
+    let alpha = texm::has_alpha(&rgba);
+    let format = match (opts.bits, alpha) {
+        (TextureBits::ThirtyTwo, _) | (TextureBits::Auto, true) => TexFormat::Argb8888,
+        (TextureBits::Sixteen, true) => TexFormat::Argb4444,
+        _ => TexFormat::Rgb565,
+    };
+    let texm = texm::encode(&rgba, format, &opts.order, 0, texm::TEXTURE_FLAGS4)
+        .map_err(|e| err("gltf.image", format!("image {i}: {e}")))?;
+    Ok(NewTexture {
+        name,
+        image: i,
+        format,
+        resized_from,
+        rgba,
+        texm,
+    })
+}
+
+/// The new library entries for the materials of `wear` (row `i` = glTF
+/// material `i`; see the module docs).
+///
+/// # Errors
+/// `gltf.image` (an image that cannot be read or decoded), `gltf.index`.
+pub fn library_content(
+    doc: &GltfFile,
+    base_dir: Option<&Path>,
+    wear: &Wear,
+    opts: &TextureOptions,
+) -> Result<LibraryContent, ImportError> {
+    let mut out = LibraryContent::default();
+    let materials = arr(&doc.json, "materials");
+    let mut tex_of_image: HashMap<usize, String> = HashMap::new();
+    let mut used = HashSet::new();
+    for (row, m) in materials.iter().enumerate() {
+        let Some(w) = wear.materials.get(row) else {
+            break;
+        };
+        let pbr = m.get("pbrMetallicRoughness");
+        let colour = pbr
+            .and_then(|p| floats(p, "baseColorFactor"))
+            .filter(|c| c.len() == 4)
+            .map_or([1.0; 4], |c| [c[0], c[1], c[2], c[3]]);
+        let alpha_mode = m.get("alphaMode").and_then(Value::as_str);
+        let mut texture = None;
+        if let Some(ti) = pbr.and_then(|p| p.get("baseColorTexture")) {
+            let t = idx(ti, "index").ok_or_else(|| {
+                err(
+                    "gltf.index",
+                    format!("material {row}: baseColorTexture without index"),
+                )
+            })?;
+            let tex = doc.get("textures", t)?;
+            match idx(tex, "source") {
+                None => out.warnings.push(format!(
+                    "material {row}: texture {t} has no PNG/JPEG source (extensions are not read); untextured"
+                )),
+                Some(img) => {
+                    let name = match tex_of_image.get(&img) {
+                        Some(n) => n.clone(),
+                        None => {
+                            doc.get("images", img)?;
+                            let src = image_stem(doc, img, "TEXTURE");
+                            let name = texture_name(&src, &mut used);
+                            let t = texture_from_image(doc, base_dir, img, name.clone(), opts)?;
+                            if let Some((w0, h0)) = t.resized_from {
+                                out.warnings.push(format!(
+                                    "image {img}: {w0} x {h0} resized to {} x {} (power-of-two sides, at most {})",
+                                    t.rgba.width(),
+                                    t.rgba.height(),
+                                    opts.max_size
+                                ));
+                            }
+                            out.textures.push(t);
+                            tex_of_image.insert(img, name.clone());
+                            name
+                        }
+                    };
+                    texture = Some(name);
+                }
+            }
+        }
+        let mat0 = Mat0::new_colour(colour, texture.as_deref().map(str::as_bytes))
+            .map_err(|e| err("gltf.image", e.to_string()))?;
+        out.materials.push(NewMaterial {
+            name: w.name.clone(),
+            row,
+            mat0,
+            blend: blend_mode(alpha_mode),
+        });
+    }
+    if let (Some(row), (Some((_, img)), _)) = (wear.lightmaps.first(), lightmap_image(doc)) {
+        let mut t = texture_from_image(
+            doc,
+            base_dir,
+            img,
+            row.name.clone(),
+            &TextureOptions {
+                bits: TextureBits::Sixteen,
+                ..*opts
+            },
+        )?;
+        if t.format != TexFormat::Rgb565 {
+            // Lightmaps are opaque 565 (every retail LightMap.lib entry).
+            let mut rgba = t.rgba.clone();
+            for p in rgba.pixels_mut() {
+                p.0[3] = 255;
+            }
+            t.texm = texm::encode(&rgba, TexFormat::Rgb565, &opts.order, 0, 0)
+                .map_err(|e| err("gltf.image", format!("image {img}: {e}")))?;
+            t.format = TexFormat::Rgb565;
+            t.rgba = rgba;
+        } else {
+            t.texm = texm::encode(&t.rgba, TexFormat::Rgb565, &opts.order, 0, 0)
+                .map_err(|e| err("gltf.image", format!("image {img}: {e}")))?;
+        }
+        out.lightmaps.push(t);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn powers_of_two() {
+        assert_eq!(pow2(1, 1024), 1);
+        assert_eq!(pow2(64, 1024), 64);
+        assert_eq!(pow2(90, 1024), 64);
+        assert_eq!(pow2(91, 1024), 128);
+        assert_eq!(pow2(300, 1024), 256);
+        assert_eq!(pow2(5000, 1024), 1024);
+        assert_eq!(pow2(3, 1024), 4);
+    }
+
+    #[test]
+    fn blend_modes() {
+        assert_eq!(blend_mode(None), 0);
+        assert_eq!(blend_mode(Some("OPAQUE")), 0);
+        assert_eq!(blend_mode(Some("MASK")), 2);
+        assert_eq!(blend_mode(Some("BLEND")), 4);
+    }
+}

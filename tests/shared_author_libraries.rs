@@ -1,0 +1,220 @@
+//! gltf2msh `--game-dir` with real inputs (issue 9 acceptance): Debian's
+//! assimp glTF 2.0 samples (`/usr/share/assimp/models/glTF2`, package
+//! `assimp-testmodels`; external PNG, GLB and data-URI images, RGBA and
+//! palette PNGs, a non-power-of-two image) are authored into a copy of the
+//! shared corpus's `Material.lib` and `Textures.lib`. Every corpus entry
+//! stays byte-identical; `msh2gltf` of the result shows the source pixels
+//! (resized to power-of-two sides, then quantised: ±1 per channel) and
+//! colours. Skips when the corpus or the samples are absent.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use image::RgbaImage;
+use mshgltf::gltf_import::{self, materials};
+use mshgltf::material::texm::{self, Texm};
+use mshgltf::nres;
+
+const SAMPLES: &str = "/usr/share/assimp/models/glTF2";
+const MODELS: [&str; 4] = [
+    "BoxTextured-glTF/BoxTextured.gltf",
+    "BoxTextured-glTF-Binary/BoxTextured.glb",
+    "BoxTextured-glTF-Embedded/BoxTextured.gltf",
+    "textureTransform/TextureTransformTest.gltf",
+];
+
+fn run(exe: &str, args: &[&str]) {
+    let o = Command::new(exe).args(args).output().unwrap();
+    assert!(
+        o.status.success(),
+        "{exe} {args:?}: exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// msh2gltf reads 8888 in the retail order after issue 8 (`--texm-order`);
+/// before, gltf2msh writes the order it reads.
+fn order_args() -> (Vec<&'static str>, Vec<&'static str>) {
+    let o = Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    if String::from_utf8_lossy(&o.stdout).contains("--texm-order") {
+        (vec![], vec!["--texm-order", "retail"])
+    } else {
+        (vec!["--texm-order", "argb"], vec![])
+    }
+}
+
+fn max_diff(a: &RgbaImage, b: &RgbaImage) -> i32 {
+    assert_eq!(a.dimensions(), b.dimensions());
+    a.as_raw()
+        .iter()
+        .zip(b.as_raw())
+        .map(|(x, y)| (i32::from(*x) - i32::from(*y)).abs())
+        .max()
+        .unwrap_or(0)
+}
+
+fn pow2(d: u32) -> u32 {
+    // Nearest power of two in log scale (the documented rule).
+    let lo = 1u32 << (31 - d.leading_zeros());
+    if lo == d || u64::from(d) * u64::from(d) < u64::from(lo) * u64::from(2 * lo) {
+        lo
+    } else {
+        2 * lo
+    }
+}
+
+#[test]
+fn shared_assimp_textures_into_corpus_libraries() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    if !Path::new(SAMPLES).is_dir() {
+        println!("SKIP: {SAMPLES} not found (apt package assimp-testmodels)");
+        return;
+    }
+    let (g_order, m_order) = order_args();
+    let order = if g_order.is_empty() {
+        texm::RETAIL_ORDER
+    } else {
+        texm::ARGB_ORDER
+    };
+    for model in MODELS {
+        let input = Path::new(SAMPLES).join(model);
+        let tmp = tempfile::tempdir().unwrap();
+        let game = tmp.path().join("GAME");
+        std::fs::create_dir_all(&game).unwrap();
+        for f in ["Material.lib", "Textures.lib"] {
+            std::fs::copy(corpus.join(f), game.join(f)).unwrap();
+        }
+        let units = tmp.path().join("units.rlb");
+        std::fs::write(&units, nres::write(&[]).unwrap()).unwrap();
+        let out = tmp.path().join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let rlb = out.join("units.rlb");
+        let s = |p: &Path| p.to_str().unwrap().to_string();
+        let mut args = vec![
+            s(&input),
+            "--into".into(),
+            s(&units),
+            "--name".into(),
+            "NEW".into(),
+            "-o".into(),
+            s(&rlb),
+            "--game-dir".into(),
+            s(&game),
+        ];
+        args.extend(g_order.iter().map(|x| x.to_string()));
+        run(
+            env!("CARGO_BIN_EXE_gltf2msh"),
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        );
+        // Corpus entries unchanged, in place; the new ones appended.
+        let mut new_tex = Vec::new();
+        for f in ["Material.lib", "Textures.lib"] {
+            let old = std::fs::read(corpus.join(f)).unwrap();
+            let new = std::fs::read(out.join(f)).unwrap();
+            let o = nres::read(&old, nres::Mode::Strict).unwrap();
+            let n = nres::read(&new, nres::Mode::Strict).unwrap();
+            assert_eq!(n.entries[..o.entries.len()], o.entries[..], "{model}: {f}");
+            assert!(
+                n.entries.len() > o.entries.len(),
+                "{model}: {f} gained nothing"
+            );
+            if f == "Textures.lib" {
+                new_tex = n.entries[o.entries.len()..]
+                    .iter()
+                    .map(|e| {
+                        (
+                            String::from_utf8_lossy(e.name).into_owned(),
+                            e.data.to_vec(),
+                        )
+                    })
+                    .collect();
+            }
+        }
+        // msh2gltf of the result.
+        let glb = out.join("back.glb");
+        let mut args = vec![format!("{}:NEW.msh", s(&rlb)), s(&glb)];
+        args.extend(m_order.iter().map(|x| x.to_string()));
+        run(
+            env!("CARGO_BIN_EXE_msh2gltf"),
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        );
+        let src = gltf_import::load_path(&input).unwrap();
+        let back = gltf_import::parse(&std::fs::read(&glb).unwrap(), None).unwrap();
+        let src_mats = src.json["materials"].as_array().unwrap();
+        let back_mats = back.json["materials"].as_array().unwrap();
+        let mut checked = 0;
+        for (i, m) in src_mats.iter().enumerate() {
+            let Some(b) = back_mats
+                .iter()
+                .find(|b| b["extras"]["msh"]["material_index"].as_u64() == Some(i as u64))
+            else {
+                continue; // not used by any primitive
+            };
+            let c = m["pbrMetallicRoughness"]["baseColorFactor"]
+                .as_array()
+                .map_or([1.0; 4], |c| {
+                    std::array::from_fn(|k| c[k].as_f64().unwrap())
+                });
+            let bc = &b["pbrMetallicRoughness"]["baseColorFactor"];
+            for k in 0..3 {
+                let d = (bc[k].as_f64().unwrap() - c[k]).abs();
+                assert!(
+                    d <= 0.5 / 255.0 + 1e-6,
+                    "{model} material {i}: colour {bc} vs {c:?}"
+                );
+            }
+            let Some(t) = m["pbrMetallicRoughness"]["baseColorTexture"]["index"].as_u64() else {
+                continue;
+            };
+            let img = src.json["textures"][t as usize]["source"].as_u64().unwrap() as usize;
+            let bytes = materials::image_bytes(&src, input.parent(), img).unwrap();
+            let source = image::load_from_memory(&bytes).unwrap().to_rgba8();
+            let (w, h) = source.dimensions();
+            let (tw, th) = (pow2(w).min(1024), pow2(h).min(1024));
+            let sized = if (tw, th) == (w, h) {
+                source
+            } else {
+                image::imageops::resize(&source, tw, th, image::imageops::FilterType::Triangle)
+            };
+            let bt = b["pbrMetallicRoughness"]["baseColorTexture"]["index"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{model} material {i}: exported untextured"));
+            let bimg = back.json["textures"][bt as usize]["source"]
+                .as_u64()
+                .unwrap() as usize;
+            let png = materials::image_bytes(&back, None, bimg).unwrap();
+            let shown = image::load_from_memory(&png).unwrap().to_rgba8();
+            // The Texm entry's format; quantise the source the same way.
+            let name = b["extras"]["msh"]["name"].as_str().unwrap_or("");
+            let fmt = new_tex
+                .iter()
+                .map(|(_, d)| Texm::parse(d).unwrap())
+                .find(|t| (t.width, t.height) == (tw, th))
+                .map(|t| t.format)
+                .unwrap_or_else(|| panic!("{model}: no {tw} x {th} texture for {name}"));
+            let want = Texm::parse(&texm::encode(&sized, fmt, &order, 1, 32).unwrap())
+                .unwrap()
+                .decode_with(&order, 0)
+                .unwrap();
+            let d = max_diff(&shown, &want);
+            assert!(
+                d <= 1,
+                "{model} material {i} ({name}): pixels differ by {d}"
+            );
+            checked += 1;
+        }
+        assert!(checked > 0, "{model}: no textured material checked");
+        println!(
+            "{model}: {checked} textured materials match; new textures {:?}",
+            new_tex.iter().map(|t| &t.0).collect::<Vec<_>>()
+        );
+    }
+}
