@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)"; exit 2; }
-work="${1:-$(mktemp -d)}"
+work="${1:-$(mktemp -d)}/hostile_cases"
+rm -rf "$work"
+mkdir -p "$work"
 cargo build --release -q --bins
 MSHGLTF_HOSTILE_DIR="$work" cargo test -q --release --test hostile_inputs -- --ignored dump_cases >/dev/null
 bin="$PWD/target/release"

@@ -12,7 +12,9 @@
 //!
 //! A model above the budget fails with rule `limits.work` before the work is
 //! done. The default, [`DEFAULT_MAX_WORK`], keeps one export under about
-//! 64 MB; `msh2gltf --max-work` changes it.
+//! 64 MB; `--max-work` (both tools) changes it. `gltf2msh` spends nodes
+//! and primitive instances the same way, and parses at most
+//! [`max_json_bytes`] of glTF JSON.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -40,6 +42,20 @@ pub fn max_work() -> u64 {
 /// Sets the process-wide work budget per model (`msh2gltf --max-work`).
 pub fn set_max_work(units: u64) {
     MAX_WORK.store(units, Ordering::Relaxed);
+}
+
+/// JSON bytes per work unit: the parsed document takes 16 to 35 bytes of
+/// memory per byte of JSON text.
+pub const JSON_BYTES_PER_UNIT: u64 = 2;
+
+/// Work units of one primitive instance read by `gltf2msh` (its JSON
+/// object, accessors and batch: about 2 KB).
+pub const UNITS_PER_IMPORTED_PRIMITIVE: u64 = 64;
+
+/// Largest glTF JSON text `gltf2msh` parses: [`max_work`] x
+/// [`JSON_BYTES_PER_UNIT`] (2 MB by default).
+pub fn max_json_bytes() -> u64 {
+    max_work().saturating_mul(JSON_BYTES_PER_UNIT)
 }
 
 /// Smallest accepted `--fps`: a key at frame 65 535 then lies at

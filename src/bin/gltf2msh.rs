@@ -96,6 +96,11 @@ struct Cli {
     /// folder (they are refused by default).
     #[arg(long)]
     allow_outside: bool,
+    /// Work budget (units, see README "Safety"): nodes x 32 + primitive
+    /// instances x 64, and JSON bytes / 2; a glTF above it fails with rule
+    /// `limits.work` before its data is read.
+    #[arg(long, value_name = "UNITS", default_value_t = mshgltf::limits::DEFAULT_MAX_WORK)]
+    max_work: u64,
 }
 
 /// Range checks of the numeric options (the same limits as msh2gltf's).
@@ -103,6 +108,8 @@ fn validate_options(cli: &Cli) -> Result<(), Fail> {
     if let Some(f) = cli.fps {
         mshgltf::limits::check_fps(f).map_err(|e| usage(format!("--fps: {e}")))?;
     }
+    mshgltf::limits::check_work(cli.max_work).map_err(|e| usage(format!("--max-work: {e}")))?;
+    mshgltf::limits::set_max_work(cli.max_work);
     Ok(())
 }
 
@@ -136,6 +143,8 @@ fn load_doc(
     for f in &files {
         plan.add_input(f);
     }
+    gltf_import::budget::check(&doc)
+        .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
     Ok((doc, files))
 }
 

@@ -172,9 +172,10 @@ struct Cli {
     /// Write a JSON report (per model: source, output, status, counts, warnings, errors, time).
     #[arg(long, value_name = "FILE.json")]
     report: Option<PathBuf>,
-    /// Work budget per model, in output units (animation samples x nodes +
-    /// primitives + output bytes / 64); a model above it fails with rule
-    /// `limits.work` instead of exhausting memory.
+    /// Work budget per model (units of about 32 bytes: animation samples x 2,
+    /// glTF nodes x 32, primitives x 16, output bytes / 32; see README
+    /// "Safety"); a model above it fails with rule `limits.work` before the
+    /// work is done.
     #[arg(long, value_name = "UNITS", default_value_t = mshgltf::limits::DEFAULT_MAX_WORK)]
     max_work: u64,
     /// Print only errors.

@@ -27,6 +27,7 @@
 
 pub mod animation;
 pub mod author;
+pub mod budget;
 pub mod geometry;
 pub mod matching;
 pub mod materials;

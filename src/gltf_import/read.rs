@@ -123,6 +123,16 @@ pub fn parse_with(
     } else {
         (bytes, None)
     };
+    let max_json = crate::limits::max_json_bytes();
+    if json_bytes.len() as u64 > max_json {
+        return Err(err(
+            "limits.work",
+            format!(
+                "{} bytes of glTF JSON, more than the {max_json} the work budget allows (raise it with --max-work)",
+                json_bytes.len()
+            ),
+        ));
+    }
     let json: Value =
         serde_json::from_slice(json_bytes).map_err(|e| err("gltf.json", e.to_string()))?;
     if !json.is_object() {

@@ -518,6 +518,78 @@ pub fn cases() -> Vec<Case> {
         exit: 1,
         rule: "gltf.non_finite",
     });
+    // One triangle referenced by 40 000 primitives: over the primitive
+    // budget (2.6 million units) before any of them is read.
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&triangle_gltf(&data_uri(), 44, serde_json::json!({}))).unwrap();
+    let prim = doc["meshes"][0]["primitives"][0].clone();
+    doc["meshes"][0]["primitives"] = serde_json::Value::Array(vec![prim; 40_000]);
+    v.push(Case {
+        name: "gltf_many_primitives",
+        files: vec![("in.gltf".into(), serde_json::to_vec(&doc).unwrap())],
+        tool: Tool::Gltf2msh,
+        args: args(&["in.gltf", "-o", "out.msh"]),
+        exit: 1,
+        rule: "limits.work",
+    });
+    // Indices that claim 100 000 triangles: refused by the triangle limit
+    // before they are read.
+    v.push(gltf_case(
+        "gltf_claimed_triangles",
+        serde_json::json!({}),
+        "gltf.limits",
+    ));
+    if let Some(c) = v.last_mut() {
+        let mut d: serde_json::Value = serde_json::from_slice(&c.files[0].1).unwrap();
+        d["accessors"][1]["count"] = serde_json::json!(300_000);
+        c.files[0].1 = serde_json::to_vec(&d).unwrap();
+    }
+    // 60 000 nodes sharing one mesh: over the node budget (1.9 million
+    // units); 10 000 are converted.
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&triangle_gltf(&data_uri(), 44, serde_json::json!({}))).unwrap();
+    doc["nodes"] = serde_json::Value::Array(
+        (0..60_000)
+            .map(|i| serde_json::json!({"name": format!("n{i}"), "mesh": 0}))
+            .collect(),
+    );
+    doc["scenes"][0]["nodes"] = serde_json::json!((0..60_000).collect::<Vec<u32>>());
+    v.push(Case {
+        name: "gltf_many_nodes",
+        files: vec![("in.gltf".into(), serde_json::to_vec(&doc).unwrap())],
+        tool: Tool::Gltf2msh,
+        args: args(&["in.gltf", "-o", "out.msh"]),
+        exit: 1,
+        rule: "limits.work",
+    });
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&triangle_gltf(&data_uri(), 44, serde_json::json!({}))).unwrap();
+    doc["nodes"] = serde_json::Value::Array(
+        (0..10_000)
+            .map(|i| serde_json::json!({"name": format!("n{i}"), "mesh": 0}))
+            .collect(),
+    );
+    doc["scenes"][0]["nodes"] = serde_json::json!((0..10_000).collect::<Vec<u32>>());
+    v.push(Case {
+        name: "gltf_nodes_10000",
+        files: vec![("in.gltf".into(), serde_json::to_vec(&doc).unwrap())],
+        tool: Tool::Gltf2msh,
+        args: args(&["-q", "in.gltf", "-o", "out.msh"]),
+        exit: 0,
+        rule: "",
+    });
+    // 5 MB of JSON: over the JSON budget before parsing.
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&triangle_gltf(&data_uri(), 44, serde_json::json!({}))).unwrap();
+    doc["extras"] = serde_json::json!("x".repeat(5 << 20));
+    v.push(Case {
+        name: "gltf_json_5mb",
+        files: vec![("in.gltf".into(), serde_json::to_vec(&doc).unwrap())],
+        tool: Tool::Gltf2msh,
+        args: args(&["in.gltf", "-o", "out.msh"]),
+        exit: 1,
+        rule: "limits.work",
+    });
     v.push(Case {
         name: "gltf_fps_nan",
         files: vec![(

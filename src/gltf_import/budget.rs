@@ -1,0 +1,64 @@
+//! The import's work budget (README "Safety"): before any accessor is read,
+//! the size of the scene is spent from [`crate::limits::max_work`] so that a
+//! small glTF cannot make `gltf2msh` read the same data millions of times.
+//! The JSON text itself is limited before it is parsed
+//! ([`crate::limits::max_json_bytes`]).
+
+use serde_json::Value;
+
+use super::read::{arr, idx, GltfFile};
+use super::ImportError;
+use crate::limits::{Budget, UNITS_PER_IMPORTED_PRIMITIVE, UNITS_PER_NODE};
+
+/// Most triangles of one model (Res7 and Res13 counts are u16 in practice:
+/// msh-core limits).
+pub const MAX_TRIANGLES: u64 = 65_535;
+
+/// Spends the scene of `doc`: its nodes, every primitive instance (a
+/// primitive of a mesh counted once per node showing it) and their
+/// triangles (from the accessors' `count`, nothing is read).
+///
+/// # Errors
+/// `limits.work` over the budget; `gltf.limits` for more than
+/// [`MAX_TRIANGLES`] triangles.
+pub fn check(doc: &GltfFile) -> Result<(), ImportError> {
+    let nodes = arr(&doc.json, "nodes");
+    let meshes = arr(&doc.json, "meshes");
+    let accessors = arr(&doc.json, "accessors");
+    let count = |a: Option<usize>| -> u64 {
+        a.and_then(|a| accessors.get(a))
+            .and_then(|x| x.get("count"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    let mut prims: u64 = 0;
+    let mut tris: u64 = 0;
+    for n in nodes {
+        let Some(m) = idx(n, "mesh").and_then(|m| meshes.get(m)) else {
+            continue;
+        };
+        for p in arr(m, "primitives") {
+            prims = prims.saturating_add(1);
+            let corners = match idx(p, "indices") {
+                Some(i) => count(Some(i)),
+                None => count(p.get("attributes").and_then(|a| idx(a, "POSITION"))),
+            };
+            tris = tris.saturating_add(corners / 3);
+        }
+    }
+    if tris > MAX_TRIANGLES {
+        return Err(ImportError::new(
+            "gltf.limits",
+            format!("the scene shows {tris} triangles ({prims} primitive instances); a model holds at most {MAX_TRIANGLES}"),
+        ));
+    }
+    let mut b = Budget::new();
+    let units = (nodes.len() as u64)
+        .saturating_mul(UNITS_PER_NODE)
+        .saturating_add(prims.saturating_mul(UNITS_PER_IMPORTED_PRIMITIVE));
+    b.spend(
+        units,
+        &format!("{} nodes and {prims} primitive instances", nodes.len()),
+    )
+    .map_err(|d| ImportError::new("limits.work", d))
+}
