@@ -6,6 +6,7 @@
 //! Exit codes: 0 ok, 1 conversion error (mismatch, invalid result, unreadable
 //! glTF), 2 usage or environment error (missing files, refused output).
 
+use mshgltf::convention::TexmOrder;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -548,7 +549,6 @@ fn author_libraries(
 ) -> Result<Vec<(PathBuf, Vec<u8>, LibraryEdit)>, Fail> {
     use mshgltf::gltf_import::materials::{self, TextureBits, TextureOptions};
     use mshgltf::material::library::{LIGHTMAP_LIB, MATERIAL_LIB, TEXTURES_LIB};
-    use mshgltf::material::texm;
     if !game.is_dir() {
         return Err(usage(format!(
             "--game-dir {}: not a folder",
@@ -563,9 +563,9 @@ fn author_libraries(
         },
         max_size: cli.max_texture.clamp(1, 1 << 15),
         order: if cli.texm_order == "argb" {
-            texm::ARGB_ORDER
+            TexmOrder::Argb
         } else {
-            texm::RETAIL_ORDER
+            TexmOrder::Retail
         },
     };
     let content = materials::library_content(doc, cli.input.parent(), &a.wear, &opts)

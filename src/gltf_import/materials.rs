@@ -37,7 +37,8 @@ use serde_json::Value;
 
 use super::read::{arr, base64_decode, floats, idx, GltfFile};
 use super::ImportError;
-use crate::material::texm::{self, ChannelOrder, TexFormat};
+use crate::convention::TexmOrder;
+use crate::material::texm::{self, TexFormat};
 use crate::material::wear::Wear;
 use crate::material::write::{texture_name, NewEntry};
 use crate::material::{Mat0, TYPE_MAT0, TYPE_TEXM};
@@ -65,8 +66,8 @@ pub struct TextureOptions {
     pub bits: TextureBits,
     /// Largest side in pixels (a power of two).
     pub max_size: u32,
-    /// Byte order of 8888 (format-notes §6 R8).
-    pub order: ChannelOrder,
+    /// Byte order of 8888 (format-notes §6 R8; `--texm-order`).
+    pub order: TexmOrder,
 }
 
 impl Default for TextureOptions {
@@ -74,7 +75,7 @@ impl Default for TextureOptions {
         TextureOptions {
             bits: TextureBits::Auto,
             max_size: 1024,
-            order: texm::RETAIL_ORDER,
+            order: TexmOrder::Retail,
         }
     }
 }
@@ -332,8 +333,14 @@ pub fn texture_from_image(
         (TextureBits::Sixteen, true) => TexFormat::Argb4444,
         _ => TexFormat::Rgb565,
     };
-    let texm = texm::encode(&rgba, format, &opts.order, 0, texm::TEXTURE_FLAGS4)
-        .map_err(|e| err("gltf.image", format!("image {i}: {e}")))?;
+    let texm = texm::encode(
+        &rgba,
+        format,
+        &opts.order.channel_order(),
+        0,
+        texm::TEXTURE_FLAGS4,
+    )
+    .map_err(|e| err("gltf.image", format!("image {i}: {e}")))?;
     Ok(NewTexture {
         name,
         image: i,
@@ -433,13 +440,19 @@ pub fn library_content(
             for p in rgba.pixels_mut() {
                 p.0[3] = 255;
             }
-            t.texm = texm::encode(&rgba, TexFormat::Rgb565, &opts.order, 0, 0)
+            t.texm = texm::encode(&rgba, TexFormat::Rgb565, &opts.order.channel_order(), 0, 0)
                 .map_err(|e| err("gltf.image", format!("image {img}: {e}")))?;
             t.format = TexFormat::Rgb565;
             t.rgba = rgba;
         } else {
-            t.texm = texm::encode(&t.rgba, TexFormat::Rgb565, &opts.order, 0, 0)
-                .map_err(|e| err("gltf.image", format!("image {img}: {e}")))?;
+            t.texm = texm::encode(
+                &t.rgba,
+                TexFormat::Rgb565,
+                &opts.order.channel_order(),
+                0,
+                0,
+            )
+            .map_err(|e| err("gltf.image", format!("image {img}: {e}")))?;
         }
         out.lightmaps.push(t);
     }
