@@ -58,21 +58,11 @@ def collection_for(rel_dir, root):
     return parent
 
 
-def layer_collection(layer, coll):
-    if layer.collection == coll:
-        return layer
-    for c in layer.children:
-        found = layer_collection(c, coll)
-        if found is not None:
-            return found
-    return None
-
-
 # The lightmap wiring is the add-on's (one implementation): multiply the
 # material's occlusion image (UV map 2) into Base Color.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "blender", "io_scene_parkan"))
-from scene import LIGHTMAP_NODE, wire_lightmap  # noqa: E402
+from scene import LIGHTMAP_NODE, activate_animations, layer_collection, wire_lightmap  # noqa: E402
 
 
 def lightmap_linked(mat):
@@ -118,18 +108,7 @@ def main():
         summary["models"] += 1
         new = [o for o in bpy.data.objects if o not in before]
         # Activate the model's animation: the first stashed NLA action of each object.
-        for o in new:
-            ad = o.animation_data
-            if ad is None:
-                continue
-            if ad.action is None:
-                for track in ad.nla_tracks:
-                    if track.strips:
-                        ad.action = track.strips[0].action
-                        track.mute = True
-                        break
-            if ad.action is not None:
-                frame_end = max(frame_end, int(ad.action.frame_range[1]))
+        frame_end = max(frame_end, activate_animations(new))
     scene.frame_start = 0
     scene.frame_end = frame_end
     summary["objects"] = len(bpy.data.objects)

@@ -17,7 +17,7 @@ import bpy
 from mathutils import Vector
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import blender_import_all  # noqa: E402  (numpy workaround, wire_lightmap)
+import blender_import_all  # noqa: E402  (numpy workaround, the add-on's helpers)
 
 
 def parse_args(argv):
@@ -48,13 +48,7 @@ def main():
         before = set(bpy.data.objects)
         bpy.ops.import_scene.gltf(filepath=path)
         new = [o for o in bpy.data.objects if o not in before]
-        for o in new:
-            ad = o.animation_data
-            if ad is not None and ad.action is None:
-                for track in ad.nla_tracks:
-                    if track.strips:
-                        ad.action = track.strips[0].action
-                        break
+        blender_import_all.activate_animations(new)
         scene.frame_set(frame)
         bpy.context.view_layer.update()
         pts = [o.matrix_world @ Vector(c) for o in new if o.type == "MESH" for c in o.bound_box]

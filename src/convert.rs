@@ -143,6 +143,20 @@ pub struct Converted {
     pub textures: Vec<String>,
 }
 
+/// A decoded library image as an embeddable texture; its name is recorded
+/// once in `names` (the model's texture list for reports and
+/// `--textures-out`).
+fn embed(t: &crate::material::library::TexturePng, names: &mut Vec<String>) -> Arc<TextureImage> {
+    if !names.contains(&t.name) {
+        names.push(t.name.clone());
+    }
+    Arc::new(TextureImage {
+        name: t.name.clone(),
+        png: t.png.clone(),
+        has_alpha: t.has_alpha,
+    })
+}
+
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let d = Sha256::digest(bytes);
@@ -240,16 +254,7 @@ pub fn convert(
             if opts.textures {
                 if let Some(tex) = r.texture.as_deref() {
                     match libs.texture_png(tex) {
-                        Ok(t) => {
-                            em.texture = Some(Arc::new(TextureImage {
-                                name: t.name.clone(),
-                                png: t.png.clone(),
-                                has_alpha: t.has_alpha,
-                            }));
-                            if !texture_names.contains(&t.name) {
-                                texture_names.push(t.name.clone());
-                            }
-                        }
+                        Ok(t) => em.texture = Some(embed(&t, &mut texture_names)),
                         Err(e) => warnings.push(format!("texture {tex:?}: {e}; untextured")),
                     }
                 }
@@ -257,16 +262,7 @@ pub fn convert(
         }
         if let (Some(libs), Some(lm), true) = (libs, lightmap_name.as_deref(), opts.textures) {
             match libs.lightmap_png(lm) {
-                Ok(t) => {
-                    em.lightmap = Some(Arc::new(TextureImage {
-                        name: t.name.clone(),
-                        png: t.png.clone(),
-                        has_alpha: t.has_alpha,
-                    }));
-                    if !texture_names.contains(&t.name) {
-                        texture_names.push(t.name.clone());
-                    }
-                }
+                Ok(t) => em.lightmap = Some(embed(&t, &mut texture_names)),
                 Err(e) => warnings.push(format!("lightmap {lm:?}: {e}; not attached")),
             }
         }
