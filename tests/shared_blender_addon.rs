@@ -28,21 +28,6 @@ const ENTRY: &str = "a_bird_12.msh";
 /// The edit the Blender script makes: +0.25 on z (Blender local = game axes).
 const DZ: f32 = 0.25;
 
-fn blender() -> Option<PathBuf> {
-    if let Some(b) = std::env::var_os("BLENDER") {
-        return Some(PathBuf::from(b));
-    }
-    let on_path = Command::new("blender")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if on_path {
-        return Some(PathBuf::from("blender"));
-    }
-    let debian = PathBuf::from("/usr/bin/blender");
-    debian.exists().then_some(debian)
-}
-
 /// Triangles of each Res2 slot as corner positions (bit patterns), sorted:
 /// a multiset that ignores vertex order, sharing and triangle order.
 fn slot_triangles(m: &Model) -> Vec<Vec<[[u32; 3]; 3]>> {
@@ -83,7 +68,7 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
         return;
     };
     let bpy_python = std::env::var_os("BPY_PYTHON");
-    let Some(blender) = blender().or_else(|| bpy_python.as_ref().map(PathBuf::from)) else {
+    let Some(blender) = common::blender().or_else(|| bpy_python.as_ref().map(PathBuf::from)) else {
         println!("SKIP: Blender not found (set BLENDER=/path/to/blender)");
         return;
     };

@@ -8,24 +8,16 @@
 //! Principled BSDF's Base Color).
 //!
 //! Skips (prints a line) without ../shared/corpus or without Blender
-//! (`$BLENDER` or `/usr/bin/blender`).
+//! (`common::blender`).
 
 mod common;
 
-use std::path::PathBuf;
 use std::process::Command;
-
-fn blender() -> Option<PathBuf> {
-    let b = std::env::var_os("BLENDER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/bin/blender"));
-    b.is_file().then_some(b)
-}
 
 #[test]
 fn lightmapped_building_shows_its_lightmap_in_blender() {
     let Some(root) = common::corpus() else { return };
-    let Some(blender) = blender() else {
+    let Some(blender) = common::blender() else {
         println!("SKIP: no Blender");
         return;
     };

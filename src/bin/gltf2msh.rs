@@ -492,8 +492,8 @@ fn run_author(cli: &Cli, plan: &mut output::WritePlan) -> Result<serde_json::Val
         );
         for s in &r.sheared_nodes {
             eprintln!(
-                "gltf2msh: warning: Res1 node {} shears over time (a rotation under a non-uniform parent scale); MSH nodes are rigid: largest vertex error {:.4} at frame {}",
-                s.node, s.max_vertex_error, s.frame
+                "gltf2msh: warning: Res1 node {} {:?} shears over time (a rotation under a non-uniform parent scale); MSH nodes are rigid: largest vertex error {:.4} at frame {}",
+                s.node, s.name, s.max_vertex_error, s.frame
             );
         }
         if let Some(s) = &r.simplified {

@@ -156,6 +156,10 @@ pub struct Rename {
 pub struct Shear {
     /// Res1 node.
     pub node: usize,
+    /// The glTF node it was authored from.
+    pub gltf_node: usize,
+    /// Its name (the glTF node name, as written to Res9).
+    pub name: String,
     /// Largest distance (glTF units, world) between a source vertex and the
     /// authored one over all frames.
     pub max_vertex_error: f64,
@@ -821,10 +825,12 @@ fn shear_warnings(
                 .and_then(Value::as_str)
                 .unwrap_or("");
             report.warnings.push(format!(
-                "node {g} ({name:?}): a rotation under a non-uniform ancestor scale shears the geometry over time; MSH nodes are rigid, so the shape is kept as at frame 0: largest vertex error {worst:.6} at frame {at}"
+                "Res1 node {r} {name:?} (glTF node {g}): a rotation under a non-uniform ancestor scale shears the geometry over time; MSH nodes are rigid, so the shape is kept as at frame 0: largest vertex error {worst:.6} at frame {at}"
             ));
             report.sheared_nodes.push(Shear {
                 node: r,
+                gltf_node: g,
+                name: name.to_string(),
                 max_vertex_error: worst,
                 frame: at,
             });

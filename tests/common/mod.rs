@@ -6,6 +6,23 @@ use std::path::{Path, PathBuf};
 
 use mshgltf::{nres, source};
 
+/// The Blender to run headless: `$BLENDER`, else `blender` on PATH, else
+/// `/usr/bin/blender` (Debian's); `None` when there is none.
+pub fn blender() -> Option<PathBuf> {
+    if let Some(b) = std::env::var_os("BLENDER") {
+        return Some(PathBuf::from(b));
+    }
+    let on_path = std::process::Command::new("blender")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if on_path {
+        return Some(PathBuf::from("blender"));
+    }
+    let debian = PathBuf::from("/usr/bin/blender");
+    debian.is_file().then_some(debian)
+}
+
 /// `../shared/corpus`, or `None` (after printing a SKIP line) when absent.
 pub fn corpus() -> Option<PathBuf> {
     let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
