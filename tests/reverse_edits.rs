@@ -220,6 +220,42 @@ fn moved_vertex_is_stored_and_bounds_follow() {
 }
 
 #[test]
+fn moved_vertex_leaves_densified_tracks_alone() {
+    // anim_rotor's export carries extra keys on the engine's curve
+    // (rotations over 10 degrees per segment are densified,
+    // gltf_export::anim); a geometry-only edit must not count them as an
+    // animation edit: Res8, Res19 and the Res1 map fields stay the base's.
+    let (base, _, mut doc) = exported("anim_rotor.msh");
+    let stored = base.keys.as_ref().unwrap().len();
+    let exported_keys: u64 = doc.json["animations"][0]["samplers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            doc.json["accessors"][s["input"].as_u64().unwrap() as usize]["count"]
+                .as_u64()
+                .unwrap()
+        })
+        .sum::<u64>()
+        / 2;
+    assert!(
+        exported_keys as usize > stored,
+        "the sample should have densified keys ({exported_keys} exported, {stored} stored)"
+    );
+    let p = prim(&doc, 0, 0);
+    let pa = p["attributes"]["POSITION"].as_u64().unwrap() as usize;
+    let i = index_list(&doc, p["indices"].as_u64().unwrap() as usize)[0] as usize;
+    let v = base.batches[0].base_vertex as usize + i;
+    let g = axes::vec3(Up::Y, base.positions[v]);
+    let off = elem_offset(&doc, pa, i);
+    put_f32s(&mut doc, off, &[g[0], g[1] + 0.25, g[2]]);
+    let imp = import(&doc, &base);
+    assert_eq!(imp.report.moved_vertices, 1);
+    assert_eq!(imp.report.changed_tracks, Vec::<usize>::new());
+    same_except(&round(&imp.model), &base, &["positions", "slots", "tris"]);
+}
+
+#[test]
 fn changed_uv_and_normal_are_quantized() {
     let (base, _, mut doc) = exported("static_box.msh");
     let p = prim(&doc, 0, 0);

@@ -81,6 +81,75 @@ fn unedited_trip_is_byte_identical_through_glb_and_gltf() {
     println!("{n} models byte-identical through .glb and .gltf");
 }
 
+/// A geometry-only edit (one vertex of the first mesh moved 0.25 up) changes
+/// the geometry streams only: no track is reported changed and Res8, Res19
+/// and the Res1 map fields stay the base's, for every model, including the
+/// tracks msh2gltf densifies or bakes (gltf_export::anim).
+#[test]
+fn vertex_edit_leaves_the_animation_alone() {
+    let Some(dir) = corpus_dir() else { return };
+    let models = corpus_models(&dir);
+    let mut failures = Vec::new();
+    let mut n = 0;
+    for (name, stem, bytes) in &models {
+        let base = msh::decode(bytes, msh::Mode::Strict).unwrap().model;
+        let e = export(bytes, stem, CellChoice::default());
+        let glb = gltf_export::to_glb(&e).unwrap();
+        let mut doc = gltf_import::parse(&glb, None).unwrap();
+        let Some(mesh) = doc.json["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find_map(|n| n["mesh"].as_u64())
+        else {
+            continue;
+        };
+        let a = &doc.json["accessors"][doc.json["meshes"][mesh as usize]["primitives"][0]
+            ["attributes"]["POSITION"]
+            .as_u64()
+            .unwrap() as usize];
+        let view = &doc.json["bufferViews"][a["bufferView"].as_u64().unwrap() as usize];
+        let off = (view["byteOffset"].as_u64().unwrap_or(0) + a["byteOffset"].as_u64().unwrap_or(0))
+            as usize
+            + 4;
+        let y = f32::from_le_bytes(doc.buffers[0][off..off + 4].try_into().unwrap());
+        doc.buffers[0][off..off + 4].copy_from_slice(&(y + 0.25).to_le_bytes());
+        let imp = match gltf_import::import_with_base(&doc, &base, &ImportOptions::default()) {
+            Ok(i) => i,
+            Err(e) => {
+                failures.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let m = msh::decode(&msh::encode(&imp.model).unwrap(), msh::Mode::Strict)
+            .unwrap()
+            .model;
+        let r = &imp.report;
+        if r.moved_vertices != 1
+            || !r.changed_tracks.is_empty()
+            || r.animation_regenerated
+            || m.keys != base.keys
+            || m.frame_map != base.frame_map
+            || m.frame_count != base.frame_count
+            || m.nodes != base.nodes
+        {
+            failures.push(format!(
+                "{name}: moved {}, tracks changed {:?}, animation regenerated {}",
+                r.moved_vertices, r.changed_tracks, r.animation_regenerated
+            ));
+        }
+        n += 1;
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {n} models:\n{}",
+        failures.len(),
+        failures[..failures.len().min(10)].join("\n")
+    );
+    assert!(n >= 400, "{n} models");
+    println!("{n} models: a vertex edit leaves Res8, Res19 and Res1 as they were");
+}
+
 #[test]
 fn all_cells_trip_is_byte_identical() {
     let Some(dir) = corpus_dir() else { return };
