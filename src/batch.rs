@@ -836,16 +836,14 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
         write_output_to(&j.output, &c, opts.format, &j.source, opts.force).map(|_| c)
     });
     if let Err(ConvertError {
-        kind: ConvertErrorKind::Export(msg),
+        kind: ConvertErrorKind::Output(e @ crate::output::OutputError::Exists(_)),
         ..
     }) = &written
     {
         // A concurrent run created the output after the claim: keep it.
-        if msg.ends_with(EXISTS_SUFFIX) {
-            let mut r = ReportRow::skip(j.source.clone(), "exists", msg.clone());
-            r.output = Some(j.output.display().to_string());
-            return r;
-        }
+        let mut r = ReportRow::skip(j.source.clone(), "exists", e.to_string());
+        r.output = Some(j.output.display().to_string());
+        return r;
     }
     match written {
         Ok(c) => ReportRow {
@@ -885,23 +883,14 @@ fn nested_rule(e: &ConvertError, nested: bool) -> &'static str {
         ConvertErrorKind::Msh(MshError { rule, .. }) if nested && rule.starts_with("nres.") => {
             "msh.nested_container"
         }
-        // Export failures carry their rule at the start of the message.
-        ConvertErrorKind::Export(m) => EXPORT_RULES
-            .iter()
-            .find(|r| m.strip_prefix(**r).is_some_and(|t| t.starts_with(':')))
-            .copied()
-            .unwrap_or(e.rule()),
         _ => e.rule(),
     }
 }
 
-/// Rules of export failures that the report names instead of `gltf.export`.
-const EXPORT_RULES: &[&str] = &["limits.work", "gltf.non_finite"];
-
 /// Writes a converted model as `.glb`, or `.gltf` + `.bin` beside it, atomically.
 ///
 /// # Errors
-/// A [`ConvertError`] of kind Export carrying the I/O failure.
+/// A [`ConvertError`] of kind Export (serialisation) or Output (the refusal or I/O failure).
 pub fn write_output(
     path: &Path,
     c: &crate::convert::Converted,
@@ -911,14 +900,11 @@ pub fn write_output(
     write_output_to(path, c, format, source, true)
 }
 
-/// How an [`OutputError::Exists`] message ends (a concurrent run won).
-const EXISTS_SUFFIX: &str = "(use --force to replace it)";
-
 /// [`write_output`] without replacing existing files unless `force`
 /// (no-clobber creation, [`crate::output::write_files`]).
 ///
 /// # Errors
-/// A [`ConvertError`] of kind Export carrying the refusal or I/O failure.
+/// A [`ConvertError`] of kind Export (serialisation) or Output (the refusal or I/O failure).
 pub fn write_output_to(
     path: &Path,
     c: &crate::convert::Converted,
@@ -926,9 +912,13 @@ pub fn write_output_to(
     source: &str,
     force: bool,
 ) -> Result<(), ConvertError> {
-    let err = |e: String| ConvertError {
+    let export = |e| ConvertError {
         source: source.to_string(),
         kind: ConvertErrorKind::Export(e),
+    };
+    let output = |e| ConvertError {
+        source: source.to_string(),
+        kind: ConvertErrorKind::Output(e),
     };
     if is_gltf_output(path, format) {
         let bin_path = path.with_extension("bin");
@@ -936,13 +926,11 @@ pub fn write_output_to(
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "model.bin".into());
-        let (json, bin) =
-            crate::gltf_export::to_gltf(&c.exported, &bin_uri).map_err(|e| err(e.to_string()))?;
-        crate::output::write_files(&[(&bin_path, &bin), (path, &json)], force)
-            .map_err(|e| err(e.to_string()))?;
+        let (json, bin) = crate::gltf_export::to_gltf(&c.exported, &bin_uri).map_err(export)?;
+        crate::output::write_files(&[(&bin_path, &bin), (path, &json)], force).map_err(output)?;
     } else {
-        let glb = crate::gltf_export::to_glb(&c.exported).map_err(|e| err(e.to_string()))?;
-        crate::output::write_files(&[(path, &glb)], force).map_err(|e| err(e.to_string()))?;
+        let glb = crate::gltf_export::to_glb(&c.exported).map_err(export)?;
+        crate::output::write_files(&[(path, &glb)], force).map_err(output)?;
     }
     Ok(())
 }

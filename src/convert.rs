@@ -68,8 +68,10 @@ pub enum ConvertErrorKind {
     Msh(MshError),
     /// The sibling WEAR table is malformed (strict mode).
     Wear(String, &'static str),
-    /// glTF export failed.
-    Export(String),
+    /// glTF export failed (its rule: `limits.work`, `gltf.non_finite`, ...).
+    Export(gltf_export::ExportError),
+    /// The output could not be written (`output.exists`, `output.is_input`, `io`, ...).
+    Output(crate::output::OutputError),
 }
 
 /// A failed conversion of one model: names the source (file, archive
@@ -88,7 +90,8 @@ impl ConvertError {
         match &self.kind {
             ConvertErrorKind::Msh(e) => e.rule,
             ConvertErrorKind::Wear(_, r) => r,
-            ConvertErrorKind::Export(_) => "gltf.export",
+            ConvertErrorKind::Export(e) => e.rule(),
+            ConvertErrorKind::Output(e) => e.rule(),
         }
     }
 }
@@ -99,6 +102,7 @@ impl fmt::Display for ConvertError {
             ConvertErrorKind::Msh(e) => write!(f, "{}: {}", self.source, e),
             ConvertErrorKind::Wear(e, _) => write!(f, "{}: WEAR: {}", self.source, e),
             ConvertErrorKind::Export(e) => write!(f, "{}: glTF export: {}", self.source, e),
+            ConvertErrorKind::Output(e) => write!(f, "{}: output: {}", self.source, e),
         }
     }
 }
@@ -290,7 +294,7 @@ pub fn convert(
         name: m.stem.clone(),
     };
     let exported = gltf_export::export(&model, &materials, &export_opts)
-        .map_err(|e| err(ConvertErrorKind::Export(e.to_string())))?;
+        .map_err(|e| err(ConvertErrorKind::Export(e)))?;
     let r = &exported.report;
     warnings.extend(r.warnings.iter().cloned());
     if !r.baked_nodes.is_empty() {
