@@ -46,6 +46,8 @@ pub struct ConvertOptions {
     pub mode: Mode,
     /// Embed textures when libraries are available.
     pub textures: bool,
+    /// Work budget per model (units, [`crate::limits`]; `--max-work`).
+    pub max_work: u64,
 }
 
 impl Default for ConvertOptions {
@@ -57,6 +59,7 @@ impl Default for ConvertOptions {
             cells: CellChoice::default(),
             mode: Mode::Strict,
             textures: true,
+            max_work: crate::limits::DEFAULT_MAX_WORK,
         }
     }
 }
@@ -292,6 +295,7 @@ pub fn convert(
         source: m.source.clone(),
         sha256: sha256_hex(m.bytes),
         name: m.stem.clone(),
+        max_work: opts.max_work,
     };
     let exported = gltf_export::export(&model, &materials, &export_opts)
         .map_err(|e| err(ConvertErrorKind::Export(e)))?;

@@ -12,11 +12,11 @@
 //!
 //! A model above the budget fails with rule `limits.work` before the work is
 //! done. The default, [`DEFAULT_MAX_WORK`], keeps one export under about
-//! 64 MB; `--max-work` (both tools) changes it. `gltf2msh` spends nodes
-//! and primitive instances the same way, and parses at most
+//! 64 MB; `--max-work` (both tools) changes it. The budget travels in the
+//! options of each run (`ExportOptions::max_work`, `ConvertOptions::max_work`,
+//! `ReadOptions::max_work`), never in process-wide state. `gltf2msh` spends
+//! nodes and primitive instances the same way, and parses at most
 //! [`max_json_bytes`] of glTF JSON.
-
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Default work budget per model (units, see the module docs): about
 /// one million units, 32 MB of export data (the largest shared-corpus
@@ -32,18 +32,6 @@ pub const UNITS_PER_NODE: u64 = 32;
 /// Output bytes per work unit.
 pub const BYTES_PER_UNIT: u64 = 32;
 
-static MAX_WORK: AtomicU64 = AtomicU64::new(DEFAULT_MAX_WORK);
-
-/// The process-wide work budget per model (units).
-pub fn max_work() -> u64 {
-    MAX_WORK.load(Ordering::Relaxed)
-}
-
-/// Sets the process-wide work budget per model (`msh2gltf --max-work`).
-pub fn set_max_work(units: u64) {
-    MAX_WORK.store(units, Ordering::Relaxed);
-}
-
 /// JSON bytes per work unit: the parsed document takes 16 to 35 bytes of
 /// memory per byte of JSON text.
 pub const JSON_BYTES_PER_UNIT: u64 = 2;
@@ -52,10 +40,10 @@ pub const JSON_BYTES_PER_UNIT: u64 = 2;
 /// object, accessors and batch: about 2 KB).
 pub const UNITS_PER_IMPORTED_PRIMITIVE: u64 = 64;
 
-/// Largest glTF JSON text `gltf2msh` parses: [`max_work`] x
-/// [`JSON_BYTES_PER_UNIT`] (2 MB by default).
-pub fn max_json_bytes() -> u64 {
-    max_work().saturating_mul(JSON_BYTES_PER_UNIT)
+/// Largest glTF JSON text `gltf2msh` parses under a budget of `max_work`
+/// units: `max_work` x [`JSON_BYTES_PER_UNIT`] (2 MB by default).
+pub fn max_json_bytes(max_work: u64) -> u64 {
+    max_work.saturating_mul(JSON_BYTES_PER_UNIT)
 }
 
 /// Smallest accepted `--fps`: a key at frame 65 535 then lies at
@@ -114,12 +102,9 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// A budget of [`max_work`] units.
-    pub fn new() -> Self {
-        Budget {
-            used: 0,
-            max: max_work(),
-        }
+    /// A budget of `max` units, nothing spent.
+    pub fn new(max: u64) -> Self {
+        Budget { used: 0, max }
     }
 
     /// Adds `units` for `what`; fails when the total exceeds the budget.
@@ -140,8 +125,9 @@ impl Budget {
 }
 
 impl Default for Budget {
+    /// A budget of [`DEFAULT_MAX_WORK`] units.
     fn default() -> Self {
-        Budget::new()
+        Budget::new(DEFAULT_MAX_WORK)
     }
 }
 

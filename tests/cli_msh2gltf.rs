@@ -281,3 +281,59 @@ fn cyrillic_entry_names_are_found() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("closest: \"Танк_Т34.msh\""), "{err}");
 }
+
+#[test]
+fn max_work_reaches_both_tools() {
+    // The work budget travels in each run's options (limits module docs):
+    // a budget far below what the sample needs fails it with limits.work in
+    // msh2gltf and in gltf2msh (on the JSON text), the default converts.
+    let dir = tempfile::tempdir().unwrap();
+    let glb = dir.path().join("rotor.glb");
+    let o = bin()
+        .arg(sample("anim_rotor.msh"))
+        .arg(&glb)
+        .args(["--max-work", "50"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("limits.work"));
+    assert!(!glb.exists());
+    assert!(bin()
+        .arg(sample("anim_rotor.msh"))
+        .arg(&glb)
+        .status()
+        .unwrap()
+        .success());
+    let g2m = || Command::new(env!("CARGO_BIN_EXE_gltf2msh"));
+    let out = dir.path().join("rotor.msh");
+    let o = g2m()
+        .arg(&glb)
+        .arg("--base")
+        .arg(sample("anim_rotor.msh"))
+        .arg("-o")
+        .arg(&out)
+        .args(["--max-work", "50"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("limits.work"));
+    assert!(!out.exists());
+    let o = g2m()
+        .arg(&glb)
+        .arg("--base")
+        .arg(sample("anim_rotor.msh"))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(sample("anim_rotor.msh")).unwrap()
+    );
+}

@@ -110,7 +110,6 @@ fn validate_options(cli: &Cli) -> Result<(), Fail> {
         mshgltf::limits::check_fps(f).map_err(|e| usage(format!("--fps: {e}")))?;
     }
     mshgltf::limits::check_work(cli.max_work).map_err(|e| usage(format!("--max-work: {e}")))?;
-    mshgltf::limits::set_max_work(cli.max_work);
     Ok(())
 }
 
@@ -139,12 +138,16 @@ fn load_doc(
     cli: &Cli,
     plan: &mut output::WritePlan,
 ) -> Result<(gltf_import::GltfFile, Vec<PathBuf>), Fail> {
-    let (doc, files) = gltf_import::load_path_with(&cli.input, cli.allow_outside)
+    let read = gltf_import::ReadOptions {
+        allow_outside: cli.allow_outside,
+        max_work: cli.max_work,
+    };
+    let (doc, files) = gltf_import::load_path_with(&cli.input, &read)
         .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
     for f in &files {
         plan.add_input(f);
     }
-    gltf_import::budget::check(&doc)
+    gltf_import::budget::check(&doc, cli.max_work)
         .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
     Ok((doc, files))
 }

@@ -253,6 +253,7 @@ fn convert_options(cli: &Cli) -> ConvertOptions {
             Mode::Strict
         },
         textures: !cli.no_textures,
+        max_work: cli.max_work,
     }
 }
 
@@ -280,7 +281,6 @@ fn validate_options(cli: &Cli) -> Result<()> {
     if let Err(e) = mshgltf::limits::check_work(cli.max_work) {
         bail!("--max-work: {e}");
     }
-    mshgltf::limits::set_max_work(cli.max_work);
     Ok(())
 }
 

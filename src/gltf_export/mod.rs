@@ -100,6 +100,9 @@ pub struct ExportOptions {
     pub sha256: String,
     /// Model stem: scene, animation and legacy node name.
     pub name: String,
+    /// Work budget of this export (units, [`crate::limits`]; `--max-work`);
+    /// over it the export fails with `limits.work`.
+    pub max_work: u64,
 }
 
 impl Default for ExportOptions {
@@ -113,6 +116,7 @@ impl Default for ExportOptions {
             source: String::new(),
             sha256: String::new(),
             name: String::new(),
+            max_work: crate::limits::DEFAULT_MAX_WORK,
         }
     }
 }
@@ -544,7 +548,7 @@ pub fn export(
             }
             let used_slots: BTreeSet<usize> = shown.iter().map(|&(_, _, s)| s).collect();
             // The budget is spent before any per-primitive data is built.
-            let mut work = crate::limits::Budget::new();
+            let mut work = crate::limits::Budget::new(opts.max_work);
             budget::spend_structure(
                 &mut work,
                 n + shown.len(),

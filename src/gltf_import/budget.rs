@@ -1,5 +1,5 @@
 //! The import's work budget (README "Safety"): before any accessor is read,
-//! the size of the scene is spent from [`crate::limits::max_work`] so that a
+//! the size of the scene is spent from the run's budget (`--max-work`) so that a
 //! small glTF cannot make `gltf2msh` read the same data millions of times.
 //! The JSON text itself is limited before it is parsed
 //! ([`crate::limits::max_json_bytes`]).
@@ -19,9 +19,9 @@ pub const MAX_TRIANGLES: u64 = 65_535;
 /// triangles (from the accessors' `count`, nothing is read).
 ///
 /// # Errors
-/// `limits.work` over the budget; `gltf.limits` for more than
-/// [`MAX_TRIANGLES`] triangles.
-pub fn check(doc: &GltfFile) -> Result<(), ImportError> {
+/// `limits.work` over the budget of `max_work` units; `gltf.limits` for
+/// more than [`MAX_TRIANGLES`] triangles.
+pub fn check(doc: &GltfFile, max_work: u64) -> Result<(), ImportError> {
     let nodes = arr(&doc.json, "nodes");
     let meshes = arr(&doc.json, "meshes");
     let accessors = arr(&doc.json, "accessors");
@@ -52,7 +52,7 @@ pub fn check(doc: &GltfFile) -> Result<(), ImportError> {
             format!("the scene shows {tris} triangles ({prims} primitive instances); a model holds at most {MAX_TRIANGLES}"),
         ));
     }
-    let mut b = Budget::new();
+    let mut b = Budget::new(max_work);
     let units = (nodes.len() as u64)
         .saturating_mul(UNITS_PER_NODE)
         .saturating_add(prims.saturating_mul(UNITS_PER_IMPORTED_PRIMITIVE));

@@ -39,7 +39,7 @@ use crate::gltf_export::Up;
 use crate::msh::{self, Model, MshError};
 
 pub use author::{author, AuthorOptions, AuthorReport, Authored};
-pub use read::{load_path, load_path_with, parse, GltfFile};
+pub use read::{load_path, load_path_with, parse, GltfFile, ReadOptions};
 
 /// An import failure, with a stable rule id.
 ///

@@ -56,21 +56,41 @@ fn err(rule: &'static str, detail: impl Into<String>) -> ImportError {
 /// # Errors
 /// `io` when a file cannot be read; see [`parse`].
 pub fn load_path(path: &Path) -> Result<GltfFile, ImportError> {
-    load_path_with(path, false).map(|(f, _)| f)
+    load_path_with(path, &ReadOptions::default()).map(|(f, _)| f)
+}
+
+/// How a glTF is read (`gltf2msh --allow-outside`, `--max-work`).
+#[derive(Debug, Clone, Copy)]
+pub struct ReadOptions {
+    /// Also read buffer URIs that are absolute or lead outside the glTF's
+    /// folder.
+    pub allow_outside: bool,
+    /// Work budget (units, [`crate::limits`]): the JSON text may be at most
+    /// [`crate::limits::max_json_bytes`] of it.
+    pub max_work: u64,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            allow_outside: false,
+            max_work: crate::limits::DEFAULT_MAX_WORK,
+        }
+    }
 }
 
 /// Loads a `.glb` or `.gltf` file and lists the external files it read.
 /// A buffer URI must be relative and, after percent-decoding, `..`
 /// resolution and following symlinks, name a regular file inside the glTF's
-/// folder, unless `allow_outside` (`gltf2msh --allow-outside`); only the
-/// declared `byteLength` bytes of it are read.
+/// folder, unless `opts.allow_outside` (`gltf2msh --allow-outside`); only
+/// the declared `byteLength` bytes of it are read.
 ///
 /// # Errors
 /// `io` when the glTF cannot be read; `gltf.uri` for a refused URI; see
 /// [`parse`].
 pub fn load_path_with(
     path: &Path,
-    allow_outside: bool,
+    opts: &ReadOptions,
 ) -> Result<(GltfFile, Vec<PathBuf>), ImportError> {
     let meta =
         std::fs::metadata(path).map_err(|e| err("io", format!("{}: {e}", path.display())))?;
@@ -84,7 +104,7 @@ pub fn load_path_with(
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
     let mut files = Vec::new();
-    let f = parse_with(&bytes, Some(&dir), allow_outside, &mut files)?;
+    let f = parse_with(&bytes, Some(&dir), opts, &mut files)?;
     Ok((f, files))
 }
 
@@ -104,18 +124,18 @@ pub fn load_path_with(
 /// - `gltf.buffer`: a buffer that cannot be loaded or is shorter than its
 ///   `byteLength`.
 pub fn parse(bytes: &[u8], base_dir: Option<&Path>) -> Result<GltfFile, ImportError> {
-    parse_with(bytes, base_dir, false, &mut Vec::new())
+    parse_with(bytes, base_dir, &ReadOptions::default(), &mut Vec::new())
 }
 
-/// [`parse`], optionally allowing URIs outside `base_dir`, and recording
-/// every external file read in `files`.
+/// [`parse`] with `opts` (URIs outside `base_dir`, the budget of the JSON
+/// text), recording every external file read in `files`.
 ///
 /// # Errors
 /// See [`parse`].
 pub fn parse_with(
     bytes: &[u8],
     base_dir: Option<&Path>,
-    allow_outside: bool,
+    opts: &ReadOptions,
     files: &mut Vec<PathBuf>,
 ) -> Result<GltfFile, ImportError> {
     let (json_bytes, blob) = if bytes.starts_with(b"glTF") {
@@ -123,7 +143,7 @@ pub fn parse_with(
     } else {
         (bytes, None)
     };
-    let max_json = crate::limits::max_json_bytes();
+    let max_json = crate::limits::max_json_bytes(opts.max_work);
     if json_bytes.len() as u64 > max_json {
         return Err(err(
             "limits.work",
@@ -196,7 +216,7 @@ pub fn parse_with(
                         format!("buffer {i}: external uri {uri:?} but no folder to resolve it"),
                     )
                 })?;
-                let p = resolve_uri(dir, uri, allow_outside)
+                let p = resolve_uri(dir, uri, opts.allow_outside)
                     .map_err(|d| err("gltf.uri", format!("buffer {i}: uri {uri:?}: {d}")))?;
                 let data = read_capped(&p, len)
                     .map_err(|e| err("gltf.buffer", format!("buffer {i}: uri {uri:?}: {e}")))?;
