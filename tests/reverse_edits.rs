@@ -268,7 +268,31 @@ fn changed_uv_and_normal_are_quantized() {
     let off = elem_offset(&doc, na, 2);
     put_f32s(&mut doc, off, &n);
     let m = round(&import(&doc, &base).model);
-    assert_eq!(m.uvs.as_ref().unwrap()[v], [342, -1741]); // round(0.3337*1024), round(-1.7*1024)
+    // Retail UVs are unsigned (format-notes §6 R6): the batch holding the
+    // negative v moves by two whole turns (quant::uv_turns), so the edited
+    // vertex stores round(0.3337*1024), round((-1.7+2)*1024) and every other
+    // vertex of the batch the same texels two turns up; no triangle
+    // straddles the u16 wrap.
+    let uvs = m.uvs.as_ref().unwrap();
+    assert_eq!(uvs[v], [342, 307]);
+    let b = &base.batches[0];
+    let in_batch: std::collections::BTreeSet<usize> = base.indices
+        [b.index_start as usize..(b.index_start + u32::from(b.index_count)) as usize]
+        .iter()
+        .map(|&i| b.base_vertex as usize + i as usize)
+        .collect();
+    let base_uvs = base.uvs.as_ref().unwrap();
+    for (k, (got, was)) in uvs.iter().zip(base_uvs).enumerate() {
+        if k == v {
+            continue;
+        }
+        let want = if in_batch.contains(&k) {
+            [was[0], (was[1] as u16).wrapping_add(2048) as i16]
+        } else {
+            *was
+        };
+        assert_eq!(*got, want, "vertex {k}");
+    }
     let gn = axes::vec3_inv(Up::Y, n);
     let q = build::quantize_normal(gn);
     assert_eq!(&m.normals.as_ref().unwrap()[v][..3], &q[..3]);

@@ -42,6 +42,30 @@ pub fn quantize_uv(uv: [f32; 2], sign: UvSign) -> [i16; 2] {
     })
 }
 
+/// Whole texture turns to subtract from every UV of one batch before
+/// [`quantize_uv`] so that none is negative under the unsigned (retail)
+/// reading: per component `floor(min(0, smallest UV))` over the finite
+/// values; `[0, 0]` for [`UvSign::Signed`]. The batch then samples the same
+/// texels under REPEAT wrapping, and, the shift being one for the whole
+/// batch, no triangle straddles the wrap of [`quantize_uv`] (a triangle
+/// from u = -0.2 to 0.3 would otherwise span 63.5 turns) (format-notes §6
+/// R6). A batch whose UVs already lie in `0..` gets `[0, 0]`: unedited
+/// values keep their bits.
+pub fn uv_turns(uvs: impl IntoIterator<Item = [f32; 2]>, sign: UvSign) -> [f32; 2] {
+    if sign == UvSign::Signed {
+        return [0.0, 0.0];
+    }
+    let mut lo = [0.0f32; 2];
+    for uv in uvs {
+        for (l, c) in lo.iter_mut().zip(uv) {
+            if c.is_finite() {
+                *l = l.min(c);
+            }
+        }
+    }
+    lo.map(f32::floor)
+}
+
 /// Res18 lightmap UV → float: u16 u, v ÷ 1024 (format-notes §6 R5). Exact.
 #[inline]
 pub fn dequantize_lightmap_uv(raw: [u8; 4]) -> [f32; 2] {
@@ -108,6 +132,38 @@ mod tests {
             for layout in [QuatLayout::Xyzw, QuatLayout::Wxyz] {
                 prop_assert_eq!(quantize_quat(dequantize_quat(q, layout), layout), q);
             }
+        }
+
+        #[test]
+        fn uv_turns_keep_a_batch_whole(
+            uvs in proptest::collection::vec(any::<[i16; 2]>().prop_map(|r| r.map(|c| f32::from(c) / 1024.0)), 1..16),
+            turns in -20i32..20,
+        ) {
+            // A batch of signed-range UVs moved by whole turns: after the
+            // shift every stored value is the source moved by whole turns,
+            // and when the batch spans less than the 64 turns a u16 holds,
+            // by the same turns for every vertex (what a triangle
+            // interpolates is kept).
+            let moved: Vec<[f32; 2]> = uvs.iter().map(|u| u.map(|c| c + turns as f32)).collect();
+            let s = uv_turns(moved.iter().copied(), UvSign::Unsigned);
+            prop_assert_eq!(s.map(f32::fract), [0.0, 0.0]);
+            let mut offsets = Vec::new();
+            for (u, m) in uvs.iter().zip(&moved) {
+                let q = dequantize_uv(quantize_uv([m[0] - s[0], m[1] - s[1]], UvSign::Unsigned), UvSign::Unsigned);
+                prop_assert_eq!([q[0] - u[0], q[1] - u[1]].map(|d| d.fract()), [0.0, 0.0]);
+                offsets.push([q[0] - u[0], q[1] - u[1]]);
+            }
+            for k in 0..2 {
+                let (lo, hi) = moved.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), m| (a.min(m[k]), b.max(m[k])));
+                if hi - lo.min(0.0).floor() < 64.0 {
+                    prop_assert!(offsets.iter().all(|o| o[k] == offsets[0][k]), "component {}: {:?}", k, offsets);
+                }
+            }
+            let lo = |k: usize| moved.iter().map(|m| m[k]).fold(f32::INFINITY, f32::min);
+            if lo(0) >= 0.0 && lo(1) >= 0.0 {
+                prop_assert_eq!(s, [0.0, 0.0]);
+            }
+            prop_assert_eq!(uv_turns(moved.iter().copied(), UvSign::Signed), [0.0, 0.0]);
         }
 
         #[test]

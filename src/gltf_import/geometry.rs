@@ -39,7 +39,8 @@ use super::matching::{Matched, MeshTarget};
 use super::read::{arr, idx, GltfFile, RawAccessor};
 use super::{Context, ImportError, ImportReport};
 use crate::anim;
-use crate::convention::quant::{quantize_lightmap_uv, quantize_normal, quantize_uv};
+use crate::convention::quant::{quantize_lightmap_uv, quantize_normal, quantize_uv, uv_turns};
+use crate::convention::UvSign;
 use crate::gltf_export::axes;
 use crate::gltf_export::Up;
 use crate::gltf_export::{batch_material, BatchMaterial};
@@ -203,7 +204,14 @@ fn set_material(
     Ok(*rec != *base)
 }
 
-fn read_prims(doc: &GltfFile, m: &Matched, mesh: usize) -> Result<Vec<Prim>, ImportError> {
+/// The primitives of glTF mesh `mesh`, each primitive's `TEXCOORD_0` moved
+/// by whole turns as one batch ([`uv_turns`]) for the model's UV sign.
+fn read_prims(
+    doc: &GltfFile,
+    m: &Matched,
+    mesh: usize,
+    sign: UvSign,
+) -> Result<Vec<Prim>, ImportError> {
     let mj = doc.get("meshes", mesh)?;
     let mut out = Vec::new();
     for (pi, p) in arr(mj, "primitives").iter().enumerate() {
@@ -211,6 +219,14 @@ fn read_prims(doc: &GltfFile, m: &Matched, mesh: usize) -> Result<Vec<Prim>, Imp
         prim.material = prim
             .gltf_material
             .and_then(|mi| m.materials.get(mi).copied().flatten());
+        if let Some(uv) = prim.uv.as_mut() {
+            let s = uv_turns(uv.iter().copied(), sign);
+            if s != [0.0, 0.0] {
+                for u in uv.iter_mut() {
+                    *u = [u[0] - s[0], u[1] - s[1]];
+                }
+            }
+        }
         out.push(prim);
     }
     Ok(out)
@@ -450,7 +466,7 @@ pub fn apply(
     let mut out = GeoOutcome::default();
     let mut rebuilt: BTreeMap<usize, Vec<NewBatch>> = BTreeMap::new();
     for &(mesh, target) in &m.meshes {
-        let prims = read_prims(doc, m, mesh)?;
+        let prims = read_prims(doc, m, mesh, conv.model.uv)?;
         let (b0, bn) = match target {
             MeshTarget::Slot(s) => (
                 usize::from(base.slots[s].batch_start),

@@ -116,18 +116,6 @@ pub fn key(time: f32, pos: [f32; 3], rot: [f32; 4]) -> AnimKey24 {
 /// negative (else 0): subtracting them keeps a batch's UVs non-negative for
 /// the retail u16 Res5 (format-notes §6 R6) without changing the texels
 /// under REPEAT, and keeps the file's UV reading decidable as unsigned.
-fn uv_turns(vertices: &[Vertex]) -> [f32; 2] {
-    let mut lo = [0.0f32; 2];
-    for v in vertices {
-        for (l, c) in lo.iter_mut().zip(v.uv) {
-            if c.is_finite() {
-                *l = l.min(c);
-            }
-        }
-    }
-    lo.map(f32::floor)
-}
-
 /// Most vertices one [`Part`] (one Batch20) can address: Res6 indices are
 /// u16, `base_vertex` is u32 (msh-core §5.6, §5.8).
 pub const MAX_PART_VERTICES: usize = 65536;
@@ -239,7 +227,7 @@ impl ModelBuilder {
                 m.res18 = Some(vec![[0; 4]; m.positions.len()]);
             }
             let sign = Conventions::RETAIL.uv;
-            let shift = uv_turns(&p.vertices);
+            let shift = quant::uv_turns(p.vertices.iter().map(|v| v.uv), sign);
             for v in &p.vertices {
                 m.positions.push(v.pos);
                 normals.push(quantize_normal(v.normal));
