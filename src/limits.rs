@@ -9,6 +9,7 @@
 //! | glTF primitive (one batch of one slot mesh) | 16 |
 //! | glTF node (name, extras, transform) | 32 |
 //! | output buffer bytes | 1 per 32 bytes |
+//! | pixel of a glTF image decoded by `gltf2msh --game-dir` (RGBA, 4 bytes; 7 while an RGB image is converted) | 1 per 8 pixels |
 //!
 //! A model above the budget fails with rule `limits.work` before the work is
 //! done. The default, [`DEFAULT_MAX_WORK`], keeps one export under about
@@ -31,6 +32,11 @@ pub const UNITS_PER_PRIMITIVE: u64 = 16;
 pub const UNITS_PER_NODE: u64 = 32;
 /// Output bytes per work unit.
 pub const BYTES_PER_UNIT: u64 = 32;
+/// Decoded image pixels per work unit (an RGBA pixel takes 4 bytes, 7 while
+/// an RGB image is converted). Each image is checked against the whole
+/// budget, from its header, before it is decoded: the default budget takes
+/// up to 8 million pixels (2828 x 2828, at most 56 MB while decoding).
+pub const IMAGE_PIXELS_PER_UNIT: u64 = 8;
 
 /// JSON bytes per work unit: the parsed document takes 16 to 35 bytes of
 /// memory per byte of JSON text.
@@ -115,7 +121,7 @@ impl Budget {
         self.used = self.used.saturating_add(units);
         if self.used > self.max {
             Err(format!(
-                "{what} brings the export to {} work units, over the budget of {} (see README \"Safety\"; raise it with --max-work)",
+                "{what} brings the model's work to {} units, over the budget of {} (see README \"Safety\"; raise it with --max-work)",
                 self.used, self.max
             ))
         } else {

@@ -646,3 +646,22 @@ fn bare_model_reads_its_wea_and_the_library_copies() {
         mats[2].1
     );
 }
+
+#[test]
+fn images_are_budgeted_from_their_header() {
+    // Image 2 is 20 x 12 = 240 pixels: 30 work units (limits::IMAGE_PIXELS_PER_UNIT).
+    let (glb_bytes, _) = scene();
+    let doc = gltf_import::parse(&glb_bytes, None).unwrap();
+    let opts = |max_work| materials::TextureOptions {
+        max_work,
+        ..Default::default()
+    };
+    let e = materials::texture_from_image(&doc, None, 2, "PHOTO".into(), &opts(29)).unwrap_err();
+    assert_eq!(e.rule, "limits.work");
+    assert!(
+        e.detail.contains("20 x 12 pixels") && e.detail.contains("--max-work 30"),
+        "{e}"
+    );
+    let t = materials::texture_from_image(&doc, None, 2, "PHOTO".into(), &opts(30)).unwrap();
+    assert_eq!(t.rgba.dimensions(), (16, 16));
+}

@@ -570,6 +570,7 @@ fn author_libraries(
         } else {
             TexmOrder::Retail
         },
+        max_work: cli.max_work,
     };
     let content = materials::library_content(doc, cli.input.parent(), &a.wear, &opts)
         .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;

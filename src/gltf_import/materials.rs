@@ -68,6 +68,9 @@ pub struct TextureOptions {
     pub max_size: u32,
     /// Byte order of 8888 (format-notes §6 R8; `--texm-order`).
     pub order: TexmOrder,
+    /// Work budget (units, [`crate::limits`]; `--max-work`): an image whose
+    /// pixels need more is refused (`limits.work`) before it is decoded.
+    pub max_work: u64,
 }
 
 impl Default for TextureOptions {
@@ -76,6 +79,7 @@ impl Default for TextureOptions {
             bits: TextureBits::Auto,
             max_size: 1024,
             order: TexmOrder::Retail,
+            max_work: crate::limits::DEFAULT_MAX_WORK,
         }
     }
 }
@@ -299,7 +303,9 @@ fn pow2(d: u32, max: u32) -> u32 {
 ///
 /// # Errors
 /// `gltf.image` when the image cannot be read or decoded (PNG and JPEG are
-/// supported); the Texm encoder's rules.
+/// supported); `limits.work` when its size (read from its header) needs
+/// more than `opts.max_work` ([`crate::limits::IMAGE_PIXELS_PER_UNIT`]);
+/// the Texm encoder's rules.
 pub fn texture_from_image(
     doc: &GltfFile,
     base_dir: Option<&Path>,
@@ -308,24 +314,56 @@ pub fn texture_from_image(
     opts: &TextureOptions,
 ) -> Result<NewTexture, ImportError> {
     let bytes = image_bytes(doc, base_dir, i)?;
-    let img = image::load_from_memory(&bytes)
-        .map_err(|e| {
-            err(
-                "gltf.image",
-                format!("image {i}: cannot decode ({e}); PNG and JPEG are supported"),
-            )
-        })?
-        .to_rgba8();
+    let undecodable = |e: String| {
+        err(
+            "gltf.image",
+            format!("image {i}: cannot decode ({e}); PNG and JPEG are supported"),
+        )
+    };
+    let reader = || {
+        image::ImageReader::new(std::io::Cursor::new(&bytes[..]))
+            .with_guessed_format()
+            .map_err(|e| undecodable(e.to_string()))
+    };
+    // The size from the header is spent before any pixel is decoded.
+    let (w, h) = reader()?
+        .into_dimensions()
+        .map_err(|e| undecodable(e.to_string()))?;
+    let pixels = u64::from(w) * u64::from(h);
+    let units = pixels.div_ceil(crate::limits::IMAGE_PIXELS_PER_UNIT);
+    if units > opts.max_work {
+        return Err(err(
+            "limits.work",
+            format!(
+                "image {i} is {w} x {h} pixels: decoding it needs {units} work units, over the budget of {} (see README \"Safety\"; scale the image down, or raise the budget with --max-work {units})",
+                opts.max_work
+            ),
+        ));
+    }
+    let mut limits = image::Limits::default();
+    limits.max_alloc = Some(pixels.saturating_mul(8).max(1 << 20));
+    let mut r = reader()?;
+    r.limits(limits);
+    let img = r
+        .decode()
+        .map_err(|e| undecodable(e.to_string()))?
+        .into_rgba8();
     let (w, h) = img.dimensions();
     let max = opts.max_size.max(1).next_power_of_two();
     let (tw, th) = (pow2(w, max), pow2(h, max));
     let (rgba, resized_from) = if (tw, th) == (w, h) {
         (img, None)
     } else {
-        (
-            image::imageops::resize(&img, tw, th, image::imageops::FilterType::Triangle),
-            Some((w, h)),
-        )
+        // Halving or more: area averaging (`thumbnail`, no intermediate
+        // image: a 2828² source would need a 46 MB one with `resize`);
+        // smaller changes: the triangle filter.
+        let out = if w >= 2 * tw && h >= 2 * th {
+            image::imageops::thumbnail(&img, tw, th)
+        } else {
+            image::imageops::resize(&img, tw, th, image::imageops::FilterType::Triangle)
+        };
+        drop(img);
+        (out, Some((w, h)))
     };
     let alpha = texm::has_alpha(&rgba);
     let format = match (opts.bits, alpha) {

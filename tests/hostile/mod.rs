@@ -359,6 +359,47 @@ fn gltf_case(name: &'static str, pos: serde_json::Value, rule: &'static str) -> 
     }
 }
 
+/// CRC-32 (ISO-HDLC, as PNG chunks use).
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut c = !0u32;
+    for &b in bytes {
+        c ^= u32::from(b);
+        for _ in 0..8 {
+            c = if c & 1 != 0 {
+                (c >> 1) ^ 0xEDB8_8320
+            } else {
+                c >> 1
+            };
+        }
+    }
+    !c
+}
+
+/// A PNG of 100 bytes whose header claims `w` x `h` RGBA pixels (the
+/// image data is a stub: decoding it would allocate `w * h * 4` bytes first).
+pub fn png_bomb(w: u32, h: u32) -> Vec<u8> {
+    let chunk = |t: &[u8], d: &[u8]| {
+        let mut c = (d.len() as u32).to_be_bytes().to_vec();
+        c.extend_from_slice(t);
+        c.extend_from_slice(d);
+        let mut td = t.to_vec();
+        td.extend_from_slice(d);
+        c.extend_from_slice(&crc32(&td).to_be_bytes());
+        c
+    };
+    let mut ihdr = w.to_be_bytes().to_vec();
+    ihdr.extend_from_slice(&h.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 6, 0, 0, 0]);
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend(chunk(b"IHDR", &ihdr));
+    png.extend(chunk(
+        b"IDAT",
+        &[0x78, 0x01, 0x01, 0x00, 0x00, 0xFF, 0xFF, 0, 0, 0, 1],
+    ));
+    png.extend(chunk(b"IEND", &[]));
+    png
+}
+
 /// Every hostile case of the suite (the filesystem ones that need FIFOs,
 /// devices or signals live in `hostile_files.rs`).
 #[allow(clippy::vec_init_then_push)]
@@ -587,6 +628,28 @@ pub fn cases() -> Vec<Case> {
         files: vec![("in.gltf".into(), serde_json::to_vec(&doc).unwrap())],
         tool: Tool::Gltf2msh,
         args: args(&["in.gltf", "-o", "out.msh"]),
+        exit: 1,
+        rule: "limits.work",
+    });
+    // A 100-byte PNG claiming 100 000 x 100 000 pixels, authored into a
+    // game folder: refused from its header, before any pixel is decoded.
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&triangle_gltf(&data_uri(), 44, serde_json::json!({}))).unwrap();
+    doc["meshes"][0]["primitives"][0]["material"] = serde_json::json!(0);
+    doc["materials"] = serde_json::json!([
+        {"name": "bomb", "pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}
+    ]);
+    doc["textures"] = serde_json::json!([{"source": 0}]);
+    doc["images"] = serde_json::json!([{"uri": "bomb.png"}]);
+    v.push(Case {
+        name: "gltf_png_bomb",
+        files: vec![
+            ("in.gltf".into(), serde_json::to_vec(&doc).unwrap()),
+            ("bomb.png".into(), png_bomb(100_000, 100_000)),
+            ("game/README".into(), b"an empty game folder".to_vec()),
+        ],
+        tool: Tool::Gltf2msh,
+        args: args(&["in.gltf", "-o", "out.msh", "--game-dir", "game"]),
         exit: 1,
         rule: "limits.work",
     });
