@@ -63,6 +63,7 @@ fn png_size(bytes: &[u8]) -> (u32, u32) {
 }
 
 #[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn addon_imports_edits_exports_and_renders_in_blender() {
     let Some(corpus) = common::corpus() else {
         return;

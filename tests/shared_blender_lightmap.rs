@@ -15,6 +15,7 @@ mod common;
 use std::process::Command;
 
 #[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn lightmapped_building_shows_its_lightmap_in_blender() {
     let Some(root) = common::corpus() else { return };
     let Some(blender) = common::blender() else {

@@ -24,6 +24,7 @@ fn extras(v: &Value) -> Value {
 }
 
 #[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn every_model_shows_what_the_manifest_expects() {
     let Some(root) = common::corpus() else { return };
     let man = common::manifest(&root);
@@ -204,6 +205,7 @@ fn every_model_shows_what_the_manifest_expects() {
         "{models} models {by_convention:?}: {batches} batches ({lit} lit, {materials} with a \
          resolved material), {cockpits} cockpit nodes, {labels} labels"
     );
-    assert_eq!(models, 434);
+    assert_eq!(models, man["models"].as_array().unwrap().len());
+    assert!(models > 0);
     assert!(lit > 0 && cockpits > 0 && labels > 0);
 }

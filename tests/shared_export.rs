@@ -58,6 +58,7 @@ fn validator() -> Option<PathBuf> {
 }
 
 #[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn every_corpus_model_exports_and_matches_engine_world_matrices() {
     let Some(root) = corpus() else { return };
     let man = manifest(&root);

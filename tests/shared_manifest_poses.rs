@@ -57,6 +57,7 @@ fn branch_name(b: Branch) -> &'static str {
 }
 
 #[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn manifest_world_matrices_keys_and_branches() {
     let Some(root) = corpus() else { return };
     let man = manifest(&root);
@@ -127,6 +128,7 @@ fn manifest_world_matrices_keys_and_branches() {
 }
 
 #[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn corpus_tracks_are_canonical_and_regenerate_exactly() {
     let Some(root) = corpus() else { return };
     let man = manifest(&root);

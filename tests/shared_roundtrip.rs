@@ -36,6 +36,7 @@ fn export(bytes: &[u8], stem: &str, cells: CellChoice) -> gltf_export::Exported 
 }
 
 #[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn unedited_trip_is_byte_identical_through_glb_and_gltf() {
     let Some(dir) = corpus_dir() else { return };
     let models = corpus_models(&dir);
@@ -86,6 +87,7 @@ fn unedited_trip_is_byte_identical_through_glb_and_gltf() {
 /// and the Res1 map fields stay the base's, for every model, including the
 /// tracks msh2gltf densifies or bakes (gltf_export::anim).
 #[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn vertex_edit_leaves_the_animation_alone() {
     let Some(dir) = corpus_dir() else { return };
     let models = corpus_models(&dir);
@@ -151,6 +153,7 @@ fn vertex_edit_leaves_the_animation_alone() {
 }
 
 #[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn all_cells_trip_is_byte_identical() {
     let Some(dir) = corpus_dir() else { return };
     let models = corpus_models(&dir);
@@ -323,6 +326,7 @@ fn blender_check(dir: &Path, archive: &str, entry: &str, cells: CellChoice) {
 }
 
 #[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn blender_round_trip() {
     let Some(dir) = corpus_dir() else { return };
     if !Path::new("/usr/bin/blender").exists() {

@@ -148,6 +148,7 @@ fn check_texture(libs: &Libraries, t: &Value, lightmap: bool) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn textures_and_lightmaps_match_manifest() {
     let Some(root) = corpus() else { return };
     let m = manifest(&root);
@@ -160,7 +161,9 @@ fn textures_and_lightmaps_match_manifest() {
             n += 1;
         }
     }
-    assert_eq!(n, 57, "manifest lists 37 textures and 20 lightmaps");
+    let want =
+        m["summary"]["textures"].as_u64().unwrap() + m["summary"]["lightmaps"].as_u64().unwrap();
+    assert_eq!(n as u64, want, "manifest textures and lightmaps");
     let missing = m["missing_lightmap"].as_str().unwrap();
     assert_eq!(libs.lightmap_png(missing).unwrap_err().rule, "lib.missing");
     assert!(
@@ -175,6 +178,7 @@ fn textures_and_lightmaps_match_manifest() {
 /// every lightmap of the libraries as PNG, with the manifest's pixels (mip 0
 /// RGBA8 SHA-256, retail byte order).
 #[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn textures_out_writes_every_texture_and_lightmap() {
     let Some(root) = corpus() else { return };
     let m = manifest(&root);
@@ -205,10 +209,13 @@ fn textures_out_writes_every_texture_and_lightmap() {
             n += 1;
         }
     }
-    assert_eq!(n, 57);
+    let want =
+        m["summary"]["textures"].as_u64().unwrap() + m["summary"]["lightmaps"].as_u64().unwrap();
+    assert_eq!(n as u64, want, "manifest textures and lightmaps");
 }
 
 #[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn materials_match_manifest() {
     let Some(root) = corpus() else { return };
     let m = manifest(&root);
@@ -277,18 +284,20 @@ fn materials_match_manifest() {
 }
 
 #[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn model_wear_tables_match_manifest() {
     let Some(root) = corpus() else { return };
     let m = manifest(&root);
     let libs = Libraries::load(&root).expect("libraries load");
     let mut archives: HashMap<String, Vec<u8>> = HashMap::new();
     let mut bad = Vec::new();
-    let mut checked = 0;
+    let (mut checked, mut listed) = (0, 0);
     for model in m["models"].as_array().unwrap() {
         let w = &model["wear"];
         if w.is_null() {
             continue;
         }
+        listed += 1;
         let archive = model["archive"]
             .as_str()
             .expect("a model with WEAR is in an archive");
@@ -387,7 +396,8 @@ fn model_wear_tables_match_manifest() {
         }
         checked += 1;
     }
-    assert_eq!(checked, 428, "models with a WEAR table");
+    assert!(checked > 0);
+    assert_eq!(checked, listed, "models with a WEAR table");
     assert!(
         bad.is_empty(),
         "{} mismatches:\n{}",
@@ -441,6 +451,7 @@ fn observed_rule(root: &Path, file: &str) -> (Vec<&'static str>, Vec<String>) {
 }
 
 #[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn bad_material_and_texture_files_are_rejected_with_their_rule() {
     let Some(root) = corpus() else { return };
     let m = manifest(&root);
