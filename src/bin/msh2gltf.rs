@@ -147,6 +147,9 @@ struct Cli {
     /// Add every non-empty cell as a child node <node>.S<state>L<lod>.
     #[arg(long)]
     all_cells: bool,
+    /// Maps: add Land.map's navigation polygons as a node of outlines.
+    #[arg(long)]
+    areals: bool,
     /// Convert what is locally sound in broken models and report what was skipped.
     #[arg(long)]
     tolerant: bool,
@@ -413,6 +416,7 @@ fn run(cli: &Cli) -> Result<u8> {
                     rows_pre.extend(d.failed);
                     d.jobs
                 }
+                Some(FileKind::Terrain) => return run_terrain(cli, &path),
                 Some(other) => {
                     let why = match other {
                         FileKind::Terrain => "terrain (Land.msh: types 11/14/21, no Res6/Res13)",
@@ -495,6 +499,64 @@ fn run(cli: &Cli) -> Result<u8> {
         );
     }
     Ok(if report.failed > 0 { 1 } else { 0 })
+}
+
+/// One map: Land.msh (recognised by its streams) and its siblings → glTF.
+fn run_terrain(cli: &Cli, msh: &Path) -> Result<u8> {
+    use mshgltf::terrain::{self, export::TerrainExportOptions};
+    let stem = msh
+        .parent()
+        .and_then(|p| p.file_name())
+        .map_or_else(|| "Land".to_string(), |n| n.to_string_lossy().into_owned());
+    let out = single_output(cli, msh, &stem);
+    let libs = terrain::convert::libraries_for(msh, cli.game_dir.as_deref());
+    let opts = TerrainExportOptions {
+        up: match cli.up {
+            UpArg::Y => Up::Y,
+            UpArg::Z => Up::Z,
+        },
+        lod: cli.lod.min(1),
+        all_lods: cli.all_cells,
+        areals: cli.areals,
+        textures: !cli.no_textures,
+    };
+    let mode = if cli.tolerant {
+        terrain::Mode::Tolerant
+    } else {
+        terrain::Mode::Strict
+    };
+    match terrain::convert::convert_file(msh, &out, mode, libs.as_ref(), &opts, cli.force) {
+        Ok(c) => {
+            if !cli.quiet {
+                eprintln!(
+                    "converted {} -> {} ({} triangles, {} materials, {} textures{})",
+                    msh.display(),
+                    out.display(),
+                    c.gltf.triangles,
+                    c.gltf.materials,
+                    c.gltf.textures,
+                    if c.gltf.warnings.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {} warning(s)", c.gltf.warnings.len())
+                    }
+                );
+                for w in c
+                    .gltf
+                    .warnings
+                    .iter()
+                    .filter(|_| cli.verbose > 0 || cli.tolerant)
+                {
+                    eprintln!("  warning: {w}");
+                }
+            }
+            Ok(0)
+        }
+        Err(e) => {
+            eprintln!("error: {}: {e}", msh.display());
+            Ok(1)
+        }
+    }
 }
 
 /// `--list`: prints `{"file", "kind", "models": [{"name", "index", "bytes"}]}`

@@ -1,0 +1,1 @@
+//! glTF → terrain with a base Land.msh (terrain-notes §4.6).
