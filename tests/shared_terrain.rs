@@ -87,3 +87,356 @@ fn bad_terrain_files_fail_strict_with_the_manifest_rule() {
         );
     }
 }
+
+/// A GLB split into its JSON and BIN chunks.
+struct Glb {
+    json: serde_json::Value,
+    bin: Vec<u8>,
+}
+
+impl Glb {
+    fn parse(d: &[u8]) -> Glb {
+        let n = u32::from_le_bytes(d[12..16].try_into().unwrap()) as usize;
+        let json = serde_json::from_slice(&d[20..20 + n]).unwrap();
+        Glb {
+            json,
+            bin: d[28 + n..].to_vec(),
+        }
+    }
+
+    fn view(&self, v: usize) -> &[u8] {
+        let v = &self.json["bufferViews"][v];
+        let off = v["byteOffset"].as_u64().unwrap_or(0) as usize;
+        &self.bin[off..off + v["byteLength"].as_u64().unwrap() as usize]
+    }
+
+    /// Accessor `a` as f64 components (FLOAT, UNSIGNED_SHORT or UNSIGNED_INT).
+    fn read(&self, a: usize) -> (Vec<f64>, usize) {
+        let acc = &self.json["accessors"][a];
+        let n = match acc["type"].as_str().unwrap() {
+            "SCALAR" => 1,
+            "VEC2" => 2,
+            "VEC3" => 3,
+            _ => 4,
+        };
+        let d = self.view(acc["bufferView"].as_u64().unwrap() as usize);
+        let count = acc["count"].as_u64().unwrap() as usize * n;
+        let v = match acc["componentType"].as_u64().unwrap() {
+            5126 => d
+                .chunks_exact(4)
+                .take(count)
+                .map(|c| f64::from(f32::from_le_bytes(c.try_into().unwrap())))
+                .collect(),
+            5123 => d
+                .chunks_exact(2)
+                .take(count)
+                .map(|c| f64::from(u16::from_le_bytes(c.try_into().unwrap())))
+                .collect(),
+            _ => d
+                .chunks_exact(4)
+                .take(count)
+                .map(|c| f64::from(u32::from_le_bytes(c.try_into().unwrap())))
+                .collect(),
+        };
+        (v, n)
+    }
+}
+
+/// Topmost LOD0 hit under game (x, y): (height, material name, alpha).
+fn surface_at(g: &Glb, x: f64, y: f64) -> Option<(f64, String, f64)> {
+    let mesh = &g.json["meshes"][0];
+    let mut best: Option<(f64, String, f64)> = None;
+    for p in mesh["primitives"].as_array().unwrap() {
+        let at = &p["attributes"];
+        assert!(at.get("TEXCOORD_1").is_some(), "TEXCOORD_1 missing");
+        let (pos, _) = g.read(at["POSITION"].as_u64().unwrap() as usize);
+        let (col, _) = g.read(at["COLOR_0"].as_u64().unwrap() as usize);
+        let (idx, _) = g.read(p["indices"].as_u64().unwrap() as usize);
+        let name = g.json["materials"][p["material"].as_u64().unwrap() as usize]["name"]
+            .as_str()
+            .unwrap();
+        let name = name.split('#').next().unwrap().to_string();
+        for t in idx.chunks_exact(3) {
+            let v = [t[0] as usize, t[1] as usize, t[2] as usize];
+            // glTF (x, y, z) = game (x, z, -y)
+            let q = v.map(|i| (pos[3 * i], -pos[3 * i + 2], pos[3 * i + 1]));
+            let d = (q[1].1 - q[2].1) * (q[0].0 - q[2].0) + (q[2].0 - q[1].0) * (q[0].1 - q[2].1);
+            if d.abs() < 1e-12 {
+                continue;
+            }
+            let a = ((q[1].1 - q[2].1) * (x - q[2].0) + (q[2].0 - q[1].0) * (y - q[2].1)) / d;
+            let b = ((q[2].1 - q[0].1) * (x - q[2].0) + (q[0].0 - q[2].0) * (y - q[2].1)) / d;
+            let c = 1.0 - a - b;
+            if a < -1e-6 || b < -1e-6 || c < -1e-6 {
+                continue;
+            }
+            let z = a * q[0].2 + b * q[1].2 + c * q[2].2;
+            let alpha = a * col[4 * v[0] + 3] + b * col[4 * v[1] + 3] + c * col[4 * v[2] + 3];
+            if best.as_ref().map_or(true, |bst| z > bst.0 + 1e-6) {
+                best = Some((z, name.clone(), alpha));
+            }
+        }
+    }
+    best
+}
+
+fn export_map(root: &std::path::Path, dir: &str) -> Vec<u8> {
+    use mshgltf::terrain::{export, source::TerrainSource};
+    let msh = root.join(dir).join("Land.msh");
+    let libs = mshgltf::material::Libraries::load(root).unwrap();
+    let src = TerrainSource::load(&msh, Mode::Strict, Some(&libs)).unwrap();
+    let g = export::export(&src, Some(&libs), &Default::default());
+    export::to_glb(&g).unwrap()
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn maps_export_heights_materials_and_alpha_at_every_sample_point() {
+    let Some(root) = common::corpus() else { return };
+    for t in terrains(&root) {
+        let glb = export_map(&root, t["dir"].as_str().unwrap());
+        let g = Glb::parse(&glb);
+        let mut names: Vec<String> = g.json["materials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                m["name"]
+                    .as_str()
+                    .unwrap()
+                    .split('#')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        let want: Vec<String> =
+            serde_json::from_value(t["expected_gltf"]["material_names"].clone()).unwrap();
+        assert_eq!(names, want, "{}", t["map"]);
+        let tris: usize = g.json["meshes"][0]["primitives"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                g.json["accessors"][p["indices"].as_u64().unwrap() as usize]["count"]
+                    .as_u64()
+                    .unwrap() as usize
+                    / 3
+            })
+            .sum();
+        assert_eq!(
+            tris as u64,
+            t["expected_gltf"]["triangles"].as_u64().unwrap()
+        );
+        for s in t["samples"].as_array().unwrap() {
+            let (x, y) = (s["x"].as_f64().unwrap(), s["y"].as_f64().unwrap());
+            let (z, name, alpha) =
+                surface_at(&g, x, y).unwrap_or_else(|| panic!("{}: no face under {s}", t["map"]));
+            assert!(
+                (z - s["z"].as_f64().unwrap()).abs() < 1e-3,
+                "{}: height {z} at {s}",
+                t["map"]
+            );
+            let want = match s["second"].as_str() {
+                Some(sec) => format!("{}+{sec}", s["material"].as_str().unwrap()),
+                None => s["material"].as_str().unwrap().to_string(),
+            };
+            assert_eq!(name, want, "{}: material at {s}", t["map"]);
+            assert!(
+                (alpha - s["alpha"].as_f64().unwrap()).abs() < 1e-3,
+                "{}: alpha {alpha} at {s}",
+                t["map"]
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn terrain_and_microtexture_pixels_equal_the_manifest() {
+    use sha2::{Digest, Sha256};
+    let Some(root) = common::corpus() else { return };
+    let m = common::manifest(&root);
+    let by_name = |n: &str| {
+        m["textures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == n)
+            .cloned()
+    };
+    for t in terrains(&root) {
+        let g = Glb::parse(&export_map(&root, t["dir"].as_str().unwrap()));
+        let mut want: Vec<String> = Vec::new();
+        for r in t["land1"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["used_lod0"].as_u64() > Some(0))
+        {
+            want.push(r["texture"].as_str().unwrap().into());
+            want.push(r["micro"].as_str().unwrap().into());
+        }
+        for name in want {
+            let img = g.json["images"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .position(|i| i["name"] == name.as_str())
+                .unwrap_or_else(|| panic!("{name} not embedded"));
+            let png = g.view(g.json["images"][img]["bufferView"].as_u64().unwrap() as usize);
+            let rgba = image::load_from_memory(png).unwrap().to_rgba8();
+            let mt = by_name(&name).unwrap_or_else(|| panic!("{name} not in manifest"));
+            let sha: String = Sha256::digest(rgba.as_raw())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            assert_eq!(sha, mt["mip0_rgba8_sha256"].as_str().unwrap(), "{name}");
+            for p in mt["pixels_mip0"].as_array().unwrap() {
+                let px = rgba.get_pixel(
+                    p["x"].as_u64().unwrap() as u32,
+                    p["y"].as_u64().unwrap() as u32,
+                );
+                assert_eq!(serde_json::json!(px.0), p["rgba"], "{name} pixel {p}");
+            }
+        }
+        // Every material references its microtexture from the extras.
+        for mat in g.json["materials"].as_array().unwrap() {
+            assert!(
+                mat["extras"]["parkan_terrain"]["micro"]["texture"].is_u64(),
+                "{}",
+                mat["name"]
+            );
+        }
+    }
+}
+
+fn msh2gltf(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn validate_clean(files: &[std::path::PathBuf]) {
+    let tool = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/tools/gltf-validate"
+    ));
+    let out = std::process::Command::new(tool)
+        .arg("--strict")
+        .args(files)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn every_map_converts_validator_clean_with_each_option() {
+    let Some(root) = common::corpus() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for t in terrains(&root) {
+        let msh = root.join(t["dir"].as_str().unwrap()).join("Land.msh");
+        for (k, extra) in [vec![], vec!["--lod", "1"], vec!["--all-cells", "--areals"]]
+            .iter()
+            .enumerate()
+        {
+            let out = tmp
+                .path()
+                .join(format!("{}_{k}.glb", t["map"].as_str().unwrap()));
+            let mut args = vec![msh.as_os_str(), out.as_os_str()];
+            args.extend(extra.iter().map(std::ffi::OsStr::new));
+            let o = msh2gltf(&args);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            files.push(out);
+        }
+        let g = Glb::parse(&std::fs::read(&files[files.len() - 1]).unwrap());
+        let names: Vec<&str> = g.json["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["Land", "Land.L0", "Land.L1", "Land.areals"]);
+        let lod1 = Glb::parse(&std::fs::read(&files[files.len() - 2]).unwrap());
+        assert_eq!(
+            lod1.json["meshes"][0]["extras"]["faces"].as_u64(),
+            t["counts"]["faces_lod1"].as_u64()
+        );
+    }
+    validate_clean(&files);
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn bad_terrain_files_exit_1_naming_the_rule_and_tolerant_lists_skips() {
+    let Some(root) = common::corpus() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    for b in bad_terrain(&root) {
+        let msh = root.join(b["file"].as_str().unwrap());
+        let out = tmp.path().join("x.glb");
+        let o = msh2gltf(&[msh.as_os_str(), out.as_os_str()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{}: {err}", b["file"]);
+        assert!(
+            err.contains(b["check"].as_str().unwrap()) && err.contains("Res"),
+            "{}: {err}",
+            b["file"]
+        );
+        let o = msh2gltf(&[
+            msh.as_os_str(),
+            out.as_os_str(),
+            "--tolerant".as_ref(),
+            "--force".as_ref(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        if b["tolerant_may_convert"].as_bool().unwrap() {
+            assert!(o.status.success(), "{}: {err}", b["file"]);
+            assert!(
+                err.contains(b["check"].as_str().unwrap()),
+                "{}: tolerant does not list {}: {err}",
+                b["file"],
+                b["check"]
+            );
+            validate_clean(std::slice::from_ref(&out));
+        } else {
+            assert_eq!(o.status.code(), Some(1), "{}: {err}", b["file"]);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn batch_converts_every_map_into_out_maps() {
+    let Some(root) = common::corpus() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let report = tmp.path().join("report.json");
+    let out = tmp.path().join("out");
+    let o = msh2gltf(&[
+        root.join("MAPS").as_os_str(),
+        out.as_os_str(),
+        "--report".as_ref(),
+        report.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let rows = r["models"].as_array().unwrap();
+    for t in terrains(&root) {
+        let name = t["map"].as_str().unwrap();
+        assert!(out.join(format!("{name}.glb")).is_file(), "{name}");
+        assert!(rows.iter().any(|x| x["kind"] == "terrain"
+            && x["status"] == "converted"
+            && x["output"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("{name}.glb"))));
+    }
+}

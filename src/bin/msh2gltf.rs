@@ -333,6 +333,7 @@ fn run(cli: &Cli) -> Result<u8> {
     };
     let mut rows_pre: Vec<ReportRow> = Vec::new();
     let mut single = false;
+    let mut terrain_jobs = Vec::new();
     let jobs: Vec<ModelJob> = match source::parse_input(&cli.input) {
         InputSpec::Entry { archive, entry } => {
             let bytes = std::fs::read(&archive)
@@ -414,6 +415,7 @@ fn run(cli: &Cli) -> Result<u8> {
                         .with_context(|| format!("cannot list {}", path.display()))?;
                     rows_pre.extend(d.skipped);
                     rows_pre.extend(d.failed);
+                    terrain_jobs = d.terrains;
                     d.jobs
                 }
                 Some(FileKind::Terrain) => return run_terrain(cli, &path),
@@ -481,7 +483,14 @@ fn run(cli: &Cli) -> Result<u8> {
             eprintln!("{}", row_line(r, false));
         }
     }
-    let rows = pool.install(|| batch::run_planned(&jobs, &opts, &mut plan, &progress));
+    let mut rows = pool.install(|| batch::run_planned(&jobs, &opts, &mut plan, &progress));
+    rows.extend(mshgltf::terrain::batch::run(
+        &terrain_jobs,
+        &opts,
+        cli.areals,
+        &mut plan,
+        &progress,
+    ));
     if let Some(b) = &bar {
         b.finish_and_clear();
     }

@@ -15,6 +15,8 @@ pub struct ConvertedMap {
     pub outputs: Vec<PathBuf>,
     /// The export (counts, warnings).
     pub gltf: TerrainGltf,
+    /// Res3 vertex count of the map.
+    pub src_vertices: usize,
 }
 
 /// The libraries for a map: `game_dir`, else the map's folder and up the tree.
@@ -59,5 +61,9 @@ pub fn convert_file(
         crate::output::write_files(&[(out, &glb)], force).map_err(out_err)?;
         vec![out.to_path_buf()]
     };
-    Ok(ConvertedMap { outputs, gltf })
+    Ok(ConvertedMap {
+        outputs,
+        gltf,
+        src_vertices: src.land.positions.len(),
+    })
 }

@@ -7,6 +7,7 @@
 //! ([`export`]) and back ([`import`], [`write`]). A terrain file is recognised
 //! by its streams ([`is_terrain`]), never by its name.
 
+pub mod batch;
 pub mod convert;
 pub mod export;
 pub mod import;
@@ -44,7 +45,7 @@ pub enum Mode {
 /// `terrain.res11_permutation`, ...; `map.*` for Land.map, `wear.*` /
 /// `lib.*` for the material tables).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{rule}: {}{}{detail}", stream.map(|s| format!("Res{s} ")).unwrap_or_default(), record.map(|r| format!("record {r}: ")).unwrap_or_else(|| if stream.is_some() { ": ".into() } else { String::new() }))]
+#[error("{rule}: {}{detail}", where_(stream, record))]
 pub struct TerrainError {
     /// Stable rule id.
     pub rule: &'static str,
@@ -54,6 +55,15 @@ pub struct TerrainError {
     pub record: Option<usize>,
     /// What was found.
     pub detail: String,
+}
+
+fn where_(stream: &Option<u32>, record: &Option<usize>) -> String {
+    match (stream, record) {
+        (Some(s), Some(r)) => format!("Res{s} record {r}: "),
+        (Some(s), None) => format!("Res{s}: "),
+        (None, Some(r)) => format!("record {r}: "),
+        (None, None) => String::new(),
+    }
 }
 
 impl TerrainError {
