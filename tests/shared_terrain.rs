@@ -440,3 +440,64 @@ fn batch_converts_every_map_into_out_maps() {
                 .ends_with(&format!("{name}.glb"))));
     }
 }
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn derived_values_recomputed_from_scratch_equal_the_corpus() {
+    use mshgltf::terrain::derive;
+    use std::collections::BTreeSet;
+    let Some(root) = common::corpus() else { return };
+    for t in terrains(&root) {
+        let bytes = std::fs::read(root.join(t["dir"].as_str().unwrap()).join("Land.msh")).unwrap();
+        let base = read::decode(&bytes).unwrap();
+        let mut l = base.clone();
+        let all_faces: BTreeSet<usize> = (0..l.faces.len()).collect();
+        let all_vertices: BTreeSet<usize> = (0..l.positions.len()).collect();
+        let all_squares: BTreeSet<usize> = (0..l.squares.len()).collect();
+        derive::face_normals(&mut l, &all_faces);
+        derive::vertex_normals(&mut l, &all_vertices);
+        derive::cell_boxes(&mut l, &all_squares);
+        l.corners = derive::header_corners(&l);
+        for s in 0..l.slots.len() {
+            derive::draw_order(&mut l, s);
+        }
+        let diff = |a: usize, b: usize, what: &str| assert_eq!(a, b, "{}: {what}", t["map"]);
+        diff(
+            l.faces
+                .iter()
+                .zip(&base.faces)
+                .filter(|(a, b)| a != b)
+                .count(),
+            0,
+            "face normals",
+        );
+        diff(
+            l.normals
+                .iter()
+                .zip(&base.normals)
+                .filter(|(a, b)| a != b)
+                .count(),
+            0,
+            "vertex normals",
+        );
+        diff(
+            l.slots
+                .iter()
+                .zip(&base.slots)
+                .filter(|(a, b)| a != b)
+                .count(),
+            0,
+            "cell boxes",
+        );
+        assert_eq!(l.corners, base.corners, "{}: header", t["map"]);
+        diff(
+            l.order
+                .iter()
+                .zip(&base.order)
+                .filter(|(a, b)| a != b)
+                .count(),
+            0,
+            "Res11",
+        );
+    }
+}

@@ -9,6 +9,7 @@
 
 pub mod batch;
 pub mod convert;
+pub mod derive;
 pub mod export;
 pub mod import;
 pub mod ir;
