@@ -501,3 +501,230 @@ fn derived_values_recomputed_from_scratch_equal_the_corpus() {
         );
     }
 }
+
+impl Glb {
+    fn write(&self) -> Vec<u8> {
+        let mut json = serde_json::to_vec(&self.json).unwrap();
+        while json.len() % 4 != 0 {
+            json.push(b' ');
+        }
+        let mut out = Vec::new();
+        let total = 28 + json.len() + self.bin.len();
+        for w in [
+            0x4654_6C67u32,
+            2,
+            total as u32,
+            json.len() as u32,
+            0x4E4F_534A,
+        ] {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        out.extend_from_slice(&json);
+        for w in [self.bin.len() as u32, 0x004E_4942] {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        out.extend_from_slice(&self.bin);
+        out
+    }
+
+    /// Replaces the indices of mesh 0's primitive `p` (u32, new view).
+    fn set_indices(&mut self, p: usize, idx: &[u32]) {
+        let off = self.bin.len();
+        self.bin.extend(idx.iter().flat_map(|x| x.to_le_bytes()));
+        let views = self.json["bufferViews"].as_array_mut().unwrap();
+        views
+            .push(serde_json::json!({"buffer": 0, "byteOffset": off, "byteLength": idx.len() * 4}));
+        let v = views.len() - 1;
+        let accs = self.json["accessors"].as_array_mut().unwrap();
+        accs.push(serde_json::json!({"bufferView": v, "componentType": 5125, "count": idx.len(), "type": "SCALAR"}));
+        let a = accs.len() - 1;
+        self.json["meshes"][0]["primitives"][p]["indices"] = a.into();
+        self.json["buffers"][0]["byteLength"] = self.bin.len().into();
+    }
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn unedited_maps_come_back_byte_identical_through_glb_and_gltf() {
+    let Some(root) = common::corpus() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    for t in terrains(&root) {
+        let msh = root.join(t["dir"].as_str().unwrap()).join("Land.msh");
+        for ext in ["glb", "gltf"] {
+            let g = tmp.path().join(format!("m.{ext}"));
+            let back = tmp.path().join(format!("m_{ext}.msh"));
+            assert!(
+                msh2gltf(&[msh.as_os_str(), g.as_os_str(), "--force".as_ref()])
+                    .status
+                    .success()
+            );
+            let o = gltf2msh(&[
+                g.as_os_str(),
+                "--base".as_ref(),
+                msh.as_os_str(),
+                "-o".as_ref(),
+                back.as_os_str(),
+                "--force".as_ref(),
+            ]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            assert!(
+                std::fs::read(&back).unwrap() == std::fs::read(&msh).unwrap(),
+                "{} via .{ext}",
+                t["map"]
+            );
+        }
+    }
+}
+
+fn gltf2msh(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_gltf2msh"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn raised_hill_and_repainted_patch_convert_back_and_re_export() {
+    let Some(root) = common::corpus() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = &terrains(&root)[0];
+    let msh = root.join(t["dir"].as_str().unwrap()).join("Land.msh");
+    let mut g = Glb::parse(&export_map(&root, t["dir"].as_str().unwrap()));
+    let samples: Vec<&serde_json::Value> = t["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["kind"] == "land")
+        .collect();
+    let hill = samples[0];
+    let patch = samples
+        .iter()
+        .copied()
+        .find(|s| s["material"] != "L24" && s["material"] != hill["material"])
+        .unwrap();
+    let xy = |s: &serde_json::Value| (s["x"].as_f64().unwrap(), s["y"].as_f64().unwrap());
+    let (hx, hy) = xy(hill);
+    // Raise every vertex within 40 units of the hill sample by 8 units (glTF +Y).
+    let pos_acc = g.json["meshes"][0]["primitives"][0]["attributes"]["POSITION"]
+        .as_u64()
+        .unwrap() as usize;
+    let view = g.json["accessors"][pos_acc]["bufferView"].as_u64().unwrap() as usize;
+    let off = g.json["bufferViews"][view]["byteOffset"].as_u64().unwrap() as usize;
+    let count = g.json["accessors"][pos_acc]["count"].as_u64().unwrap() as usize;
+    let mut raised = 0;
+    for i in 0..count {
+        let f = |k: usize| {
+            f32::from_le_bytes(
+                g.bin[off + 12 * i + 4 * k..off + 12 * i + 4 * k + 4]
+                    .try_into()
+                    .unwrap(),
+            )
+        };
+        let (x, y, z) = (f64::from(f(0)), -f64::from(f(2)), f(1));
+        if ((x - hx).powi(2) + (y - hy).powi(2)).sqrt() < 40.0 {
+            g.bin[off + 12 * i + 4..off + 12 * i + 8].copy_from_slice(&(z + 8.0).to_le_bytes());
+            raised += 1;
+        }
+    }
+    assert!(raised > 0);
+    let max_acc = &mut g.json["accessors"][pos_acc]["max"];
+    max_acc[1] = (max_acc[1].as_f64().unwrap() + 8.0).into();
+    // Repaint the LOD0 faces within 25 units of the patch sample with material "L24".
+    let (px, py) = xy(patch);
+    let prims = g.json["meshes"][0]["primitives"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let target = prims
+        .iter()
+        .position(|p| {
+            g.json["materials"][p["material"].as_u64().unwrap() as usize]["name"] == "L24"
+        })
+        .unwrap();
+    let (pos, _) = g.read(pos_acc);
+    let mut moved: Vec<u32> = Vec::new();
+    for (k, p) in prims.iter().enumerate() {
+        let name = g.json["materials"][p["material"].as_u64().unwrap() as usize]["name"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        if name.contains("WATER") || k == target {
+            continue;
+        }
+        let (idx, _) = g.read(p["indices"].as_u64().unwrap() as usize);
+        let (mut keep, mut take) = (Vec::new(), Vec::new());
+        for tri in idx.chunks_exact(3) {
+            let c = tri.iter().fold((0.0, 0.0), |a, &i| {
+                (
+                    a.0 + pos[3 * i as usize] / 3.0,
+                    a.1 - pos[3 * i as usize + 2] / 3.0,
+                )
+            });
+            let dst = if ((c.0 - px).powi(2) + (c.1 - py).powi(2)).sqrt() < 25.0 {
+                &mut take
+            } else {
+                &mut keep
+            };
+            dst.extend(tri.iter().map(|&i| i as u32));
+        }
+        if !take.is_empty() {
+            moved.extend(take);
+            g.set_indices(k, &keep);
+        }
+    }
+    assert!(!moved.is_empty());
+    let (mut t_idx, _) = g.read(prims[target]["indices"].as_u64().unwrap() as usize);
+    t_idx.extend(moved.iter().map(|&i| f64::from(i)));
+    g.set_indices(target, &t_idx.iter().map(|&i| i as u32).collect::<Vec<_>>());
+    let edited = tmp.path().join("edited.glb");
+    std::fs::write(&edited, g.write()).unwrap();
+    let back = tmp.path().join("Land.msh");
+    let o = gltf2msh(&[
+        edited.as_os_str(),
+        "--base".as_ref(),
+        msh.as_os_str(),
+        "-o".as_ref(),
+        back.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The written file passes the strict validator; re-export shows the edits.
+    let land = read::decode(&std::fs::read(&back).unwrap()).unwrap();
+    validate::validate(&land, Mode::Strict).unwrap();
+    for f in ["Land.map", "Land1.wea", "Land2.wea"] {
+        std::fs::copy(msh.with_file_name(f), tmp.path().join(f)).unwrap();
+    }
+    let libs = mshgltf::material::Libraries::load(&root).unwrap();
+    let src = terrain::source::TerrainSource::load(&back, Mode::Strict, Some(&libs)).unwrap();
+    let re = Glb::parse(
+        &terrain::export::to_glb(&terrain::export::export(
+            &src,
+            Some(&libs),
+            &Default::default(),
+        ))
+        .unwrap(),
+    );
+    let (z, _, _) = surface_at(&re, hx, hy).unwrap();
+    assert!(
+        (z - (hill["z"].as_f64().unwrap() + 8.0)).abs() < 1e-3,
+        "hill: {z} vs {}",
+        hill["z"]
+    );
+    let (_, name, alpha) = surface_at(&re, px, py).unwrap();
+    assert_eq!(name, "L24");
+    assert!((alpha - 1.0).abs() < 1e-3 || patch["alpha"].as_f64().unwrap() != 1.0);
+    for s in t["samples"].as_array().unwrap() {
+        let (x, y) = xy(s);
+        let far = ((x - hx).powi(2) + (y - hy).powi(2)).sqrt() > 45.0
+            && ((x - px).powi(2) + (y - py).powi(2)).sqrt() > 30.0;
+        if far {
+            let (z, name, _) = surface_at(&re, x, y).unwrap();
+            assert!((z - s["z"].as_f64().unwrap()).abs() < 1e-3, "{s}");
+            assert_eq!(
+                name.split('+').next().unwrap(),
+                s["material"].as_str().unwrap(),
+                "{s}"
+            );
+        }
+    }
+}
