@@ -382,7 +382,9 @@ fn bad_terrain_files_exit_1_naming_the_rule_and_tolerant_lists_skips() {
     let tmp = tempfile::tempdir().unwrap();
     for b in bad_terrain(&root) {
         let msh = root.join(b["file"].as_str().unwrap());
-        let out = tmp.path().join("x.glb");
+        let out = tmp
+            .path()
+            .join(format!("{}.glb", b["check"].as_str().unwrap()));
         let o = msh2gltf(&[msh.as_os_str(), out.as_os_str()]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{}: {err}", b["file"]);

@@ -418,7 +418,7 @@ fn run(cli: &Cli) -> Result<u8> {
                     terrain_jobs = d.terrains;
                     d.jobs
                 }
-                Some(FileKind::Terrain) => return run_terrain(cli, &path),
+                Some(FileKind::Terrain) => return run_terrain(cli, &path, &opts),
                 Some(other) => {
                     let why = match other {
                         FileKind::Terrain => "terrain (Land.msh: types 11/14/21, no Res6/Res13)",
@@ -510,62 +510,43 @@ fn run(cli: &Cli) -> Result<u8> {
     Ok(if report.failed > 0 { 1 } else { 0 })
 }
 
-/// One map: Land.msh (recognised by its streams) and its siblings → glTF.
-fn run_terrain(cli: &Cli, msh: &Path) -> Result<u8> {
-    use mshgltf::terrain::{self, export::TerrainExportOptions};
+/// One map: Land.msh (recognised by its streams) and its siblings → glTF,
+/// with a report row like the batch's.
+fn run_terrain(cli: &Cli, msh: &Path, opts: &BatchOptions) -> Result<u8> {
+    use mshgltf::terrain::batch::{self as tbatch, TerrainJob};
+    let t0 = Instant::now();
     let stem = msh
         .parent()
         .and_then(|p| p.file_name())
         .map_or_else(|| "Land".to_string(), |n| n.to_string_lossy().into_owned());
-    let out = single_output(cli, msh, &stem);
-    let libs = terrain::convert::libraries_for(msh, cli.game_dir.as_deref());
-    let opts = TerrainExportOptions {
-        up: match cli.up {
-            UpArg::Y => Up::Y,
-            UpArg::Z => Up::Z,
-        },
-        lod: cli.lod.min(1),
-        all_lods: cli.all_cells,
-        areals: cli.areals,
-        textures: !cli.no_textures,
+    let job = TerrainJob {
+        output: single_output(cli, msh, &stem),
+        msh: msh.to_path_buf(),
     };
-    let mode = if cli.tolerant {
-        terrain::Mode::Tolerant
-    } else {
-        terrain::Mode::Strict
-    };
-    match terrain::convert::convert_file(msh, &out, mode, libs.as_ref(), &opts, cli.force) {
-        Ok(c) => {
-            if !cli.quiet {
-                eprintln!(
-                    "converted {} -> {} ({} triangles, {} materials, {} textures{})",
-                    msh.display(),
-                    out.display(),
-                    c.gltf.triangles,
-                    c.gltf.materials,
-                    c.gltf.textures,
-                    if c.gltf.warnings.is_empty() {
-                        String::new()
-                    } else {
-                        format!(", {} warning(s)", c.gltf.warnings.len())
-                    }
-                );
-                for w in c
-                    .gltf
-                    .warnings
-                    .iter()
-                    .filter(|_| cli.verbose > 0 || cli.tolerant)
-                {
-                    eprintln!("  warning: {w}");
-                }
-            }
-            Ok(0)
-        }
-        Err(e) => {
-            eprintln!("error: {}: {e}", msh.display());
-            Ok(1)
+    let mut plan = output::WritePlan::new(cli.force);
+    plan.add_input(msh);
+    if let Some(dir) = msh.parent() {
+        for f in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            plan.add_input(&f.path());
         }
     }
+    if let Some(r) = &cli.report {
+        plan.claim(r)
+            .map_err(|e| anyhow::anyhow!("--report: {e}"))?;
+    }
+    let show = cli.verbose > 0 || cli.tolerant;
+    let quiet = cli.quiet;
+    let rows = tbatch::run(&[job], opts, cli.areals, &mut plan, &|r: &ReportRow| {
+        if r.status == Status::Failed || !quiet {
+            eprintln!("{}", row_line(r, show));
+        }
+    });
+    let report = Report::from_rows(rows, t0.elapsed().as_secs_f64());
+    if let Some(path) = &cli.report {
+        let json = serde_json::to_vec_pretty(&report)?;
+        output::write_files(&[(path, &json)], cli.force)?;
+    }
+    Ok(if report.failed > 0 { 1 } else { 0 })
 }
 
 /// `--list`: prints `{"file", "kind", "models": [{"name", "index", "bytes"}]}`
@@ -591,6 +572,11 @@ fn list_models(input: &str) -> Result<u8> {
                 })
                 .collect();
             ("archive", rows)
+        }
+        FileKind::Terrain => {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let one = serde_json::json!({"name": name, "index": null, "bytes": bytes.len()});
+            ("terrain", vec![one])
         }
         other => {
             eprintln!("msh2gltf: {input}: no models to list ({other:?})");
