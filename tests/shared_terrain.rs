@@ -730,3 +730,39 @@ fn raised_hill_and_repainted_patch_convert_back_and_re_export() {
         }
     }
 }
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn tolerant_export_of_a_broken_res11_comes_back_repaired() {
+    let Some(root) = common::corpus() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    for b in bad_terrain(&root)
+        .iter()
+        .filter(|b| b["check"] == "terrain.res11_permutation")
+    {
+        let msh = root.join(b["file"].as_str().unwrap());
+        let glb = tmp.path().join("r.glb");
+        let back = tmp.path().join("r.msh");
+        assert!(msh2gltf(&[
+            msh.as_os_str(),
+            glb.as_os_str(),
+            "--tolerant".as_ref(),
+            "-q".as_ref()
+        ])
+        .status
+        .success());
+        let o = gltf2msh(&[
+            glb.as_os_str(),
+            "--base".as_ref(),
+            msh.as_os_str(),
+            "-o".as_ref(),
+            back.as_os_str(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let land = read::decode(&std::fs::read(&back).unwrap()).unwrap();
+        validate::validate(&land, Mode::Strict).unwrap();
+        // The corpus breaks one entry of its base map; regenerating Res11 gives that map back.
+        let base = root.join(b["base_map"].as_str().unwrap()).join("Land.msh");
+        assert!(std::fs::read(&back).unwrap() == std::fs::read(&base).unwrap());
+    }
+}

@@ -334,11 +334,17 @@ pub fn import_with_base(
     }
     let n = land.squares.len();
     let owner = validate::face_slots(&land);
-    let slots: BTreeSet<usize> = repainted
+    let mut slots: BTreeSet<usize> = repainted
         .iter()
         .filter_map(|&f| owner[f])
         .map(|s| s as usize)
         .collect();
+    if validate::check(base).regenerate_order {
+        // A base whose Res11 is not a permutation (read tolerantly): rebuilt everywhere.
+        rep.warnings
+            .push("Res11 of the base is not a permutation: regenerated for every cell".into());
+        slots.extend(0..land.slots.len());
+    }
     for &s in &slots {
         derive::draw_order(&mut land, s);
     }
