@@ -98,3 +98,59 @@ fn addon_imports_a_map_with_the_game_node_tree() {
         std::fs::copy(&png, dest).unwrap();
     }
 }
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn blender_round_trip_of_an_unedited_map_is_byte_identical() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let Some(blender) = common::blender() else {
+        println!("SKIP: Blender not found (set BLENDER=/path/to/blender)");
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    let m = common::manifest(&corpus);
+    for t in m["terrains"].as_array().unwrap() {
+        let msh = corpus.join(t["dir"].as_str().unwrap()).join("Land.msh");
+        let (a, b, back) = (
+            tmp.path().join("a.glb"),
+            tmp.path().join("b.glb"),
+            tmp.path().join("back.msh"),
+        );
+        let st = Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
+            .arg(&msh)
+            .arg(&a)
+            .arg("--force")
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let out = Command::new(&blender)
+            .env_remove("PYTHONPATH")
+            .env_remove("PYTHONHOME")
+            .args(["-b", "--factory-startup", "-noaudio", "--python"])
+            .arg(root.join("tests/blender/terrain_roundtrip.py"))
+            .arg("--")
+            .arg(&a)
+            .arg(&b)
+            .output()
+            .unwrap();
+        assert!(b.is_file(), "{}", String::from_utf8_lossy(&out.stdout));
+        let o = Command::new(env!("CARGO_BIN_EXE_gltf2msh"))
+            .arg(&b)
+            .arg("--base")
+            .arg(&msh)
+            .arg("-o")
+            .arg(&back)
+            .arg("--force")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            std::fs::read(&back).unwrap() == std::fs::read(&msh).unwrap(),
+            "{}: Blender round trip differs",
+            t["map"]
+        );
+    }
+}

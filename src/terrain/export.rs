@@ -4,7 +4,9 @@
 //!   `POSITION` (axis change of [`crate::convention::axes`]), `NORMAL`
 //!   (Res4 i8 ÷ 127, normalised; zero → up), `TEXCOORD_0` = Res5 ÷ 1024,
 //!   `TEXCOORD_1` = Res18 ÷ 1024, `COLOR_0` = (1, 1, 1, Res14) FLOAT,
-//!   `_VERTEX_ID` (FLOAT, the file's vertex index).
+//!   `_VERTEX_ID` (FLOAT, the file's vertex index) and the same index as
+//!   `TEXCOORD_2` = (id, Res14), which survives Blender (it drops `_`
+//!   attributes and COLOR_0's alpha).
 //! - One node and mesh per exported LOD (`Land.L0`, `Land.L1`), one primitive
 //!   and material per face class `(tex1, tex2, flags, surface, word3)`,
 //!   indices = the raw Res21 vertex indices in file order.
@@ -193,6 +195,10 @@ fn vertex_attributes(b: &mut Builder, land: &Land, up: Up) -> Value {
         })
         .collect();
     let ids: Vec<f32> = (0..n).map(|v| v as f32).collect();
+    // The id and Res14 as a UV map (u = id, v = Res14): Blender 3.x drops
+    // custom attributes and COLOR_0's alpha on import but keeps UV maps, so
+    // both survive a Blender round trip (ids exact in f32 below 2^24).
+    let id_uv: Vec<f32> = (0..n).flat_map(|v| [v as f32, colour[4 * v + 3]]).collect();
     json!({
         "POSITION": b.floats(&pos, "VEC3", 3, true),
         "NORMAL": b.floats(&nrm, "VEC3", 3, false),
@@ -200,6 +206,7 @@ fn vertex_attributes(b: &mut Builder, land: &Land, up: Up) -> Value {
         "TEXCOORD_1": b.floats(&uv(&land.uv1), "VEC2", 2, false),
         "COLOR_0": b.floats(&colour, "VEC4", 4, false),
         "_VERTEX_ID": b.floats(&ids, "SCALAR", 1, false),
+        "TEXCOORD_2": b.floats(&id_uv, "VEC2", 2, false),
     })
 }
 

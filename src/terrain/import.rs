@@ -1,6 +1,7 @@
 //! glTF → Land.msh with a base (terrain-notes §4.6).
 //!
-//! Vertices are found through `_VERTEX_ID` (else the accessor index), faces
+//! Vertices are found through `_VERTEX_ID` (else `TEXCOORD_2.x`, which a
+//! Blender round trip keeps, else the accessor index), faces
 //! by (LOD, sorted vertex-id triple). Unchanged values keep their base
 //! bytes, so an unedited file comes back byte for byte. Edits:
 //! - moved vertices → Res3, then face normals of the faces using them,
@@ -9,7 +10,8 @@
 //! - repainted faces (a face in another class's primitive, i.e. another
 //!   material slot) → the Res21 class fields (tex1, tex2, flags, surface,
 //!   word3) from the material's extras, and the cell's Res11 run;
-//! - changed COLOR_0 alpha (or `_RES14`) → Res14; changed UVs → Res5/Res18.
+//! - changed COLOR_0 alpha (through Blender: TEXCOORD_2.y) → Res14; changed
+//!   UVs → Res5/Res18.
 //!
 //! Topology edits (faces added or removed, new vertices) are refused.
 //! When the map's XY extent or its water changes, a warning says that
@@ -104,9 +106,16 @@ fn read_primitive(
         )
         .map_err(ge)?;
     let n = pos.len() / 3;
-    let ids: Vec<f32> = match attr("_VERTEX_ID") {
-        Some(a) => doc.floats(a, 1, "_VERTEX_ID").map_err(ge)?,
-        None => (0..n).map(|i| i as f32).collect(),
+    let ids: Vec<f32> = match (attr("_VERTEX_ID"), attr("TEXCOORD_2")) {
+        (Some(a), _) => doc.floats(a, 1, "_VERTEX_ID").map_err(ge)?,
+        (None, Some(a)) => doc
+            .floats(a, 2, "TEXCOORD_2")
+            .map_err(ge)?
+            .iter()
+            .step_by(2)
+            .copied()
+            .collect(),
+        (None, None) => (0..n).map(|i| i as f32).collect(),
     };
     let nv = base.positions.len();
     let id_of = |i: usize| -> Result<usize, TerrainError> {
@@ -117,10 +126,33 @@ fn read_primitive(
             Err(TerrainError::file("terrain.topology", format!("glTF vertex {i} has no base vertex (_VERTEX_ID {x}): new vertices are refused; re-cutting at the grid lines is not implemented")))
         }
     };
-    let colour = attr("COLOR_0")
-        .map(|a| doc.accessor(a).map(|r| (r.ncomp, r.to_f32())))
-        .transpose()
-        .map_err(ge)?;
+    // Blender 3.x loses COLOR_0's alpha and every `_` attribute but keeps
+    // UV maps: through Blender, Res14 travels in TEXCOORD_2.y.
+    let blender = doc.json["asset"]["generator"]
+        .as_str()
+        .is_some_and(|g| g.contains("Blender"));
+    let alpha: Option<Vec<f32>> = match (blender, attr("TEXCOORD_2")) {
+        (true, Some(a)) => Some(
+            doc.floats(a, 2, "TEXCOORD_2")
+                .map_err(ge)?
+                .iter()
+                .skip(1)
+                .step_by(2)
+                .copied()
+                .collect(),
+        ),
+        _ => attr("COLOR_0")
+            .map(|a| doc.accessor(a).map(|r| (r.ncomp, r.to_f32())))
+            .transpose()
+            .map_err(ge)?
+            .map(|(nc, c)| {
+                if nc == 4 {
+                    c.chunks_exact(4).map(|q| q[3]).collect()
+                } else {
+                    vec![1.0; n]
+                }
+            }),
+    };
     let uv = |k: &str| attr(k).map(|a| doc.floats(a, 2, k)).transpose().map_err(ge);
     let (t0, t1) = (uv("TEXCOORD_0")?, uv("TEXCOORD_1")?);
     for i in 0..n {
@@ -129,8 +161,7 @@ fn read_primitive(
         if p != base.positions[v] {
             ed.position.entry(v).or_insert(p);
         }
-        if let Some((nc, c)) = &colour {
-            let a = if *nc == 4 { c[4 * i + 3] } else { 1.0 };
+        if let Some(a) = alpha.as_ref().and_then(|al| al.get(i).copied()) {
             if (a - base.alpha_of(v)).abs() > 1e-6 {
                 ed.alpha.entry(v).or_insert(a);
             }
