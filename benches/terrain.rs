@@ -13,7 +13,15 @@ use mshgltf::terrain::{export, import, read, source::TerrainSource, write, Mode}
 fn peak_rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| l.split_whitespace().nth(1).unwrap_or("0").parse().unwrap_or(0)))
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .unwrap_or("0")
+                    .parse()
+                    .unwrap_or(0)
+            })
+        })
         .unwrap_or(0)
 }
 
@@ -29,9 +37,22 @@ fn main() {
         return;
     }
     let libs = Libraries::load(root).expect("libraries");
-    let mut maps: Vec<_> = std::fs::read_dir(root.join("MAPS")).unwrap().flatten().map(|e| e.path()).collect();
+    let mut maps: Vec<_> = std::fs::read_dir(root.join("MAPS"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     maps.sort();
-    println!("{:<8} {:>8} {:>7} {:>22} {:>22} {:>22} {:>22}", "map", "faces", "glb KB", "read best/med ms", "export best/med ms", "back best/med ms", "total best/med ms");
+    println!(
+        "{:<8} {:>8} {:>7} {:>22} {:>22} {:>22} {:>22}",
+        "map",
+        "faces",
+        "glb KB",
+        "read best/med ms",
+        "export best/med ms",
+        "back best/med ms",
+        "total best/med ms"
+    );
     for dir in maps {
         let msh = dir.join("Land.msh");
         let base_bytes = std::fs::read(&msh).unwrap();
@@ -42,7 +63,8 @@ fn main() {
             let t0 = Instant::now();
             let src = TerrainSource::load(&msh, Mode::Strict, Some(&libs)).unwrap();
             let t1 = Instant::now();
-            let glb = export::to_glb(&export::export(&src, Some(&libs), &Default::default())).unwrap();
+            let glb =
+                export::to_glb(&export::export(&src, Some(&libs), &Default::default())).unwrap();
             let t2 = Instant::now();
             let doc = mshgltf::gltf_import::parse(&glb, None).unwrap();
             let base = read::decode(&base_bytes).unwrap();
@@ -62,7 +84,14 @@ fn main() {
             format!("{b:.2} / {m:.2}")
         };
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        println!("{name:<8} {faces:>8} {:>7} {:>22} {:>22} {:>22} {:>22}", glb_len / 1024, f(tr), f(te), f(tb), f(tt));
+        println!(
+            "{name:<8} {faces:>8} {:>7} {:>22} {:>22} {:>22} {:>22}",
+            glb_len / 1024,
+            f(tr),
+            f(te),
+            f(tb),
+            f(tt)
+        );
     }
     println!("peak RSS {} MB", peak_rss_kb() / 1024);
 }
