@@ -13,7 +13,9 @@ what msh2gltf writes for lit batches) are multiplied into the base colour,
 as the game draws them (format-notes §6: colour = texture x lightmap). At
 the end one line `IMPORT_SUMMARY {json}` is printed: models imported and
 failed, objects, materials, materials with an image texture, materials
-with a wired lightmap, actions.
+with a wired lightmap, actions, terrain materials wired as the game
+draws a map (first texture x microtexture x 2, the second material mixed
+over it by the per-vertex alpha COLOR_0.a; water marked `parkan_water`).
 """
 
 import json
@@ -63,6 +65,7 @@ def collection_for(rel_dir, root):
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "blender", "io_scene_parkan"))
 from scene import LIGHTMAP_NODE, activate_animations, layer_collection, wire_lightmap  # noqa: E402
+from terrain import wire_map  # noqa: E402  (maps: microtexture x 2, second material by alpha)
 
 
 def lightmap_linked(mat):
@@ -91,7 +94,7 @@ def main():
     files.sort()
     summary = {"models": 0, "failed": [], "objects": 0, "materials": 0,
                "materials_with_image": 0, "materials_with_lightmap": 0, "actions": 0,
-               "collections": 0}
+               "collections": 0, "terrain_materials": 0}
     frame_end = 1
     for path in files:
         rel_dir = os.path.relpath(os.path.dirname(path), out_dir)
@@ -100,6 +103,7 @@ def main():
         if lc is not None:
             bpy.context.view_layer.active_layer_collection = lc
         before = set(bpy.data.objects)
+        mats_before = set(bpy.data.materials)
         try:
             bpy.ops.import_scene.gltf(filepath=path)
         except Exception:  # one broken file costs only that model
@@ -107,6 +111,9 @@ def main():
             continue
         summary["models"] += 1
         new = [o for o in bpy.data.objects if o not in before]
+        if path.lower().endswith(".glb"):
+            summary["terrain_materials"] += wire_map(
+                path, new, [m for m in bpy.data.materials if m not in mats_before])
         # Activate the model's animation: the first stashed NLA action of each object.
         frame_end = max(frame_end, activate_animations(new))
     scene.frame_start = 0

@@ -246,6 +246,9 @@ pub struct Discovery {
     pub skipped: Vec<ReportRow>,
     /// Files or entries that claim to hold a model but cannot be opened.
     pub failed: Vec<ReportRow>,
+    /// Maps (terrain recognised by its streams), converted by
+    /// [`crate::terrain::batch::run`].
+    pub terrains: Vec<crate::terrain::batch::TerrainJob>,
 }
 
 fn walk(dir: &Path, files: &mut Vec<PathBuf>, skipped: &mut Vec<ReportRow>) -> std::io::Result<()> {
@@ -383,11 +386,10 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
                 "rsli",
                 "RsLi archive ('NL' magic): fonts/sprites, no models".into(),
             )),
-            FileKind::Terrain => d.skipped.push(ReportRow::skip(
-                display,
-                "terrain",
-                "terrain (types 11/14/21, no Res6/Res13), not a model".into(),
-            )),
+            FileKind::Terrain => d.terrains.push(crate::terrain::batch::TerrainJob {
+                output: crate::terrain::batch::output_for(out, &rel_dir, root, format),
+                msh: file.clone(),
+            }),
             FileKind::Model => {
                 let stem = source::stem_of(&name).to_string();
                 let idx = d.jobs.len();

@@ -34,6 +34,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, St
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from . import scene as sc
+from . import terrain
 from . import tools
 
 ADDON_ID = __package__ or __name__
@@ -154,8 +155,8 @@ def listing(context, path):
         err = str(e)
     if lst is None:
         items = [("NONE", "(no models)", err)]
-    elif lst["kind"] == "model":
-        items = [("FILE", lst["models"][0]["name"], "The model file")]
+    elif lst["kind"] in ("model", "terrain"):
+        items = [("FILE", lst["models"][0]["name"], "The model file (or map)")]
     else:
         items = [(f"E{m['index']}", m["name"], f"{m['bytes']} bytes") for m in lst["models"]]
         items.append(("ALL", f"All {len(lst['models'])} models", "Every model of the archive"))
@@ -259,7 +260,7 @@ class IMPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ImportHelper):
     def run(self, context):
         m2g = binary(context, "msh2gltf")
         path = bpy.path.abspath(self.filepath)
-        if self.whole_folder:
+        if self.whole_folder or os.path.isdir(path):
             src = path if os.path.isdir(path) else os.path.dirname(path)
             what, total = "folder", count_models(m2g, src)
         else:
@@ -267,7 +268,7 @@ class IMPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ImportHelper):
                 raise tools.ToolError(f"{path}: no such file")
             lst = tools.list_models(m2g, path)
             names = [m["name"] for m in lst["models"]]
-            if lst["kind"] == "model":
+            if lst["kind"] in ("model", "terrain"):
                 src, what, total = path, "model", 1
             else:
                 pick = self.entry_name.strip()
@@ -364,6 +365,7 @@ class IMPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ImportHelper):
                     base = m.name.rsplit(".", 1)[0] if m.name not in want else m.name
                     if (m.name in want or base in want) and sc.wire_lightmap(m):
                         n_lm += 1
+            terrain.wire_map(glb, new_objs, new_mats)
             frame_end = max(frame_end, sc.activate_animations(new_objs))
             for o in new_objs:
                 o.select_set(True)

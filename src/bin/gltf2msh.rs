@@ -239,6 +239,12 @@ fn run(cli: &Cli, plan: &mut output::WritePlan) -> Result<serde_json::Value, Fai
     if !cli.input.is_file() {
         return Err(usage(format!("input {} not found", cli.input.display())));
     }
+    if let InputSpec::File(p) = source::parse_input(base_spec) {
+        let head = std::fs::read(&p).map_err(|e| usage(format!("base {}: {e}", p.display())))?;
+        if source::classify(&head) == FileKind::Terrain {
+            return run_terrain(cli, plan, &p, &head);
+        }
+    }
     let base = load_base(base_spec)?;
     let base_bytes: &[u8] = match &base {
         Base::File(_, b) | Base::Entry(_, _, _, b) => b,
@@ -301,6 +307,50 @@ fn run(cli: &Cli, plan: &mut output::WritePlan) -> Result<serde_json::Value, Fai
         }
     }
     Ok(serde_json::to_value(&imp.report).unwrap_or_default())
+}
+
+/// `--base Land.msh`: a map (recognised by its streams) rebuilt with the
+/// glTF's edits (terrain-notes §4.6).
+fn run_terrain(
+    cli: &Cli,
+    plan: &mut output::WritePlan,
+    base_path: &Path,
+    base_bytes: &[u8],
+) -> Result<serde_json::Value, Fail> {
+    use mshgltf::terrain;
+    let out = cli
+        .output
+        .clone()
+        .unwrap_or_else(|| cli.input.with_extension("msh"));
+    plan.add_input(base_path);
+    let (doc, _) = load_doc(cli, plan)?;
+    claim(plan, &out, " (choose another output with -o)")?;
+    let base = terrain::read::decode(base_bytes)
+        .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
+    let (land, rep) = terrain::import::import_with_base(&doc, &base)
+        .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
+    let bytes = terrain::write::encode(&land)
+        .map_err(|e| conversion(format!("the edited map is invalid: {e}")))?;
+    output::write_files(&[(&out, &bytes)], cli.force).map_err(|e| usage(e.to_string()))?;
+    if !cli.quiet {
+        let what = if rep.unchanged {
+            "unchanged".to_string()
+        } else {
+            format!(
+                "{} moved vertices, {} repainted faces, {} alpha and {} UV edits, squares rebuilt {:?}",
+                rep.moved_vertices, rep.repainted_faces, rep.alpha_changed, rep.uv_changed, rep.changed_squares
+            )
+        };
+        eprintln!(
+            "gltf2msh: wrote {} ({} bytes; {what})",
+            out.display(),
+            bytes.len()
+        );
+        for w in &rep.warnings {
+            eprintln!("gltf2msh: warning: {w}");
+        }
+    }
+    Ok(serde_json::to_value(&rep).unwrap_or_default())
 }
 
 /// Most bytes of an NRes entry name (format-notes §1: 36 with the NUL).

@@ -147,6 +147,9 @@ struct Cli {
     /// Add every non-empty cell as a child node <node>.S<state>L<lod>.
     #[arg(long)]
     all_cells: bool,
+    /// Maps: add Land.map's navigation polygons as a node of outlines.
+    #[arg(long)]
+    areals: bool,
     /// Convert what is locally sound in broken models and report what was skipped.
     #[arg(long)]
     tolerant: bool,
@@ -330,6 +333,7 @@ fn run(cli: &Cli) -> Result<u8> {
     };
     let mut rows_pre: Vec<ReportRow> = Vec::new();
     let mut single = false;
+    let mut terrain_jobs = Vec::new();
     let jobs: Vec<ModelJob> = match source::parse_input(&cli.input) {
         InputSpec::Entry { archive, entry } => {
             let bytes = std::fs::read(&archive)
@@ -411,8 +415,10 @@ fn run(cli: &Cli) -> Result<u8> {
                         .with_context(|| format!("cannot list {}", path.display()))?;
                     rows_pre.extend(d.skipped);
                     rows_pre.extend(d.failed);
+                    terrain_jobs = d.terrains;
                     d.jobs
                 }
+                Some(FileKind::Terrain) => return run_terrain(cli, &path, &opts),
                 Some(other) => {
                     let why = match other {
                         FileKind::Terrain => "terrain (Land.msh: types 11/14/21, no Res6/Res13)",
@@ -477,7 +483,14 @@ fn run(cli: &Cli) -> Result<u8> {
             eprintln!("{}", row_line(r, false));
         }
     }
-    let rows = pool.install(|| batch::run_planned(&jobs, &opts, &mut plan, &progress));
+    let mut rows = pool.install(|| batch::run_planned(&jobs, &opts, &mut plan, &progress));
+    rows.extend(mshgltf::terrain::batch::run(
+        &terrain_jobs,
+        &opts,
+        cli.areals,
+        &mut plan,
+        &progress,
+    ));
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
@@ -493,6 +506,45 @@ fn run(cli: &Cli) -> Result<u8> {
             "summary: {} converted, {} skipped, {} failed in {:.2} s",
             report.converted, report.skipped, report.failed, report.seconds
         );
+    }
+    Ok(if report.failed > 0 { 1 } else { 0 })
+}
+
+/// One map: Land.msh (recognised by its streams) and its siblings → glTF,
+/// with a report row like the batch's.
+fn run_terrain(cli: &Cli, msh: &Path, opts: &BatchOptions) -> Result<u8> {
+    use mshgltf::terrain::batch::{self as tbatch, TerrainJob};
+    let t0 = Instant::now();
+    let stem = msh
+        .parent()
+        .and_then(|p| p.file_name())
+        .map_or_else(|| "Land".to_string(), |n| n.to_string_lossy().into_owned());
+    let job = TerrainJob {
+        output: single_output(cli, msh, &stem),
+        msh: msh.to_path_buf(),
+    };
+    let mut plan = output::WritePlan::new(cli.force);
+    plan.add_input(msh);
+    if let Some(dir) = msh.parent() {
+        for f in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            plan.add_input(&f.path());
+        }
+    }
+    if let Some(r) = &cli.report {
+        plan.claim(r)
+            .map_err(|e| anyhow::anyhow!("--report: {e}"))?;
+    }
+    let show = cli.verbose > 0 || cli.tolerant;
+    let quiet = cli.quiet;
+    let rows = tbatch::run(&[job], opts, cli.areals, &mut plan, &|r: &ReportRow| {
+        if r.status == Status::Failed || !quiet {
+            eprintln!("{}", row_line(r, show));
+        }
+    });
+    let report = Report::from_rows(rows, t0.elapsed().as_secs_f64());
+    if let Some(path) = &cli.report {
+        let json = serde_json::to_vec_pretty(&report)?;
+        output::write_files(&[(path, &json)], cli.force)?;
     }
     Ok(if report.failed > 0 { 1 } else { 0 })
 }
@@ -520,6 +572,11 @@ fn list_models(input: &str) -> Result<u8> {
                 })
                 .collect();
             ("archive", rows)
+        }
+        FileKind::Terrain => {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let one = serde_json::json!({"name": name, "index": null, "bytes": bytes.len()});
+            ("terrain", vec![one])
         }
         other => {
             eprintln!("msh2gltf: {input}: no models to list ({other:?})");

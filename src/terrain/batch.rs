@@ -1,0 +1,137 @@
+//! Maps in a batch run: `MAPS/<map>/Land.msh` → `<OUT>/MAPS/<map>.glb`,
+//! one report row per map (kind `terrain`).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::convert::{convert_file, libraries_for};
+use super::export::TerrainExportOptions;
+use super::Mode;
+use crate::batch::{BatchOptions, Format, ReportRow, Status};
+use crate::convert::Counts;
+use crate::output::WritePlan;
+
+/// One map found by [`crate::batch::discover`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TerrainJob {
+    /// The Land.msh path.
+    pub msh: PathBuf,
+    /// Output file (`.glb`, or `.gltf` with a `.bin` beside it).
+    pub output: PathBuf,
+}
+
+/// Output of a map found at `rel_dir` (relative to the batch root, e.g.
+/// `MAPS/m01`): `<out>/MAPS/m01.glb`; a map at the root is named after
+/// the root folder.
+pub fn output_for(out: &Path, rel_dir: &Path, root: &Path, format: Format) -> PathBuf {
+    let ext = match format {
+        Format::Glb => "glb",
+        Format::Gltf => "gltf",
+    };
+    let (parent, name) = match rel_dir.file_name() {
+        Some(n) => (
+            rel_dir.parent().unwrap_or(Path::new("")),
+            n.to_string_lossy().into_owned(),
+        ),
+        None => {
+            let dir = if root.is_dir() {
+                Some(root)
+            } else {
+                root.parent()
+            };
+            let n = dir
+                .and_then(Path::file_name)
+                .map_or_else(|| "Land".into(), |n| n.to_string_lossy().into_owned());
+            (Path::new(""), n)
+        }
+    };
+    out.join(parent)
+        .join(format!("{}.{ext}", crate::batch::sanitize_component(&name)))
+}
+
+fn outputs(j: &TerrainJob) -> Vec<PathBuf> {
+    if j.output
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gltf"))
+    {
+        vec![j.output.clone(), j.output.with_extension("bin")]
+    } else {
+        vec![j.output.clone()]
+    }
+}
+
+fn row(source: String, status: Status) -> ReportRow {
+    ReportRow {
+        source,
+        output: None,
+        status,
+        kind: Some("terrain".into()),
+        reason: None,
+        counts: None,
+        conventions: None,
+        warnings: Vec::new(),
+        errors: Vec::new(),
+        rule: None,
+        textures: Vec::new(),
+        time_ms: 0.0,
+    }
+}
+
+/// Converts every map job (sequentially: a map takes milliseconds), after
+/// claiming its outputs in `plan` (an output that is an input or another
+/// output fails the map with the `output.*` rule).
+pub fn run(
+    jobs: &[TerrainJob],
+    opts: &BatchOptions,
+    areals: bool,
+    plan: &mut WritePlan,
+    progress: &(dyn Fn(&ReportRow) + Sync),
+) -> Vec<ReportRow> {
+    let topts = TerrainExportOptions {
+        up: opts.convert.up,
+        lod: opts.convert.cells.lod.min(1),
+        all_lods: opts.convert.cells.all_cells,
+        areals,
+        textures: opts.convert.textures,
+    };
+    let mode = match opts.convert.mode {
+        crate::msh::read::Mode::Tolerant => Mode::Tolerant,
+        _ => Mode::Strict,
+    };
+    let mut rows = Vec::with_capacity(jobs.len());
+    for j in jobs {
+        let t0 = Instant::now();
+        let source = j.msh.display().to_string();
+        let mut r = row(source.clone(), Status::Converted);
+        let result = plan
+            .claim_all(&outputs(j))
+            .map_err(|e| (e.rule().to_string(), e.to_string()))
+            .and_then(|()| {
+                let libs = libraries_for(&j.msh, opts.game_dir.as_deref());
+                convert_file(&j.msh, &j.output, mode, libs.as_ref(), &topts, plan.force())
+                    .map_err(|e| (e.rule.to_string(), e.to_string()))
+            });
+        match result {
+            Ok(c) => {
+                r.output = Some(j.output.display().to_string());
+                r.warnings = c.gltf.warnings.clone();
+                r.counts = Some(Counts {
+                    vertices: c.src_vertices,
+                    triangles: c.gltf.triangles,
+                    materials: c.gltf.materials,
+                    textures: c.gltf.textures,
+                    ..Default::default()
+                });
+            }
+            Err((rule, e)) => {
+                r.status = Status::Failed;
+                r.errors = vec![format!("{source}: {e}")];
+                r.rule = Some(rule);
+            }
+        }
+        r.time_ms = t0.elapsed().as_secs_f64() * 1000.0;
+        progress(&r);
+        rows.push(r);
+    }
+    rows
+}

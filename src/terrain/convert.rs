@@ -1,0 +1,69 @@
+//! One map, file to file: Land.msh (+ siblings) → .glb / .gltf, through
+//! the output transaction of [`crate::output`].
+
+use std::path::{Path, PathBuf};
+
+use super::export::{self, TerrainExportOptions, TerrainGltf};
+use super::source::TerrainSource;
+use super::{Mode, TerrainError};
+use crate::material::Libraries;
+
+/// What [`convert_file`] did.
+#[derive(Debug, Clone)]
+pub struct ConvertedMap {
+    /// Files written.
+    pub outputs: Vec<PathBuf>,
+    /// The export (counts, warnings).
+    pub gltf: TerrainGltf,
+    /// Res3 vertex count of the map.
+    pub src_vertices: usize,
+}
+
+/// The libraries for a map: `game_dir`, else the map's folder and up the tree.
+pub fn libraries_for(msh: &Path, game_dir: Option<&Path>) -> Option<Libraries> {
+    let dir = game_dir
+        .map(Path::to_path_buf)
+        .or_else(|| Libraries::find_for(msh, None))?;
+    Libraries::load(&dir).ok()
+}
+
+/// Converts `msh` (a Land.msh; its siblings are found beside it) into `out`
+/// (`.gltf` writes a `.bin` beside it, anything else is GLB).
+///
+/// # Errors
+/// The load rules of [`TerrainSource::load`]; `output.*` rules of the write
+/// transaction (as `TerrainError::file`); `gltf.json`.
+pub fn convert_file(
+    msh: &Path,
+    out: &Path,
+    mode: Mode,
+    libs: Option<&Libraries>,
+    opts: &TerrainExportOptions,
+    force: bool,
+) -> Result<ConvertedMap, TerrainError> {
+    let src = TerrainSource::load(msh, mode, libs)?;
+    let gltf = export::export(&src, libs, opts);
+    let json_err = |e: serde_json::Error| TerrainError::file("gltf.json", e.to_string());
+    let out_err = |e: crate::output::OutputError| TerrainError::file("output.write", e.to_string());
+    let is_gltf = out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gltf"));
+    let outputs = if is_gltf {
+        let bin_path = out.with_extension("bin");
+        let uri = bin_path
+            .file_name()
+            .map_or_else(|| "Land.bin".into(), |n| n.to_string_lossy().into_owned());
+        let (json, bin) = export::to_gltf(&gltf, &uri).map_err(json_err)?;
+        crate::output::write_files(&[(out, &json), (&bin_path, &bin)], force).map_err(out_err)?;
+        vec![out.to_path_buf(), bin_path]
+    } else {
+        let glb = export::to_glb(&gltf).map_err(json_err)?;
+        crate::output::write_files(&[(out, &glb)], force).map_err(out_err)?;
+        vec![out.to_path_buf()]
+    };
+    Ok(ConvertedMap {
+        outputs,
+        gltf,
+        src_vertices: src.land.positions.len(),
+    })
+}

@@ -1,0 +1,270 @@
+//! One map on disk: Land.msh with its siblings Land.map, Land1.wea and
+//! Land2.wea (terrain-notes §1.10: `<base>.msh`, `<base>.map`, `<base>1.wea`,
+//! `<base>2.wea`), decoded, checked, and its material rows resolved through
+//! Material.lib and Textures.lib.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::ir::{Land, NO_TEX2};
+use super::map::{self, ArealMap};
+use super::validate::{self, Findings};
+use super::{read, Mode, TerrainError};
+use crate::material::{Libraries, Mat0, Wear};
+
+/// A resolved Land1.wea row with its Land2.wea microtexture (same row).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MaterialRow {
+    /// Land1 row name.
+    pub name: String,
+    /// Material.lib entry used (after fallbacks).
+    pub resolved: String,
+    /// Track-0 texture (Textures.lib entry).
+    pub texture: Option<String>,
+    /// MAT0 phase-0 diffuse RGBA.
+    pub base_color: [f32; 4],
+    /// Land2 row name (the microtexture's material).
+    pub micro_material: String,
+    /// Track-1 texture of the Land2 material (track 0 when it has one track).
+    pub micro: Option<String>,
+}
+
+/// A decoded, checked map.
+#[derive(Debug, Clone)]
+pub struct TerrainSource {
+    /// Land.msh path as given.
+    pub path: PathBuf,
+    /// The decoded Land.msh.
+    pub land: Land,
+    /// Its findings (warnings and, in tolerant mode, the recovered errors).
+    pub findings: Findings,
+    /// Faces left out (tolerant): bad vertex, non-finite vertex, material row out of range.
+    pub skip_faces: BTreeSet<usize>,
+    /// Land.map, when present and readable.
+    pub map: Option<ArealMap>,
+    /// Land1.wea, when present.
+    pub land1: Option<Wear>,
+    /// Land2.wea, when present.
+    pub land2: Option<Wear>,
+    /// Resolved Land1 rows (empty without Land1.wea).
+    pub rows: Vec<MaterialRow>,
+    /// Hex SHA-256 of Land.msh, Land.map, Land1.wea, Land2.wea.
+    pub sha256: [Option<String>; 4],
+    /// Human-readable warnings.
+    pub warnings: Vec<String>,
+}
+
+/// The texture of MAT0 track `track` (terrain-notes §1.10): animation block
+/// `track`'s first key names a phase; a missing track gives track 0; no
+/// blocks at all gives the first textured phase.
+pub fn track_texture(m: &Mat0, track: usize) -> Option<String> {
+    match m.anim_blocks.get(track) {
+        Some(b) => b
+            .keys
+            .first()
+            .and_then(|k| m.phases.get(usize::from(k[0])))
+            .and_then(|p| p.texture())
+            .or_else(|| m.primary_texture()),
+        None if track > 0 => track_texture(m, 0),
+        None => m.primary_texture(),
+    }
+}
+
+/// Case-insensitive sibling `name` of `dir`.
+pub fn sibling(dir: &Path, name: &str) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .find_map(|e| {
+            let ok = e.file_name().to_string_lossy().eq_ignore_ascii_case(name);
+            (ok && e.path().is_file()).then(|| e.path())
+        })
+}
+
+fn sha(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn resolve_rows(land1: &Wear, land2: Option<&Wear>, libs: Option<&Libraries>) -> Vec<MaterialRow> {
+    land1
+        .materials
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let micro_material = land2
+                .and_then(|w| w.materials.get(i))
+                .map_or_else(String::new, |r| r.name.clone());
+            let (mut row, mut micro) = (
+                MaterialRow {
+                    name: r.name.clone(),
+                    micro_material,
+                    ..Default::default()
+                },
+                None,
+            );
+            row.base_color = [1.0; 4];
+            if let Some(l) = libs {
+                let m = l.resolve_material(&r.name);
+                row.resolved = m.resolved.clone();
+                row.base_color = m.base_color;
+                row.texture = m.mat0.as_ref().and_then(|m| track_texture(m, 0));
+                if !row.micro_material.is_empty() {
+                    micro = l
+                        .resolve_material(&row.micro_material)
+                        .mat0
+                        .as_ref()
+                        .and_then(|m| track_texture(m, 1));
+                }
+            }
+            row.micro = micro;
+            row
+        })
+        .collect()
+}
+
+impl TerrainSource {
+    /// Reads `msh` and its siblings, checks them under `mode` and resolves
+    /// the material rows through `libs`.
+    ///
+    /// # Errors
+    /// [`read::decode`] and [`validate::validate`] rules; `terrain.material_row`
+    /// (strict: a face's tex1/tex2 is not a Land1 row); Land.map / WEAR rules
+    /// (strict; tolerant reports them and goes on without the file);
+    /// `terrain.io` when Land.msh cannot be read.
+    pub fn load(
+        msh: &Path,
+        mode: Mode,
+        libs: Option<&Libraries>,
+    ) -> Result<TerrainSource, TerrainError> {
+        let bytes = std::fs::read(msh).map_err(|e| {
+            TerrainError::file("terrain.io", format!("cannot read {}: {e}", msh.display()))
+        })?;
+        let land = read::decode(&bytes)?;
+        let findings = validate::validate(&land, mode)?;
+        let dir = msh
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let base = msh
+            .file_stem()
+            .map_or_else(|| "Land".into(), |s| s.to_string_lossy().into_owned());
+        let mut src = TerrainSource {
+            path: msh.to_path_buf(),
+            skip_faces: findings.drop_faces.clone(),
+            findings,
+            land,
+            map: None,
+            land1: None,
+            land2: None,
+            rows: Vec::new(),
+            sha256: [Some(sha(&bytes)), None, None, None],
+            warnings: Vec::new(),
+        };
+        src.load_siblings(dir, &base, mode)?;
+        src.rows = src
+            .land1
+            .as_ref()
+            .map_or_else(Vec::new, |w| resolve_rows(w, src.land2.as_ref(), libs));
+        src.check_rows(mode)?;
+        for e in src
+            .findings
+            .warnings
+            .iter()
+            .chain(if mode == Mode::Tolerant {
+                &src.findings.errors[..]
+            } else {
+                &[]
+            })
+        {
+            src.warnings.push(e.to_string());
+        }
+        if !src.skip_faces.is_empty() {
+            src.warnings.push(format!(
+                "skipped {} face(s): {:?}",
+                src.skip_faces.len(),
+                src.skip_faces.iter().take(20).collect::<Vec<_>>()
+            ));
+        }
+        Ok(src)
+    }
+
+    fn load_siblings(&mut self, dir: &Path, base: &str, mode: Mode) -> Result<(), TerrainError> {
+        let names = [
+            format!("{base}.map"),
+            format!("{base}1.wea"),
+            format!("{base}2.wea"),
+        ];
+        for (k, name) in names.iter().enumerate() {
+            let Some(p) = sibling(dir, name) else {
+                self.warnings
+                    .push(format!("{name}: not found beside {}", self.path.display()));
+                continue;
+            };
+            let bytes = std::fs::read(&p).map_err(|e| {
+                TerrainError::file("terrain.io", format!("cannot read {}: {e}", p.display()))
+            })?;
+            self.sha256[k + 1] = Some(sha(&bytes));
+            let r = match k {
+                0 => map::decode(&bytes).map(|m| self.map = Some(m)),
+                1 => Wear::parse(&bytes)
+                    .map(|w| self.land1 = Some(w))
+                    .map_err(Into::into),
+                _ => Wear::parse(&bytes)
+                    .map(|w| self.land2 = Some(w))
+                    .map_err(Into::into),
+            };
+            match (r, mode) {
+                (Err(e), Mode::Strict) => {
+                    return Err(TerrainError {
+                        detail: format!("{name}: {}", e.detail),
+                        ..e
+                    })
+                }
+                (Err(e), Mode::Tolerant) => self.warnings.push(format!("{name} skipped: {e}")),
+                (Ok(()), _) => {}
+            }
+        }
+        if let Some(m) = &self.map {
+            self.warnings
+                .extend(map::check(m).iter().map(|e| format!("Land.map: {e}")));
+        }
+        Ok(())
+    }
+
+    /// Rule 8: tex1 < rows, tex2 == 0xFF or < rows.
+    fn check_rows(&mut self, mode: Mode) -> Result<(), TerrainError> {
+        let Some(w) = &self.land1 else { return Ok(()) };
+        let n = w.materials.len();
+        for (i, f) in self.land.faces.iter().enumerate() {
+            if usize::from(f.tex1) < n && (f.tex2 == NO_TEX2 || usize::from(f.tex2) < n) {
+                continue;
+            }
+            let e = TerrainError::record(
+                "terrain.material_row",
+                21,
+                i,
+                format!("tex1 {} / tex2 {}: Land1.wea has {n} rows", f.tex1, f.tex2),
+            );
+            if mode == Mode::Strict {
+                return Err(e);
+            }
+            self.skip_faces.insert(i);
+        }
+        Ok(())
+    }
+
+    /// Land1 row `i`, or a placeholder named `ROW<i>` without textures.
+    pub fn material_row(&self, i: usize) -> MaterialRow {
+        self.rows.get(i).cloned().unwrap_or_else(|| MaterialRow {
+            name: format!("ROW{i}"),
+            resolved: String::new(),
+            base_color: [1.0; 4],
+            ..Default::default()
+        })
+    }
+}
