@@ -25,6 +25,7 @@
 //! Without a base, [`author::author`] makes a new model and its WEAR table
 //! from any glTF scene.
 
+mod anim_check;
 pub mod animation;
 pub mod author;
 pub mod budget;
