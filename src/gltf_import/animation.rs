@@ -944,6 +944,57 @@ mod tests {
         );
     }
 
+    /// glTF 2.0 Appendix C on quaternions written with a sign flip between
+    /// keys (Blender's CUBICSPLINE exports): LINEAR is slerp along the
+    /// shortest arc (`s = sign(dot)`); CUBICSPLINE is the Hermite spline of
+    /// the components as written (tangents x key spacing in seconds), then
+    /// normalised.
+    #[test]
+    fn rotation_channels_follow_the_gltf_spec() {
+        let h = std::f32::consts::FRAC_PI_4; // 90 degrees about z: half angle 45
+        let q1 = [0.0, 0.0, -h.sin(), -h.cos()]; // written with the sign flipped
+        let lin = Channel {
+            frames: vec![0.0, 24.0],
+            values: [[0.0, 0.0, 0.0, 1.0], q1].concat(),
+            ncomp: 4,
+            interp: Interp::Linear,
+            integer: true,
+            fps: 24.0,
+        };
+        let v = lin.sample(12.0, true);
+        let want = [0.0, 0.0, (h / 2.0).sin(), (h / 2.0).cos()];
+        for k in 0..4 {
+            assert!((v[k] - want[k]).abs() < 1e-6, "{v:?} vs {want:?}");
+        }
+        // CUBICSPLINE, tangents (per second) [in, value, out] per key.
+        let (a, b) = ([0.0, 0.0, 0.0, 1.0], q1);
+        let (ta, tb) = ([0.0, 0.0, 0.5, 0.0], [0.0, 0.0, -0.25, 0.1]);
+        let cub = Channel {
+            frames: vec![0.0, 48.0],
+            values: [[9.0; 4], a, ta, tb, b, [9.0; 4]].concat(),
+            ncomp: 4,
+            interp: Interp::Cubic,
+            integer: false,
+            fps: 24.0,
+        };
+        let (t, dt) = (0.25f32, 2.0f32);
+        let (t2, t3) = (t * t, t * t * t);
+        let mut want: Vec<f32> = (0..4)
+            .map(|c| {
+                (2.0 * t3 - 3.0 * t2 + 1.0) * a[c]
+                    + (t3 - 2.0 * t2 + t) * dt * ta[c]
+                    + (-2.0 * t3 + 3.0 * t2) * b[c]
+                    + (t3 - t2) * dt * tb[c]
+            })
+            .collect();
+        let n = want.iter().map(|x| x * x).sum::<f32>().sqrt();
+        want.iter_mut().for_each(|x| *x /= n);
+        let v = cub.sample(12.0, true);
+        for k in 0..4 {
+            assert!((v[k] - want[k]).abs() < 1e-6, "{v:?} vs {want:?}");
+        }
+    }
+
     #[test]
     fn channel_sampling() {
         let c = Channel {

@@ -423,10 +423,7 @@ fn scene_tree(doc: &GltfFile, warnings: &mut Vec<String>) -> Result<Tree, Import
     for &g in &order {
         let nd = &nodes[g];
         let Some(p) = parent[g] else { continue };
-        let extra = msh_extras(nd)
-            .and_then(|e| e.get("cell"))
-            .and_then(Value::as_u64)
-            .map(|c| c as usize);
+        let extra = super::read::msh_u64(nd, "cell").map(|c| c as usize);
         let (cell, how) = match extra {
             Some(c) => (Some(c), "cell extra"),
             None => (cell_from_name(name_of(g), name_of(p)), "cell name"),
@@ -493,11 +490,7 @@ fn scene_tree(doc: &GltfFile, warnings: &mut Vec<String>) -> Result<Tree, Import
     // msh2gltf's node order, when complete and consistent.
     let hint: Vec<Option<u64>> = order
         .iter()
-        .map(|&g| {
-            msh_extras(&nodes[g])
-                .and_then(|e| e.get("node"))
-                .and_then(Value::as_u64)
-        })
+        .map(|&g| super::read::msh_u64(&nodes[g], "node"))
         .collect();
     if hint.iter().all(Option::is_some) {
         let mut by: Vec<(u64, usize)> = hint
@@ -1144,9 +1137,7 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
                     .map_or_else(|| format!("node{r}"), str::to_string),
             );
         }
-        let flags = msh_extras(nd)
-            .and_then(|e| e.get("flags"))
-            .and_then(Value::as_u64)
+        let flags = super::read::msh_u64(nd, "flags")
             .filter(|&f| f <= u64::from(u16::MAX))
             .unwrap_or(0) as u16;
         b.add_node(NodeSpec {

@@ -218,7 +218,7 @@ pub fn context(doc: &GltfFile, opts: &ImportOptions, base: Option<&Model>) -> Co
     };
     let lightmaps = ex
         .and_then(|e| e.get("lightmaps"))
-        .and_then(|v| v.as_bool())
+        .and_then(read::extra_bool)
         .unwrap_or(true)
         && base.is_some_and(|b| b.res18.is_some());
     Context {

@@ -426,6 +426,48 @@ pub fn msh_extras(v: &Value) -> Option<&serde_json::Map<String, Value>> {
     v.get("extras")?.get("msh")?.as_object()
 }
 
+/// An extras value read as a flag, the same for every Blender version
+/// (gltf-mapping.md "Extras"): `true`/`false`; a number, non-zero meaning
+/// true (Blender 3.x writes boolean custom properties as `1`/`0`, 5.x as
+/// `true`/`false`); the strings `"true"`/`"false"`/`"1"`/`"0"`. Anything
+/// else is `None`.
+pub fn extra_bool(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => n.as_f64().map(|x| x != 0.0),
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" => Some(true),
+            "false" | "0" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// An extras value read as an unsigned integer, the same for every
+/// Blender version: a JSON integer, or a float with an integral value
+/// (`3.0`; Blender may write integer custom properties as floats). Negative,
+/// fractional, non-finite or non-numeric values are `None`.
+pub fn extra_u64(v: &Value) -> Option<u64> {
+    if let Some(u) = v.as_u64() {
+        return Some(u);
+    }
+    let f = v.as_f64()?;
+    (f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f < 18_446_744_073_709_551_616.0)
+        .then_some(f as u64)
+}
+
+/// `{"extras": {"msh": {key: ...}}}` of `v` as a flag ([`extra_bool`]).
+pub fn msh_bool(v: &Value, key: &str) -> Option<bool> {
+    extra_bool(msh_extras(v)?.get(key)?)
+}
+
+/// `{"extras": {"msh": {key: ...}}}` of `v` as an unsigned integer
+/// ([`extra_u64`]).
+pub fn msh_u64(v: &Value, key: &str) -> Option<u64> {
+    extra_u64(msh_extras(v)?.get(key)?)
+}
+
 /// Component type of an accessor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Component {
@@ -776,6 +818,38 @@ impl GltfFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extras_mean_the_same_in_every_blender_version() {
+        use serde_json::json;
+        for (v, want) in [
+            (json!(true), Some(true)),
+            (json!(1), Some(true)),
+            (json!(1.0), Some(true)),
+            (json!("true"), Some(true)),
+            (json!(false), Some(false)),
+            (json!(0), Some(false)),
+            (json!(0.0), Some(false)),
+            (json!("0"), Some(false)),
+            (json!(null), None),
+            (json!("yes?"), None),
+        ] {
+            assert_eq!(extra_bool(&v), want, "{v}");
+        }
+        for (v, want) in [
+            (json!(3), Some(3)),
+            (json!(3.0), Some(3)),
+            (json!(3.5), None),
+            (json!(-1), None),
+            (json!(-1.0), None),
+            (json!("3"), None),
+        ] {
+            assert_eq!(extra_u64(&v), want, "{v}");
+        }
+        let m = json!({"extras": {"msh": {"lit": 1, "material_index": 2.0}}});
+        assert_eq!(msh_bool(&m, "lit"), Some(true));
+        assert_eq!(msh_u64(&m, "material_index"), Some(2));
+    }
 
     #[test]
     fn base64_and_percent() {
