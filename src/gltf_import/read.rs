@@ -183,24 +183,30 @@ pub fn parse_with(
     }
     let mut blob = blob;
     let mut buffers = Vec::new();
+    // Every external byte counts, before any is read (a buffer reads at
+    // most its byteLength; each reference reads again).
     let max_read = crate::limits::max_buffer_bytes(opts.max_work);
-    let mut read_total = 0u64;
+    let external: Vec<u64> = arr(&json, "buffers")
+        .iter()
+        .filter(|b| {
+            b.get("uri")
+                .and_then(Value::as_str)
+                .is_some_and(|u| !u.starts_with("data:"))
+        })
+        .map(|b| b.get("byteLength").and_then(Value::as_u64).unwrap_or(0))
+        .collect();
+    let read_total = external.iter().fold(0u64, |a, &l| a.saturating_add(l));
+    if read_total > max_read {
+        return Err(err(
+            "limits.work",
+            format!(
+                "{} external buffers' byteLength add up to {read_total} bytes, more than the {max_read} the work budget allows (README \"Safety\"; raise it with --max-work)",
+                external.len()
+            ),
+        ));
+    }
     for (i, b) in arr(&json, "buffers").iter().enumerate() {
         let len = b.get("byteLength").and_then(Value::as_u64).unwrap_or(0);
-        let external = b.get("uri").and_then(Value::as_str).is_some();
-        // Every external byte counts, before it is read (a buffer reads at
-        // most its byteLength).
-        if external {
-            read_total = read_total.saturating_add(len);
-            if read_total > max_read {
-                return Err(err(
-                    "limits.work",
-                    format!(
-                        "buffer {i}: the buffers' byteLength add up to {read_total} bytes, more than the {max_read} the work budget allows (README \"Safety\"; raise it with --max-work)"
-                    ),
-                ));
-            }
-        }
         let len = usize::try_from(len).unwrap_or(usize::MAX);
         let data = match b.get("uri").and_then(Value::as_str) {
             None => blob
