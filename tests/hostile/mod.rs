@@ -147,7 +147,15 @@ fn budget_cases(v: &mut Vec<Case>) {
         bin.extend_from_slice(&t.to_le_bytes());
     }
     let q_off = bin.len();
-    for q in [[0.0f32, 0.0, 0.0, 1.0], [0.0, 0.7071, 0.0, 0.7071]] {
+    for q in [
+        [0.0f32, 0.0, 0.0, 1.0],
+        [
+            0.0,
+            std::f32::consts::FRAC_1_SQRT_2,
+            0.0,
+            std::f32::consts::FRAC_1_SQRT_2,
+        ],
+    ] {
         for x in q {
             bin.extend_from_slice(&x.to_le_bytes());
         }
