@@ -386,3 +386,43 @@ pub fn convert(
         textures: texture_names,
     })
 }
+
+#[cfg(test)]
+mod texture_budget_tests {
+    use super::*;
+    use crate::convention::TexmOrder;
+    use crate::material::texm::{self, TexFormat, Texm};
+
+    fn texm_bytes(side: u32) -> Vec<u8> {
+        let img = image::RgbaImage::new(side, side);
+        texm::encode(
+            &img,
+            TexFormat::Rgb565,
+            &TexmOrder::Retail.channel_order(),
+            0,
+            0,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn library_textures_spend_the_export_budget_from_their_header() {
+        let (small, big) = (texm_bytes(64), texm_bytes(512));
+        // 64² = 512 units, 512² = 32 768 units; a budget of 10 000 units.
+        let mut p = TexturePixels::new(10_000);
+        let mut w = Vec::new();
+        assert!(p.allow(Texm::parse(&small), "texture", "SMALL", &mut w));
+        assert_eq!(p.budget.used, 512);
+        // Counted once per model.
+        assert!(p.allow(Texm::parse(&small), "texture", "SMALL", &mut w));
+        assert_eq!(p.budget.used, 512);
+        assert!(!p.allow(Texm::parse(&big), "texture", "BIG", &mut w));
+        assert_eq!(p.budget.used, 512);
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].contains("\"BIG\" (512 x 512) not embedded") && w[0].contains("--max-work"),
+            "{}",
+            w[0]
+        );
+    }
+}
