@@ -8,15 +8,15 @@
 //! (`{"msh": {"exported": {"color": [r, g, b, a], "texture": name | null,
 //! "alpha_mode": "OPAQUE" | "BLEND"}}}`, gltf-mapping.md "Extras"); the
 //! document's `baseColorFactor` (default white), the `name` (else URI
-//! stem) of its base colour image (Blender `.001` suffixes stripped) and
-//! its `alphaMode` (default `OPAQUE`) are compared with it. Materials
+//! stem) of its base colour image and
+//! its `alphaMode` (default `OPAQUE`) are compared with it (texture names
+//! without case and trailing `.<digits>` groups, [`norm_texture`]). Materials
 //! without that record (other tools, older exports) are not checked. The
 //! pixels of an image are not compared: a texture painted over under the
 //! same name is not detected.
 
 use serde_json::Value;
 
-use super::matching::strip_blender_suffix;
 use super::read::{arr, floats, idx, msh_extras, GltfFile};
 use super::ImportError;
 
@@ -51,7 +51,22 @@ fn texture_name(doc: &GltfFile, m: &Value) -> Option<Option<String>> {
                     f.rsplit_once('.').map_or(f, |(s, _)| s).to_string()
                 })
         })?;
-    Some(Some(strip_blender_suffix(&name).to_string()))
+    Some(Some(name))
+}
+
+/// A texture name as compared: upper case, every trailing `.<digits>` group
+/// removed (Blender's `.001` duplicate suffix, and the `.0` of a game name
+/// such as `TX35_88.0`, which Blender's exporter drops as if it were a file
+/// extension).
+fn norm_texture(name: &str) -> String {
+    let mut n = name.trim();
+    while let Some((head, tail)) = n.rsplit_once('.') {
+        if tail.is_empty() || !tail.bytes().all(|b| b.is_ascii_digit()) || head.is_empty() {
+            break;
+        }
+        n = head;
+    }
+    n.to_ascii_uppercase()
 }
 
 /// What changed in material `m` against its `exported` record, one phrase
@@ -82,9 +97,9 @@ fn changes(doc: &GltfFile, m: &Value, rec: &serde_json::Map<String, Value>) -> V
         }
     }
     if let Some(was) = rec.get("texture").filter(|v| v.is_null() || v.is_string()) {
-        let was = was.as_str().map(strip_blender_suffix);
+        let was = was.as_str();
         if let Some(now) = texture_name(doc, m) {
-            if was != now.as_deref() {
+            if was.map(norm_texture) != now.as_deref().map(norm_texture) {
                 out.push(format!("texture {was:?} -> {now:?}"));
             }
         }
@@ -134,4 +149,20 @@ pub fn check(doc: &GltfFile) -> Result<(), ImportError> {
             edited.join("; ")
         ),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::norm_texture;
+
+    #[test]
+    fn texture_names_compare_as_blender_writes_them() {
+        // Blender 3.4 exports the image of game texture TX35_88.0 as TX35_88.
+        assert_eq!(norm_texture("TX35_88.0"), norm_texture("TX35_88"));
+        assert_eq!(norm_texture("TX35_88.0.001"), "TX35_88");
+        assert_eq!(norm_texture("tx35_88"), "TX35_88");
+        assert_ne!(norm_texture("TX35_88"), norm_texture("RUST"));
+        assert_eq!(norm_texture(".001"), ".001");
+        assert_eq!(norm_texture("A.B"), "A.B");
+    }
 }
