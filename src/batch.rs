@@ -347,7 +347,7 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let data = match std::fs::read(&file) {
+        let data = match source::read_for_kind(&file) {
             Ok(b) => b,
             Err(e) => {
                 d.failed.push(ReportRow::fail(

@@ -164,6 +164,56 @@ fn embed(t: &crate::material::library::TexturePng, names: &mut Vec<String>) -> A
     })
 }
 
+/// The decoded pixels of a model's library textures, counted in its export
+/// budget (README "Safety", [`crate::limits::IMAGE_PIXELS_PER_UNIT`]) from
+/// the Texm header before decoding: each texture once per model; a texture
+/// that does not fit in what is left is not embedded, with a warning, and
+/// what the textures spent is not available to the rest of the export.
+struct TexturePixels {
+    budget: crate::limits::Budget,
+    seen: std::collections::HashSet<String>,
+}
+
+impl TexturePixels {
+    fn new(max_work: u64) -> Self {
+        TexturePixels {
+            budget: crate::limits::Budget::new(max_work),
+            seen: Default::default(),
+        }
+    }
+
+    /// True when texture `name` (`what`: texture or lightmap) may be
+    /// decoded. A header that does not parse is left to the decoder, which
+    /// reports it.
+    fn allow<E>(
+        &mut self,
+        texm: Result<crate::material::texm::Texm<'_>, E>,
+        what: &str,
+        name: &str,
+        warnings: &mut Vec<String>,
+    ) -> bool {
+        if self.seen.contains(name) {
+            return true;
+        }
+        let Ok(t) = texm else { return true };
+        let units = (u64::from(t.width) * u64::from(t.height))
+            .div_ceil(crate::limits::IMAGE_PIXELS_PER_UNIT);
+        if self.budget.used.saturating_add(units) > self.budget.max {
+            warnings.push(format!(
+                "{what} {name:?} ({} x {}) not embedded: decoding it needs {units} work units, {} of the budget of {} are left (README \"Safety\"; raise it with --max-work)",
+                t.width,
+                t.height,
+                self.budget.max.saturating_sub(self.budget.used),
+                self.budget.max
+            ));
+            return false;
+        }
+        self.budget.used += units;
+        self.seen.insert(name.to_string());
+        true
+    }
+}
+
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let d = Sha256::digest(bytes);
@@ -219,6 +269,7 @@ pub fn convert(
         .collect();
     let mut materials = Vec::with_capacity(used.len());
     let mut texture_names: Vec<String> = Vec::new();
+    let mut pixels = TexturePixels::new(opts.max_work);
     let mut missing_rows: std::collections::BTreeSet<u16> = Default::default();
     for &bm in &used {
         let row = wear.as_ref().and_then(|w| conv.wear_key.row(w, bm.key));
@@ -259,7 +310,11 @@ pub fn convert(
             em.base_color = Some(r.base_color);
             em.blend = Blend::from_attr1(r.blend_attr1);
             if opts.textures {
-                if let Some(tex) = r.texture.as_deref() {
+                if let Some(tex) = r
+                    .texture
+                    .as_deref()
+                    .filter(|t| pixels.allow(libs.texture_texm(t), "texture", t, &mut warnings))
+                {
                     match libs.texture_png(tex) {
                         Ok(t) => em.texture = Some(embed(&t, &mut texture_names)),
                         Err(e) => warnings.push(format!("texture {tex:?}: {e}; untextured")),
@@ -268,6 +323,10 @@ pub fn convert(
             }
         }
         if let (Some(libs), Some(lm), true) = (libs, lightmap_name.as_deref(), opts.textures) {
+            if !pixels.allow(libs.lightmap_texm(lm), "lightmap", lm, &mut warnings) {
+                materials.push(em);
+                continue;
+            }
             match libs.lightmap_png(lm) {
                 Ok(t) => em.lightmap = Some(embed(&t, &mut texture_names)),
                 Err(e) => warnings.push(format!("lightmap {lm:?}: {e}; not attached")),
@@ -295,7 +354,7 @@ pub fn convert(
         source: m.source.clone(),
         sha256: sha256_hex(m.bytes),
         name: m.stem.clone(),
-        max_work: opts.max_work,
+        max_work: opts.max_work.saturating_sub(pixels.budget.used).max(1),
     };
     let exported = gltf_export::export(&model, &materials, &export_opts)
         .map_err(|e| err(ConvertErrorKind::Export(e)))?;
@@ -326,4 +385,44 @@ pub fn convert(
         conventions: decided,
         textures: texture_names,
     })
+}
+
+#[cfg(test)]
+mod texture_budget_tests {
+    use super::*;
+    use crate::convention::TexmOrder;
+    use crate::material::texm::{self, TexFormat, Texm};
+
+    fn texm_bytes(side: u32) -> Vec<u8> {
+        let img = image::RgbaImage::new(side, side);
+        texm::encode(
+            &img,
+            TexFormat::Rgb565,
+            &TexmOrder::Retail.channel_order(),
+            0,
+            0,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn library_textures_spend_the_export_budget_from_their_header() {
+        let (small, big) = (texm_bytes(64), texm_bytes(512));
+        // 64² = 512 units, 512² = 32 768 units; a budget of 10 000 units.
+        let mut p = TexturePixels::new(10_000);
+        let mut w = Vec::new();
+        assert!(p.allow(Texm::parse(&small), "texture", "SMALL", &mut w));
+        assert_eq!(p.budget.used, 512);
+        // Counted once per model.
+        assert!(p.allow(Texm::parse(&small), "texture", "SMALL", &mut w));
+        assert_eq!(p.budget.used, 512);
+        assert!(!p.allow(Texm::parse(&big), "texture", "BIG", &mut w));
+        assert_eq!(p.budget.used, 512);
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].contains("\"BIG\" (512 x 512) not embedded") && w[0].contains("--max-work"),
+            "{}",
+            w[0]
+        );
+    }
 }

@@ -9,7 +9,10 @@
 //! | glTF primitive (one batch of one slot mesh) | 16 |
 //! | glTF node (name, extras, transform) | 32 |
 //! | output buffer bytes | 1 per 32 bytes |
-//! | pixel of a glTF image decoded by `gltf2msh --game-dir` (RGBA, 4 bytes; 7 while an RGB image is converted) | 1 per 8 pixels |
+//! | pixel of a glTF image decoded by `gltf2msh --game-dir` (RGBA, 4 bytes; 7 while an RGB image is converted), summed over the model's images | 1 per 8 pixels |
+//! | pixel of a library texture decoded by `msh2gltf` (summed over the model's textures; a texture over the rest of the budget is not embedded, with a warning) | 1 per 8 pixels |
+//! | animation sample baked by `gltf2msh` authoring (nodes x frames, before baking) | 2 |
+//! | glTF buffer bytes read by `gltf2msh` (external files and `data:` URIs, every reference) | 1 per 64 bytes, a separate allowance |
 //!
 //! A model above the budget fails with rule `limits.work` before the work is
 //! done. The default, [`DEFAULT_MAX_WORK`], keeps one export under about
@@ -37,6 +40,23 @@ pub const BYTES_PER_UNIT: u64 = 32;
 /// budget, from its header, before it is decoded: the default budget takes
 /// up to 8 million pixels (2828 x 2828, at most 56 MB while decoding).
 pub const IMAGE_PIXELS_PER_UNIT: u64 = 8;
+
+/// Bytes of glTF buffers read per work unit: external `.bin` files and
+/// `data:` URIs together may hold `max_work x 64` bytes (64 MB by default;
+/// the GLB's own BIN chunk is part of the file and not counted). Each byte
+/// read counts, so 300 references to one 20 MB file cost 6 GB of budget.
+pub const BUFFER_BYTES_PER_UNIT: u64 = 64;
+
+/// Work units of one animation sample baked by `gltf2msh` authoring (one
+/// node at one frame: world matrix, polar decomposition, key): counted for
+/// every node and frame before baking.
+pub const UNITS_PER_BAKED_SAMPLE: u64 = 2;
+
+/// Largest total of glTF buffer bytes read under a budget of `max_work`
+/// units ([`BUFFER_BYTES_PER_UNIT`]).
+pub fn max_buffer_bytes(max_work: u64) -> u64 {
+    max_work.saturating_mul(BUFFER_BYTES_PER_UNIT)
+}
 
 /// JSON bytes per work unit: the parsed document takes 16 to 35 bytes of
 /// memory per byte of JSON text.

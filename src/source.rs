@@ -88,6 +88,26 @@ pub fn looks_like_terrain(archive: &nres::Archive<'_>) -> bool {
     has(1) && (has(11) || has(14) || has(21)) && !(has(6) && has(13))
 }
 
+/// Reads what [`classify`] needs of the file at `path`: the first
+/// [`nres::HEADER_SIZE`] bytes, and the rest only when they start with the
+/// NRes magic (an archive is converted, so it is read whole). A large file
+/// of another kind (a video, a 3 GiB image) costs 16 bytes.
+///
+/// # Errors
+/// The I/O error of opening or reading the file.
+pub fn read_for_kind(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut head = Vec::with_capacity(nres::HEADER_SIZE);
+    (&mut f)
+        .take(nres::HEADER_SIZE as u64)
+        .read_to_end(&mut head)?;
+    if nres::is_nres(&head) {
+        f.read_to_end(&mut head)?;
+    }
+    Ok(head)
+}
+
 /// Classifies a file by its content.
 pub fn classify(data: &[u8]) -> FileKind {
     if data.len() >= 4 && &data[..4] == nres::RSLI_MAGIC {

@@ -1425,3 +1425,33 @@ fn over_the_triangle_limit_refused_or_simplified() {
     let bytes = msh::encode(&a.model).unwrap();
     msh::decode(&bytes, msh::Mode::Strict).unwrap();
 }
+
+#[test]
+fn cli_simplify_passes_the_triangle_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = G::default();
+    let m = big_grid(&mut g, 317); // 200 978 triangles
+    let a = g.node(json!({"name": "terrain", "mesh": m}));
+    let input = dir.path().join("grid.glb");
+    std::fs::write(&input, glb(&g.finish(&[a]))).unwrap();
+    let out = dir.path().join("grid.msh");
+    let (i, o) = (input.to_str().unwrap(), out.to_str().unwrap());
+    // Without --simplify: refused, the message suggests it, nothing written.
+    let r = gltf2msh(&[i, "-o", o]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("200978 triangles") && err.contains("--simplify"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // With it: the simplifier runs and a strictly valid model is written.
+    let r = gltf2msh(&[i, "-o", o, "--simplify"]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(0), "{err}");
+    let m = msh::decode(&std::fs::read(&out).unwrap(), msh::Mode::Strict)
+        .unwrap()
+        .model;
+    let tris = m.tris.as_ref().map_or(0, Vec::len);
+    assert!(tris > 40_000 && tris <= 65_535, "{tris}");
+}

@@ -135,3 +135,90 @@ fn blender_authored_tank_keeps_node_origins_at_every_frame() {
     }
     assert!(!stderr.contains("\"hull\" shears"), "{stderr}");
 }
+
+/// Issue 15: a radar keyed 0 -> 180 -> 360 degrees in Blender, exported with
+/// the add-on's settings for a new model (`tests/blender/author_radar.py`),
+/// plays in the game model as in Blender: at every frame the radar's world
+/// X and Y axes are within 1e-3 of Blender's.
+#[test]
+fn blender_radar_spinning_past_180_degrees_plays_as_in_blender() {
+    let bpy_python = std::env::var_os("BPY_PYTHON");
+    let Some(blender) = bpy_python
+        .clone()
+        .map(std::path::PathBuf::from)
+        .or_else(common::blender)
+    else {
+        println!("SKIP: no Blender");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (glb, json, out) = (
+        tmp.path().join("radar.glb"),
+        tmp.path().join("radar.json"),
+        tmp.path().join("radar.msh"),
+    );
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/blender/author_radar.py");
+    let mut cmd = Command::new(&blender);
+    if bpy_python.is_none() {
+        cmd.args(["-b", "--factory-startup", "--python"]);
+    }
+    let o = cmd
+        .args([script, "--"])
+        .args([&glb, &json])
+        .output()
+        .expect("run Blender");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && stdout.contains("AUTHOR_RADAR_OK"),
+        "Blender failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let blender_world: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_gltf2msh"))
+        .arg(&glb)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "gltf2msh failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let model = msh::decode(&std::fs::read(&out).unwrap(), msh::Mode::Strict)
+        .unwrap()
+        .model;
+    let sampler = Sampler::new(&model, QuatLayout::Wxyz).unwrap();
+    // Engine world axis (column c of the row-major matrix) in Blender axes.
+    let axis = |m: &[f32; 16], c: usize| {
+        let g = axes::vec3(Up::Y, [m[c], m[4 + c], m[8 + c]]);
+        Vec3::new(g[0], -g[2], g[1])
+    };
+    let frames = blender_world["world"].as_object().unwrap();
+    assert_eq!(frames.len(), 73);
+    let mut worst = 0.0f32;
+    for (frame, ax) in frames {
+        let f: f32 = frame.parse().unwrap();
+        let m = sampler.world_matrices(f)[0];
+        for (c, key) in [(0, "x"), (1, "y")] {
+            let want: Vec<f32> = ax[key]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap() as f32)
+                .collect();
+            let got = axis(&m, c);
+            let d = got.distance(Vec3::from_slice(&want));
+            worst = worst.max(d);
+            assert!(
+                d <= TOL,
+                "frame {frame}: radar {key} axis {got} vs Blender {want:?} (off by {d})"
+            );
+        }
+    }
+    println!(
+        "Blender {}: radar axes within {worst:e} at 73 frames",
+        blender_world["blender"]
+    );
+}

@@ -314,11 +314,13 @@ fn nodes_meshes_accessors_animation() {
     );
     assert_eq!(
         extras(&r.materials[1].extras),
-        serde_json::json!({"msh": {"material_index": 1, "name": "STEEL.3"}})
+        serde_json::json!({"msh": {"material_index": 1, "name": "STEEL.3",
+            "exported": {"color": [0.5, 0.25, 1.0, 1.0], "texture": "TX", "alpha_mode": "OPAQUE"}}})
     );
     assert_eq!(
         extras(&r.materials[0].extras),
-        serde_json::json!({"msh": {"material_index": 0, "name": null}})
+        serde_json::json!({"msh": {"material_index": 0, "name": null,
+            "exported": {"color": [1.0, 1.0, 1.0, 1.0], "texture": null, "alpha_mode": "OPAQUE"}}})
     );
     assert_eq!(r.images.len(), 1);
     assert_eq!(r.textures.len(), 1);

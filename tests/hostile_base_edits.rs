@@ -145,3 +145,109 @@ fn detaching_a_node_is_refused() {
     // The base does have that parent link.
     assert!(base.nodes38().iter().any(|n| n.parent != NONE16));
 }
+
+/// tower.MSH of samples/demo/demo.rlb exported with the demo libraries
+/// (colours and textures resolved).
+fn exported_with_libraries() -> (Model, GltfFile) {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/demo");
+    let arch = std::fs::read(demo.join("demo.rlb")).unwrap();
+    let a = mshgltf::nres::read(&arch, mshgltf::nres::Mode::Strict).unwrap();
+    let e = mshgltf::source::find_entry(&a, "tower.MSH").unwrap();
+    let bytes = a.entries[e].data.to_vec();
+    let base = msh::decode(&bytes, msh::Mode::Strict).unwrap().model;
+    let libs = mshgltf::material::library::Libraries::load(&demo).unwrap();
+    let m = ModelRef {
+        source: "tower.MSH".into(),
+        stem: "tower".into(),
+        bytes: &bytes,
+        wear: mshgltf::source::find_wear(&a, a.entries[e].name),
+    };
+    let x = convert::convert(&m, Some(&libs), &ConvertOptions::default())
+        .unwrap()
+        .exported;
+    let json = serde_json::to_value(&x.root).unwrap();
+    (
+        base,
+        GltfFile {
+            json,
+            buffers: vec![x.bin],
+        },
+    )
+}
+
+#[test]
+fn material_edits_with_base_are_refused_naming_what_changed() {
+    let (base, doc) = exported_with_libraries();
+    assert_eq!(rule(&doc, &base), Ok(true));
+    let mats = doc.json["materials"].as_array().unwrap().len();
+    assert!(mats > 0);
+    let textured = (0..mats)
+        .find(|&i| {
+            doc.json["materials"][i]["pbrMetallicRoughness"]
+                .get("baseColorTexture")
+                .is_some()
+        })
+        .expect("a textured material in the demo");
+    let name = doc.json["materials"][0]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Colour.
+    let mut d = doc.clone();
+    d.json["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"] =
+        serde_json::json!([0.9, 0.1, 0.1, 1.0]);
+    let e = gltf_import::import_with_base(&d, &base, &ImportOptions::default()).unwrap_err();
+    assert_eq!(e.rule, "gltf.material_edit");
+    assert!(
+        e.detail.contains(&format!("material 0 {name:?}")) && e.detail.contains("colour"),
+        "{e}"
+    );
+    // Opacity.
+    let mut d = doc.clone();
+    d.json["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"][3] = serde_json::json!(0.5);
+    let e = gltf_import::import_with_base(&d, &base, &ImportOptions::default()).unwrap_err();
+    assert!(e.detail.contains("opacity"), "{e}");
+    // Texture: another image name, or removed.
+    let mut d = doc.clone();
+    let t = doc.json["materials"][textured]["pbrMetallicRoughness"]["baseColorTexture"]["index"]
+        .as_u64()
+        .unwrap() as usize;
+    let img = doc.json["textures"][t]["source"].as_u64().unwrap() as usize;
+    d.json["images"][img]["name"] = serde_json::json!("RUST");
+    let e = gltf_import::import_with_base(&d, &base, &ImportOptions::default()).unwrap_err();
+    assert!(
+        e.detail.contains("texture") && e.detail.contains("RUST"),
+        "{e}"
+    );
+    let mut d = doc.clone();
+    d.json["materials"][textured]["pbrMetallicRoughness"]
+        .as_object_mut()
+        .unwrap()
+        .remove("baseColorTexture");
+    let e = gltf_import::import_with_base(&d, &base, &ImportOptions::default()).unwrap_err();
+    assert!(e.detail.contains("texture"), "{e}");
+    // A Blender duplicate suffix on the image is not an edit.
+    let mut d = doc.clone();
+    let old = doc.json["images"][img]["name"].as_str().unwrap();
+    d.json["images"][img]["name"] = serde_json::json!(format!("{old}.001"));
+    assert_eq!(rule(&d, &base), Ok(true));
+}
+
+#[test]
+fn extras_written_as_numbers_match_like_booleans() {
+    let (base, mut doc) = exported("anim_rotor.msh", CellChoice::default());
+    for m in doc.json["materials"].as_array_mut().unwrap() {
+        let e = &mut m["extras"]["msh"];
+        let k = e["material_index"].as_u64().unwrap();
+        e["material_index"] = serde_json::json!(k as f64);
+        if e.get("lit").is_some() {
+            e["lit"] = serde_json::json!(1);
+        }
+    }
+    for n in doc.json["nodes"].as_array_mut().unwrap() {
+        if let Some(r) = n["extras"]["msh"]["node"].as_u64() {
+            n["extras"]["msh"]["node"] = serde_json::json!(r as f64);
+        }
+    }
+    assert_eq!(rule(&doc, &base), Ok(true));
+}

@@ -896,3 +896,117 @@ fn step_and_cubic_channels_are_resampled() {
     }
     assert_eq!(m.frame_count, base.frame_count);
 }
+
+/// Warnings of `imp` that name an unplayed key of `path` on Res1 `node`.
+fn unplayed(imp: &gltf_import::Imported, node: usize, path: &str) -> Vec<String> {
+    imp.report
+        .warnings
+        .iter()
+        .filter(|w| w.starts_with(&format!("Res1 node {node} ")) && w.contains(path))
+        .filter(|w| w.contains("not played"))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn unedited_export_reports_no_unplayed_key() {
+    let (base, _, doc) = exported("anim_rotor.msh");
+    let imp = import(&doc, &base);
+    assert!(imp.report.unchanged);
+    let w: Vec<&String> = imp
+        .report
+        .warnings
+        .iter()
+        .filter(|w| w.contains("not played"))
+        .collect();
+    assert!(w.is_empty(), "{w:?}");
+}
+
+#[test]
+fn half_frame_keys_are_reported_with_node_channel_and_time() {
+    let (base, _, doc0) = exported("anim_rotor.msh");
+    let (node, ..) = rotor_channels(&doc0);
+    let bt = node_track(&base, node);
+    let s = anim::Sampler::new(&base, QuatLayout::Wxyz).unwrap();
+    let mid = bt[0].time + 1.5;
+    assert!(mid < bt[1].time, "{bt:?}");
+    let p = s.node_pose(node, mid);
+    let on_curve_t = axes::vec3(Up::Y, p.pos);
+    let on_curve_r = axes::engine_quat_to_gltf(Up::Y, p.q);
+    // A key added at a half frame on the engine's curve: nothing is lost.
+    let mut doc = doc0.clone();
+    add_keys(
+        &mut doc,
+        &base,
+        node,
+        &[(mid / 24.0, on_curve_t, on_curve_r)],
+    );
+    let imp = import(&doc, &base);
+    assert!(
+        unplayed(&imp, node, "rotation").is_empty(),
+        "{:?}",
+        imp.report.warnings
+    );
+    assert!(unplayed(&imp, node, "translation").is_empty());
+    // The same key edited (rotation and translation off the curve): the
+    // whole frames are unchanged, the edit cannot be stored, and it is
+    // reported naming the node, the channel and the time.
+    let mut doc = doc0.clone();
+    let moved = [on_curve_t[0] + 2.0, on_curve_t[1], on_curve_t[2]];
+    let turned = [(0.7f32).sin(), 0.0, 0.0, (0.7f32).cos()];
+    add_keys(&mut doc, &base, node, &[(mid / 24.0, moved, turned)]);
+    let imp = import(&doc, &base);
+    for path in ["rotation", "translation"] {
+        let w = unplayed(&imp, node, path);
+        assert_eq!(w.len(), 1, "{path}: {:?}", imp.report.warnings);
+        assert!(
+            w[0].contains(&format!("frame {mid} ")) && w[0].contains("between frames"),
+            "{}",
+            w[0]
+        );
+    }
+    // A key before frame 0 is reported too.
+    let mut doc = doc0.clone();
+    add_keys(&mut doc, &base, node, &[(-2.0 / 24.0, moved, turned)]);
+    let imp = import(&doc, &base);
+    let w = unplayed(&imp, node, "rotation");
+    assert!(w.len() == 1 && w[0].contains("before frame 0"), "{w:?}");
+}
+
+#[test]
+fn legacy_rest_transform_edit_is_reported() {
+    let bytes = std::fs::read(sample("static_box.msh")).unwrap();
+    let mut base = msh::decode(&bytes, msh::Mode::Strict).unwrap().model;
+    base.nodes = msh::Nodes::Legacy24 {
+        raw: vec![0; 24 * base.nodes.len()],
+    };
+    base.keys = Some(vec![msh::AnimKey24 {
+        pos: [0.0; 3],
+        time: 0.0,
+        q: [32767, 0, 0, 0],
+    }]);
+    base.frame_map = None;
+    base.frame_count = 1;
+    base.entries.retain(|e| e.type_id != msh::res::FRAME_MAP);
+    let e = mshgltf::gltf_export::export(&base, &[], &Default::default()).unwrap();
+    let mut doc = GltfFile {
+        json: serde_json::to_value(&e.root).unwrap(),
+        buffers: vec![e.bin],
+    };
+    let unedited = import(&doc, &base);
+    assert!(unedited.report.unchanged, "{:?}", unedited.report);
+    assert!(!unedited
+        .report
+        .warnings
+        .iter()
+        .any(|w| w.contains("not stored")));
+    doc.json["nodes"][0]["rotation"] = json!([0.0, (0.25f32).sin(), 0.0, (0.25f32).cos()]);
+    let imp = import(&doc, &base);
+    let w: Vec<&String> = imp
+        .report
+        .warnings
+        .iter()
+        .filter(|w| w.contains("glTF node 0") && w.contains("rotation") && w.contains("not stored"))
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", imp.report.warnings);
+}

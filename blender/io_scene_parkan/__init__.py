@@ -404,10 +404,18 @@ def model_collection(context):
     return models[0] if len(models) == 1 else None
 
 
-def export_gltf(context, glb, coll=None, selection=False):
-    """Blender's glTF exporter with the settings the lossless path needs:
-    extras on, authored keys kept (no sampling, no frame-range clipping)."""
-    kw = dict(filepath=glb, export_format="GLB", export_extras=True, export_force_sampling=False,
+def export_gltf(context, glb, coll=None, selection=False, sample=False):
+    """Blender's glTF exporter with extras on and no frame-range clipping.
+
+    `sample=False` (edits of an imported model, the lossless path): the
+    authored keys are kept as written, so unedited keys come back with their
+    bytes. `sample=True` (new models): every frame is sampled, so the glTF
+    holds the pose Blender shows at each frame (Euler and Bezier curves,
+    keyed spans over 180 degrees) rather than CUBICSPLINE quaternions whose
+    sign flips between keys; gltf2msh drops the samples that lie on the
+    game's interpolation."""
+    kw = dict(filepath=glb, export_format="GLB", export_extras=True, export_force_sampling=sample,
+              export_frame_step=1,
               export_frame_range=False, export_apply=False, export_animations=True,
               use_selection=selection, use_active_collection=coll is not None,
               use_active_collection_with_nested=True, will_save_settings=False)
@@ -618,7 +626,7 @@ class EXPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ExportHelper):
             if coll is not None:
                 scene["msh"] = ex
                 sc.set_active_collection(context, coll)
-            res = export_gltf(context, glb, coll, selection)
+            res = export_gltf(context, glb, coll, selection, sample=self.mode == "NEW")
             if "FINISHED" not in res or not os.path.isfile(glb):
                 raise tools.ToolError(f"Blender's glTF export failed ({res})")
         finally:

@@ -147,7 +147,7 @@ fn load_doc(
     for f in &files {
         plan.add_input(f);
     }
-    gltf_import::budget::check(&doc, cli.max_work)
+    gltf_import::budget::check_scene(&doc, cli.max_work, cli.simplify)
         .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
     Ok((doc, files))
 }
@@ -425,6 +425,7 @@ fn run_author(cli: &Cli, plan: &mut output::WritePlan) -> Result<serde_json::Val
         reduce_keys: !cli.keep_keys,
         ignore_skins: cli.ignore_skins,
         simplify: cli.simplify,
+        max_work: cli.max_work,
     };
     let a = gltf_import::author(&doc, &opts)
         .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;

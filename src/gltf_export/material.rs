@@ -122,6 +122,18 @@ pub fn build(
         if blend == Blend::Additive {
             ex["msh"]["blend"] = serde_json::json!("additive");
         }
+        // What this material looked like when exported, so that gltf2msh
+        // --base can tell an edited colour, opacity or texture from an
+        // unedited one (crate::gltf_import::material_edits).
+        let tex_name = base_color_texture
+            .as_ref()
+            .and(m.and_then(|m| m.texture.as_ref()))
+            .map(|t| t.name.clone());
+        ex["msh"]["exported"] = serde_json::json!({
+            "color": color,
+            "texture": tex_name,
+            "alpha_mode": if alpha == AlphaMode::Opaque { "OPAQUE" } else { "BLEND" },
+        });
         let mat = json::Material {
             alpha_cutoff: None,
             alpha_mode: Checked::Valid(alpha),

@@ -439,6 +439,33 @@ fn node_trs(node: &Value, g: usize, warnings: &mut Vec<String>) -> ([f32; 3], [f
     (trs.t, trs.r)
 }
 
+/// Legacy 24-byte-node models (`MTCHECK.MSH`): msh2gltf exports one
+/// untransformed node (the record layout is unknown), so any node transform
+/// in the glTF (an edited rest rotation, translation or scale) cannot be
+/// stored; each is reported, naming the node and its values.
+fn warn_legacy_transforms(nodes: &[Value], warnings: &mut Vec<String>) {
+    for (g, nd) in nodes.iter().enumerate() {
+        let (trs, _) = node_trs_full(nd);
+        let mut what = Vec::new();
+        if trs.t.iter().any(|x| x.abs() > 1e-6) {
+            what.push(format!("translation {:?}", trs.t));
+        }
+        if (trs.r[3].abs() - 1.0).abs() > 1e-6 {
+            what.push(format!("rotation {:?}", trs.r));
+        }
+        if trs.s.iter().any(|x| (x - 1.0).abs() > 1e-6) {
+            what.push(format!("scale {:?}", trs.s));
+        }
+        if !what.is_empty() {
+            warnings.push(format!(
+                "glTF node {g} {:?}: {} not stored (legacy 24-byte-node model: its node records are kept as stored, their layout is unknown); apply the transform to the mesh instead (Blender: Apply > All Transforms)",
+                nd.get("name").and_then(Value::as_str).unwrap_or(""),
+                what.join(", ")
+            ));
+        }
+    }
+}
+
 /// Stored i16 quaternion for a glTF rotation `[x, y, z, w]` in glTF axes
 /// (inverse of `axes::engine_quat_to_gltf`: inverse axis change, conjugate
 /// back, quantize `clamp(round(q*32767), -32767, 32767)`, file layout).
@@ -634,6 +661,7 @@ pub fn apply(
                 .warnings
                 .push("legacy 24-byte-node model: animations ignored".into());
         }
+        warn_legacy_transforms(nodes, &mut report.warnings);
         return Ok(());
     }
     let n = m.node_of.len();
@@ -789,7 +817,19 @@ pub fn apply(
         let has_map = keys.len() >= 2;
         out_tracks.push(NodeTrackIn { keys, has_map });
     }
+    let names: Vec<String> = m
+        .node_of
+        .iter()
+        .map(|&g| {
+            nodes[g]
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
     if all_verbatim {
+        super::anim_check::warn_unplayed(&chans, &sampler, up, fps, &names, &mut report.warnings);
         return Ok(());
     }
     let c = anim::canonical_anim(&out_tracks).map_err(|e| err(e.rule, e.detail))?;
@@ -831,6 +871,8 @@ pub fn apply(
         }
     }
     report.animation_regenerated = true;
+    let played = Sampler::new(model, layout).map_err(|e| err(e.rule, e.detail))?;
+    super::anim_check::warn_unplayed(&chans, &played, up, fps, &names, &mut report.warnings);
     Ok(())
 }
 
@@ -900,6 +942,57 @@ mod tests {
             r.iter().map(|k| k.time).collect::<Vec<_>>(),
             vec![0.0, 1.0, 3.0, 4.0]
         );
+    }
+
+    /// glTF 2.0 Appendix C on quaternions written with a sign flip between
+    /// keys (Blender's CUBICSPLINE exports): LINEAR is slerp along the
+    /// shortest arc (`s = sign(dot)`); CUBICSPLINE is the Hermite spline of
+    /// the components as written (tangents x key spacing in seconds), then
+    /// normalised.
+    #[test]
+    fn rotation_channels_follow_the_gltf_spec() {
+        let h = std::f32::consts::FRAC_PI_4; // 90 degrees about z: half angle 45
+        let q1 = [0.0, 0.0, -h.sin(), -h.cos()]; // written with the sign flipped
+        let lin = Channel {
+            frames: vec![0.0, 24.0],
+            values: [[0.0, 0.0, 0.0, 1.0], q1].concat(),
+            ncomp: 4,
+            interp: Interp::Linear,
+            integer: true,
+            fps: 24.0,
+        };
+        let v = lin.sample(12.0, true);
+        let want = [0.0, 0.0, (h / 2.0).sin(), (h / 2.0).cos()];
+        for k in 0..4 {
+            assert!((v[k] - want[k]).abs() < 1e-6, "{v:?} vs {want:?}");
+        }
+        // CUBICSPLINE, tangents (per second) [in, value, out] per key.
+        let (a, b) = ([0.0, 0.0, 0.0, 1.0], q1);
+        let (ta, tb) = ([0.0, 0.0, 0.5, 0.0], [0.0, 0.0, -0.25, 0.1]);
+        let cub = Channel {
+            frames: vec![0.0, 48.0],
+            values: [[9.0; 4], a, ta, tb, b, [9.0; 4]].concat(),
+            ncomp: 4,
+            interp: Interp::Cubic,
+            integer: false,
+            fps: 24.0,
+        };
+        let (t, dt) = (0.25f32, 2.0f32);
+        let (t2, t3) = (t * t, t * t * t);
+        let mut want: Vec<f32> = (0..4)
+            .map(|c| {
+                (2.0 * t3 - 3.0 * t2 + 1.0) * a[c]
+                    + (t3 - 2.0 * t2 + t) * dt * ta[c]
+                    + (-2.0 * t3 + 3.0 * t2) * b[c]
+                    + (t3 - t2) * dt * tb[c]
+            })
+            .collect();
+        let n = want.iter().map(|x| x * x).sum::<f32>().sqrt();
+        want.iter_mut().for_each(|x| *x /= n);
+        let v = cub.sample(12.0, true);
+        for k in 0..4 {
+            assert!((v[k] - want[k]).abs() < 1e-6, "{v:?} vs {want:?}");
+        }
     }
 
     #[test]

@@ -126,6 +126,10 @@ pub struct AuthorOptions {
     /// Over [`MAX_TRIANGLES`] triangles: simplify with meshoptimizer
     /// ([`simplify::fit`]) instead of refusing.
     pub simplify: bool,
+    /// Work budget (units, [`crate::limits`]; `--max-work`): the baking
+    /// pass (nodes x frames, [`crate::limits::UNITS_PER_BAKED_SAMPLE`]) is
+    /// spent before it runs.
+    pub max_work: u64,
 }
 
 impl Default for AuthorOptions {
@@ -135,6 +139,7 @@ impl Default for AuthorOptions {
             reduce_keys: true,
             ignore_skins: false,
             simplify: false,
+            max_work: crate::limits::DEFAULT_MAX_WORK,
         }
     }
 }
@@ -423,10 +428,7 @@ fn scene_tree(doc: &GltfFile, warnings: &mut Vec<String>) -> Result<Tree, Import
     for &g in &order {
         let nd = &nodes[g];
         let Some(p) = parent[g] else { continue };
-        let extra = msh_extras(nd)
-            .and_then(|e| e.get("cell"))
-            .and_then(Value::as_u64)
-            .map(|c| c as usize);
+        let extra = super::read::msh_u64(nd, "cell").map(|c| c as usize);
         let (cell, how) = match extra {
             Some(c) => (Some(c), "cell extra"),
             None => (cell_from_name(name_of(g), name_of(p)), "cell name"),
@@ -493,11 +495,7 @@ fn scene_tree(doc: &GltfFile, warnings: &mut Vec<String>) -> Result<Tree, Import
     // msh2gltf's node order, when complete and consistent.
     let hint: Vec<Option<u64>> = order
         .iter()
-        .map(|&g| {
-            msh_extras(&nodes[g])
-                .and_then(|e| e.get("node"))
-                .and_then(Value::as_u64)
-        })
+        .map(|&g| super::read::msh_u64(&nodes[g], "node"))
         .collect();
     if hint.iter().all(Option::is_some) {
         let mut by: Vec<(u64, usize)> = hint
@@ -605,6 +603,55 @@ pub fn polar(a: DMat3, fallback: DMat3) -> (DMat3, DMat3) {
     (u, u.transpose() * a)
 }
 
+/// Checks the baking pass before it runs: `sum(last[r] + 1)` samples (node
+/// `r` is baked at every frame up to `last[r]`) are spent from `max_work`
+/// ([`crate::limits::UNITS_PER_BAKED_SAMPLE`]), and the Res19 frame map the
+/// result needs at least — one block of `max(last) + 1` words for every
+/// node whose own translation or rotation channel changes — must start
+/// every block below 0xFFFF (msh-animation §8, `msh.anim.map_range`).
+///
+/// # Errors
+/// `limits.work`; `gltf.limits` for a frame map that cannot be addressed.
+fn check_bake(
+    chans: &[[Option<Channel>; 3]],
+    last: &[u32],
+    max_work: u64,
+) -> Result<(), ImportError> {
+    let samples: u64 = last.iter().map(|&l| u64::from(l) + 1).sum();
+    let mut b = crate::limits::Budget::new(max_work);
+    b.spend(
+        samples.saturating_mul(crate::limits::UNITS_PER_BAKED_SAMPLE),
+        &format!(
+            "baking the animation ({} nodes, {samples} node-frames)",
+            last.len()
+        ),
+    )
+    .map_err(|d| err("limits.work", d))?;
+    let varies = |c: &Channel| {
+        let v0 = c.value(0).to_vec();
+        (1..c.len()).any(|k| {
+            c.value(k)
+                .iter()
+                .zip(&v0)
+                .any(|(a, b)| (a - b).abs() > 1e-6)
+        })
+    };
+    let animated = chans
+        .iter()
+        .filter(|[t, r, _]| t.as_ref().is_some_and(varies) || r.as_ref().is_some_and(varies))
+        .count() as u64;
+    let frames = u64::from(last.iter().copied().max().unwrap_or(0)) + 1;
+    if animated > 1 && (animated - 1) * frames >= u64::from(crate::msh::NONE16) {
+        return Err(err(
+            "gltf.limits",
+            format!(
+                "{animated} animated nodes x {frames} frames: the Res19 frame map (one block of {frames} words per animated node) cannot be addressed by hdr2 (< 0xFFFF words); shorten the animation or animate fewer nodes"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The rigid baking pass (module docs, point 2): per node and frame, the
 /// glTF world matrix `W = [A | t]`, its polar rotation `U`, the local key
 /// `(U_pᵀ (t - t_p), U_pᵀ U)` in the parent's rigid frame, and the residual
@@ -614,6 +661,7 @@ fn rigid_bake(
     tree: &Tree,
     chans: &[[Option<Channel>; 3]],
     fps: f32,
+    max_work: u64,
     report: &mut AuthorReport,
 ) -> Result<Vec<NodeInfo>, ImportError> {
     let nodes = arr(&doc.json, "nodes");
@@ -667,6 +715,7 @@ fn rigid_bake(
         last[r] = (own as u32).max(p.map_or(0, |p| last[p]));
         statics.push((trs, matrix));
     }
+    check_bake(chans, &last, max_work)?;
     let dq = |q: [f32; 4]| {
         DQuat::from_xyzw(
             f64::from(q[0]),
@@ -937,7 +986,7 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
     let chans = col.channels;
 
     // Rigid baking.
-    let info = rigid_bake(doc, &tree, &chans, fps, &mut report)?;
+    let info = rigid_bake(doc, &tree, &chans, fps, opts.max_work, &mut report)?;
 
     // Materials.
     let materials = arr(&doc.json, "materials");
@@ -1144,9 +1193,7 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
                     .map_or_else(|| format!("node{r}"), str::to_string),
             );
         }
-        let flags = msh_extras(nd)
-            .and_then(|e| e.get("flags"))
-            .and_then(Value::as_u64)
+        let flags = super::read::msh_u64(nd, "flags")
             .filter(|&f| f <= u64::from(u16::MAX))
             .unwrap_or(0) as u16;
         b.add_node(NodeSpec {

@@ -14,14 +14,31 @@ use crate::limits::{Budget, UNITS_PER_IMPORTED_PRIMITIVE, UNITS_PER_NODE};
 /// msh-core limits).
 pub const MAX_TRIANGLES: u64 = 65_535;
 
+/// Work units of one triangle that `--simplify` reads and reduces (its
+/// corners, their attributes and meshoptimizer's copies: about 64 bytes).
+pub const UNITS_PER_SIMPLIFIED_TRIANGLE: u64 = 2;
+
+/// [`check_scene`] without `--simplify`.
+///
+/// # Errors
+/// As [`check_scene`].
+pub fn check(doc: &GltfFile, max_work: u64) -> Result<(), ImportError> {
+    check_scene(doc, max_work, false)
+}
+
 /// Spends the scene of `doc`: its nodes, every primitive instance (a
 /// primitive of a mesh counted once per node showing it) and their
 /// triangles (from the accessors' `count`, nothing is read).
 ///
+/// Without `simplify`, more than [`MAX_TRIANGLES`] triangles are refused
+/// (the message suggests `--simplify`); with it, the triangle limit defers
+/// to the simplifier and every triangle is spent instead
+/// ([`UNITS_PER_SIMPLIFIED_TRIANGLE`]).
+///
 /// # Errors
 /// `limits.work` over the budget of `max_work` units; `gltf.limits` for
-/// more than [`MAX_TRIANGLES`] triangles.
-pub fn check(doc: &GltfFile, max_work: u64) -> Result<(), ImportError> {
+/// more than [`MAX_TRIANGLES`] triangles without `simplify`.
+pub fn check_scene(doc: &GltfFile, max_work: u64, simplify: bool) -> Result<(), ImportError> {
     let nodes = arr(&doc.json, "nodes");
     let meshes = arr(&doc.json, "meshes");
     let accessors = arr(&doc.json, "accessors");
@@ -46,13 +63,20 @@ pub fn check(doc: &GltfFile, max_work: u64) -> Result<(), ImportError> {
             tris = tris.saturating_add(corners / 3);
         }
     }
-    if tris > MAX_TRIANGLES {
+    if tris > MAX_TRIANGLES && !simplify {
         return Err(ImportError::new(
             "gltf.limits",
-            format!("the scene shows {tris} triangles ({prims} primitive instances); a model holds at most {MAX_TRIANGLES}"),
+            format!("the scene shows {tris} triangles ({prims} primitive instances); a model holds at most {MAX_TRIANGLES}: reduce it (Blender: Decimate modifier) or pass --simplify"),
         ));
     }
     let mut b = Budget::new(max_work);
+    if tris > MAX_TRIANGLES {
+        b.spend(
+            tris.saturating_mul(UNITS_PER_SIMPLIFIED_TRIANGLE),
+            &format!("simplifying {tris} triangles"),
+        )
+        .map_err(|d| ImportError::new("limits.work", d))?;
+    }
     let units = (nodes.len() as u64)
         .saturating_mul(UNITS_PER_NODE)
         .saturating_add(prims.saturating_mul(UNITS_PER_IMPORTED_PRIMITIVE));

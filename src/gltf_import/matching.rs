@@ -74,7 +74,7 @@ fn name_of(v: &Value) -> &str {
 }
 
 fn extras_u64(v: &Value, key: &str) -> Option<u64> {
-    msh_extras(v)?.get(key)?.as_u64()
+    super::read::msh_u64(v, key)
 }
 
 /// Matches `doc` onto `base`.
@@ -358,10 +358,7 @@ pub fn match_document(
                 name_of(mat)
             ));
         }
-        let lit = msh_extras(mat)
-            .and_then(|e| e.get("lit"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        let lit = super::read::msh_bool(mat, "lit").unwrap_or(false);
         out.materials.push(mi.map(|key| BatchMaterial { key, lit }));
     }
     Ok(out)
@@ -438,11 +435,7 @@ pub fn check_mesh_assignment(doc: &GltfFile, m: &Matched, base: &Model) -> Resul
         .collect();
     let mut carriers = false;
     for nd in nodes {
-        let Some(e) = msh_extras(nd) else { continue };
-        let (Some(r), Some(c)) = (
-            e.get("node").and_then(Value::as_u64),
-            e.get("cell").and_then(Value::as_u64),
-        ) else {
+        let (Some(r), Some(c)) = (extras_u64(nd, "node"), extras_u64(nd, "cell")) else {
             continue;
         };
         carriers = true;

@@ -389,17 +389,88 @@ pub fn texture_from_image(
     })
 }
 
-/// The new library entries for the materials of `wear` (row `i` = glTF
-/// material `i`; see the module docs).
+/// The images [`library_content`] decodes for `wear`: the base colour
+/// image of every material with a WEAR row, and the lightmap image when the
+/// WEAR has a LIGHTMAPS row; each once, in ascending order.
+fn used_images(doc: &GltfFile, wear: &Wear) -> Vec<usize> {
+    let mut out: Vec<usize> = arr(&doc.json, "materials")
+        .iter()
+        .take(wear.materials.len())
+        .filter_map(|m| {
+            let t = idx(
+                m.get("pbrMetallicRoughness")?.get("baseColorTexture")?,
+                "index",
+            )?;
+            idx(doc.get("textures", t).ok()?, "source")
+        })
+        .collect();
+    if let (Some(_), (Some((_, img)), _)) = (wear.lightmaps.first(), lightmap_image(doc)) {
+        out.push(img);
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Spends the pixels of every image the model uses, read from their
+/// headers before any is decoded (README "Safety": the images of one model
+/// share the budget, [`crate::limits::IMAGE_PIXELS_PER_UNIT`]).
 ///
 /// # Errors
-/// `gltf.image` (an image that cannot be read or decoded), `gltf.index`.
+/// `limits.work` naming the images' sizes; `gltf.image` for an image whose
+/// header cannot be read.
+fn spend_images(
+    doc: &GltfFile,
+    base_dir: Option<&Path>,
+    wear: &Wear,
+    opts: &TextureOptions,
+) -> Result<(), ImportError> {
+    let mut pixels = 0u64;
+    let mut sizes = Vec::new();
+    for i in used_images(doc, wear) {
+        let bytes = image_bytes(doc, base_dir, i)?;
+        let (w, h) = image::ImageReader::new(std::io::Cursor::new(&bytes[..]))
+            .with_guessed_format()
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.into_dimensions().map_err(|e| e.to_string()))
+            .map_err(|e| {
+                err(
+                    "gltf.image",
+                    format!("image {i}: cannot decode ({e}); PNG and JPEG are supported"),
+                )
+            })?;
+        pixels = pixels.saturating_add(u64::from(w) * u64::from(h));
+        sizes.push(format!("image {i} {w} x {h}"));
+        let units = pixels.div_ceil(crate::limits::IMAGE_PIXELS_PER_UNIT);
+        if units > opts.max_work {
+            return Err(err(
+                "limits.work",
+                format!(
+                    "the model's images ({}{}) need {units} work units to decode, over the budget of {} (see README \"Safety\"; scale the images down, or raise the budget with --max-work)",
+                    sizes.iter().take(8).cloned().collect::<Vec<_>>().join(", "),
+                    if sizes.len() > 8 { format!(" and {} more", sizes.len() - 8) } else { String::new() },
+                    opts.max_work
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The new library entries for the materials of `wear` (row `i` = glTF
+/// material `i`; see the module docs). The images' pixels together are
+/// spent from `opts.max_work` before any is decoded.
+///
+/// # Errors
+/// `gltf.image` (an image that cannot be read or decoded), `gltf.index`,
+/// `limits.work`.
 pub fn library_content(
     doc: &GltfFile,
     base_dir: Option<&Path>,
     wear: &Wear,
     opts: &TextureOptions,
 ) -> Result<LibraryContent, ImportError> {
+    spend_images(doc, base_dir, wear, opts)?;
     let mut out = LibraryContent::default();
     let materials = arr(&doc.json, "materials");
     let mut tex_of_image: HashMap<usize, String> = HashMap::new();

@@ -25,11 +25,13 @@
 //! Without a base, [`author::author`] makes a new model and its WEAR table
 //! from any glTF scene.
 
+mod anim_check;
 pub mod animation;
 pub mod author;
 pub mod budget;
 pub mod geometry;
 pub mod matching;
+pub mod material_edits;
 pub mod materials;
 pub mod read;
 pub mod simplify;
@@ -46,7 +48,8 @@ pub use read::{load_path, load_path_with, parse, GltfFile, ReadOptions};
 /// Rules: `io`, `gltf.json`, `gltf.glb`, `gltf.version`, `gltf.extension`,
 /// `gltf.buffer`, `gltf.index`, `gltf.accessor` (reading);
 /// `gltf.match.node`, `gltf.match.mesh`, `gltf.match.primitive`,
-/// `gltf.match.material`, `gltf.hierarchy` (matching); `gltf.mode`,
+/// `gltf.match.material`, `gltf.hierarchy` (matching); `gltf.material_edit`
+/// (`--base`: an edit of a library material); `gltf.mode`,
 /// `gltf.skin`, `gltf.morph`, `gltf.scale`, `gltf.unsupported` (features
 /// the format cannot hold); `gltf.empty` (authoring: no triangles); `gltf.anim` (animation data); `gltf.limits` (u16 ranges);
 /// `msh.*` (the edited model breaks a codec rule, see
@@ -217,7 +220,7 @@ pub fn context(doc: &GltfFile, opts: &ImportOptions, base: Option<&Model>) -> Co
     };
     let lightmaps = ex
         .and_then(|e| e.get("lightmaps"))
-        .and_then(|v| v.as_bool())
+        .and_then(read::extra_bool)
         .unwrap_or(true)
         && base.is_some_and(|b| b.res18.is_some());
     Context {
@@ -254,6 +257,7 @@ pub fn import_with_base(
     };
     let m = matching::match_document(doc, base, conv.model)?;
     matching::check_mesh_assignment(doc, &m, base)?;
+    material_edits::check(doc)?;
     report.warnings.extend(m.warnings.iter().cloned());
     let mut model = base.clone();
     matching::apply_nodes(doc, &m, base, &mut model, conv.model, &mut report)?;

@@ -183,6 +183,28 @@ pub fn parse_with(
     }
     let mut blob = blob;
     let mut buffers = Vec::new();
+    // Every external byte counts, before any is read (a buffer reads at
+    // most its byteLength; each reference reads again).
+    let max_read = crate::limits::max_buffer_bytes(opts.max_work);
+    let external: Vec<u64> = arr(&json, "buffers")
+        .iter()
+        .filter(|b| {
+            b.get("uri")
+                .and_then(Value::as_str)
+                .is_some_and(|u| !u.starts_with("data:"))
+        })
+        .map(|b| b.get("byteLength").and_then(Value::as_u64).unwrap_or(0))
+        .collect();
+    let read_total = external.iter().fold(0u64, |a, &l| a.saturating_add(l));
+    if read_total > max_read {
+        return Err(err(
+            "limits.work",
+            format!(
+                "{} external buffers' byteLength add up to {read_total} bytes, more than the {max_read} the work budget allows (README \"Safety\"; raise it with --max-work)",
+                external.len()
+            ),
+        ));
+    }
     for (i, b) in arr(&json, "buffers").iter().enumerate() {
         let len = b.get("byteLength").and_then(Value::as_u64).unwrap_or(0);
         let len = usize::try_from(len).unwrap_or(usize::MAX);
@@ -424,6 +446,48 @@ pub fn floats(v: &Value, key: &str) -> Option<Vec<f32>> {
 /// The `msh` object of an element's extras (`{"extras": {"msh": {...}}}`).
 pub fn msh_extras(v: &Value) -> Option<&serde_json::Map<String, Value>> {
     v.get("extras")?.get("msh")?.as_object()
+}
+
+/// An extras value read as a flag, the same for every Blender version
+/// (gltf-mapping.md "Extras"): `true`/`false`; a number, non-zero meaning
+/// true (Blender 3.x writes boolean custom properties as `1`/`0`, 5.x as
+/// `true`/`false`); the strings `"true"`/`"false"`/`"1"`/`"0"`. Anything
+/// else is `None`.
+pub fn extra_bool(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => n.as_f64().map(|x| x != 0.0),
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" => Some(true),
+            "false" | "0" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// An extras value read as an unsigned integer, the same for every
+/// Blender version: a JSON integer, or a float with an integral value
+/// (`3.0`; Blender may write integer custom properties as floats). Negative,
+/// fractional, non-finite or non-numeric values are `None`.
+pub fn extra_u64(v: &Value) -> Option<u64> {
+    if let Some(u) = v.as_u64() {
+        return Some(u);
+    }
+    let f = v.as_f64()?;
+    (f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f < 18_446_744_073_709_551_616.0)
+        .then_some(f as u64)
+}
+
+/// `{"extras": {"msh": {key: ...}}}` of `v` as a flag ([`extra_bool`]).
+pub fn msh_bool(v: &Value, key: &str) -> Option<bool> {
+    extra_bool(msh_extras(v)?.get(key)?)
+}
+
+/// `{"extras": {"msh": {key: ...}}}` of `v` as an unsigned integer
+/// ([`extra_u64`]).
+pub fn msh_u64(v: &Value, key: &str) -> Option<u64> {
+    extra_u64(msh_extras(v)?.get(key)?)
 }
 
 /// Component type of an accessor.
@@ -776,6 +840,38 @@ impl GltfFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extras_mean_the_same_in_every_blender_version() {
+        use serde_json::json;
+        for (v, want) in [
+            (json!(true), Some(true)),
+            (json!(1), Some(true)),
+            (json!(1.0), Some(true)),
+            (json!("true"), Some(true)),
+            (json!(false), Some(false)),
+            (json!(0), Some(false)),
+            (json!(0.0), Some(false)),
+            (json!("0"), Some(false)),
+            (json!(null), None),
+            (json!("yes?"), None),
+        ] {
+            assert_eq!(extra_bool(&v), want, "{v}");
+        }
+        for (v, want) in [
+            (json!(3), Some(3)),
+            (json!(3.0), Some(3)),
+            (json!(3.5), None),
+            (json!(-1), None),
+            (json!(-1.0), None),
+            (json!("3"), None),
+        ] {
+            assert_eq!(extra_u64(&v), want, "{v}");
+        }
+        let m = json!({"extras": {"msh": {"lit": 1, "material_index": 2.0}}});
+        assert_eq!(msh_bool(&m, "lit"), Some(true));
+        assert_eq!(msh_u64(&m, "material_index"), Some(2));
+    }
 
     #[test]
     fn base64_and_percent() {

@@ -57,10 +57,180 @@ impl Case {
         for (p, b) in &self.files {
             let f = d.join(p);
             std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-            std::fs::write(f, b).unwrap();
+            match sparse_len(b) {
+                // A sparse file of that many zero bytes (no disk used).
+                Some(len) => std::fs::File::create(f).unwrap().set_len(len).unwrap(),
+                None => std::fs::write(f, b).unwrap(),
+            }
         }
         d
     }
+}
+
+/// File content that [`Case::materialize`] turns into a sparse file of
+/// `len` zero bytes.
+pub fn sparse(len: u64) -> Vec<u8> {
+    format!("\0SPARSE {len}").into_bytes()
+}
+
+fn sparse_len(b: &[u8]) -> Option<u64> {
+    std::str::from_utf8(b.strip_prefix(b"\0SPARSE ")?)
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// A valid `w` x `h` RGBA PNG of one colour (a few KB for 1024²).
+pub fn flat_png(w: u32, h: u32, rgba: [u8; 4]) -> Vec<u8> {
+    let img = image::RgbaImage::from_pixel(w, h, image::Rgba(rgba));
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png).unwrap();
+    out.into_inner()
+}
+
+/// The new memory and time cases of issue 15 (budgets cover everything a
+/// model costs).
+fn budget_cases(v: &mut Vec<Case>) {
+    // 300 buffers naming one 20 MB .bin: 6 GB of reads, refused from the
+    // byteLengths before any is read.
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&triangle_gltf("big.bin", 20 << 20, serde_json::json!({}))).unwrap();
+    let b = doc["buffers"][0].clone();
+    doc["buffers"] = serde_json::Value::Array(vec![b; 300]);
+    let mut big = triangle_bin();
+    big.resize(20 << 20, 0);
+    v.push(Case {
+        name: "gltf_buffer_refs_300x20mb",
+        files: vec![
+            ("in.gltf".into(), serde_json::to_vec(&doc).unwrap()),
+            ("big.bin".into(), big),
+        ],
+        tool: Tool::Gltf2msh,
+        args: args(&["in.gltf", "-o", "out.msh"]),
+        exit: 1,
+        rule: "limits.work",
+    });
+    // 256 materials with a 1024² image each, into a game folder: 268
+    // million pixels, refused from the headers before any is decoded.
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&triangle_gltf(&data_uri(), 44, serde_json::json!({}))).unwrap();
+    doc["meshes"][0]["primitives"][0]["material"] = serde_json::json!(0);
+    let n = 256;
+    doc["materials"] = (0..n)
+        .map(|i| serde_json::json!({"name": format!("M{i}"), "pbrMetallicRoughness": {"baseColorTexture": {"index": i}}}))
+        .collect();
+    doc["textures"] = (0..n).map(|i| serde_json::json!({"source": i})).collect();
+    doc["images"] = (0..n)
+        .map(|i| serde_json::json!({"uri": format!("img{i}.png")}))
+        .collect();
+    let png = flat_png(1024, 1024, [200, 100, 50, 255]);
+    let mut files = vec![
+        ("in.gltf".to_string(), serde_json::to_vec(&doc).unwrap()),
+        ("game/README".into(), b"an empty game folder".to_vec()),
+    ];
+    files.extend((0..n).map(|i| (format!("img{i}.png"), png.clone())));
+    v.push(Case {
+        name: "gltf_images_256x1024",
+        files,
+        tool: Tool::Gltf2msh,
+        args: args(&["in.gltf", "-o", "out.msh", "--game-dir", "game"]),
+        exit: 1,
+        rule: "limits.work",
+    });
+    // 100 nodes turning over 65 535 frames: 6.5 million node-frames to
+    // bake, refused before baking.
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&triangle_gltf(&data_uri(), 44, serde_json::json!({}))).unwrap();
+    let mut bin = triangle_bin();
+    let t_off = bin.len();
+    for t in [0.0f32, 65_535.0 / 24.0] {
+        bin.extend_from_slice(&t.to_le_bytes());
+    }
+    let q_off = bin.len();
+    for q in [
+        [0.0f32, 0.0, 0.0, 1.0],
+        [
+            0.0,
+            std::f32::consts::FRAC_1_SQRT_2,
+            0.0,
+            std::f32::consts::FRAC_1_SQRT_2,
+        ],
+    ] {
+        for x in q {
+            bin.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    doc["buffers"][0] = serde_json::json!({
+        "uri": format!("data:application/octet-stream;base64,{}", b64(&bin)),
+        "byteLength": bin.len()
+    });
+    doc["bufferViews"].as_array_mut().unwrap().extend([
+        serde_json::json!({"buffer": 0, "byteOffset": t_off, "byteLength": 8}),
+        serde_json::json!({"buffer": 0, "byteOffset": q_off, "byteLength": 32}),
+    ]);
+    doc["accessors"].as_array_mut().unwrap().extend([
+        serde_json::json!({"bufferView": 2, "componentType": 5126, "count": 2, "type": "SCALAR",
+            "min": [0.0], "max": [65_535.0 / 24.0]}),
+        serde_json::json!({"bufferView": 3, "componentType": 5126, "count": 2, "type": "VEC4"}),
+    ]);
+    let nodes = 100;
+    doc["nodes"] = (0..nodes)
+        .map(|i| serde_json::json!({"name": format!("n{i}"), "mesh": 0}))
+        .collect();
+    doc["scenes"][0]["nodes"] = serde_json::json!((0..nodes).collect::<Vec<u32>>());
+    doc["animations"] = serde_json::json!([{
+        "samplers": [{"input": 2, "output": 3}],
+        "channels": (0..nodes)
+            .map(|i| serde_json::json!({"sampler": 0, "target": {"node": i, "path": "rotation"}}))
+            .collect::<Vec<_>>()
+    }]);
+    v.push(Case {
+        name: "gltf_bake_100_nodes_65535_frames",
+        files: vec![("in.gltf".into(), serde_json::to_vec(&doc).unwrap())],
+        tool: Tool::Gltf2msh,
+        args: args(&["in.gltf", "-o", "out.msh"]),
+        exit: 1,
+        rule: "limits.work",
+    });
+    // The same with 3 nodes and 40 000 frames: within the work budget, but
+    // its frame map (3 blocks of 40 001 words, the last starting at word
+    // 80 002) cannot be addressed by hdr2: refused before baking.
+    let mut d2 = doc.clone();
+    d2["nodes"] = (0..3)
+        .map(|i| serde_json::json!({"name": format!("n{i}"), "mesh": 0}))
+        .collect();
+    d2["scenes"][0]["nodes"] = serde_json::json!([0, 1, 2]);
+    d2["animations"][0]["channels"] = (0..3)
+        .map(|i| serde_json::json!({"sampler": 0, "target": {"node": i, "path": "rotation"}}))
+        .collect();
+    d2["accessors"][2]["max"] = serde_json::json!([40_000.0 / 24.0]);
+    let mut bin2 = bin.clone();
+    bin2[t_off + 4..t_off + 8].copy_from_slice(&(40_000.0f32 / 24.0).to_le_bytes());
+    d2["buffers"][0]["uri"] = serde_json::json!(format!(
+        "data:application/octet-stream;base64,{}",
+        b64(&bin2)
+    ));
+    v.push(Case {
+        name: "gltf_bake_frame_map_over_u16",
+        files: vec![("in.gltf".into(), serde_json::to_vec(&d2).unwrap())],
+        tool: Tool::Gltf2msh,
+        args: args(&["in.gltf", "-o", "out.msh"]),
+        exit: 1,
+        rule: "gltf.limits",
+    });
+    // A game folder holding a 3 GiB file of another kind: the batch reads
+    // its first 16 bytes, skips it, and converts the rest.
+    v.push(Case {
+        name: "msh_batch_3gib_file",
+        files: vec![
+            ("game/huge.dat".into(), sparse(3 << 30)),
+            ("game/m.msh".into(), shared_map(1, 4, [0.0, 2.0])),
+        ],
+        tool: Tool::Msh2gltf,
+        args: args(&["-q", "game", "out"]),
+        exit: 0,
+        rule: "",
+    });
 }
 
 fn args(a: &[&str]) -> Vec<String> {
@@ -664,5 +834,6 @@ pub fn cases() -> Vec<Case> {
         exit: 2,
         rule: "--fps",
     });
+    budget_cases(&mut v);
     v
 }
