@@ -12,3 +12,4 @@ pub mod msh;
 pub mod nres;
 pub mod output;
 pub mod source;
+pub mod unit;
