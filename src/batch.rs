@@ -828,9 +828,15 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
         bytes,
         wear,
     };
-    let conv = convert(&m, loaded.libs.as_deref(), &opts.convert).map(|mut c| {
+    let conv = convert(&m, loaded.libs.as_deref(), &opts.convert).and_then(|mut c| {
         c.warnings.extend(loaded.libs_error.iter().cloned());
-        c
+        let siblings = crate::unit::siblings::of_job(&j.file, &loaded.bytes, j.entry);
+        crate::unit::pipeline::decorate(&mut c, &siblings, opts.convert.fps, opts.convert.up)
+            .map_err(|e| ConvertError {
+                source: j.source.clone(),
+                kind: ConvertErrorKind::Export(e),
+            })?;
+        Ok(c)
     });
     let written = conv.and_then(|c| {
         write_output_to(&j.output, &c, opts.format, &j.source, opts.force).map(|_| c)

@@ -10,10 +10,14 @@
 //! [`pipeline`].
 
 mod bytes;
+pub mod clips;
 
 pub mod cpt;
 pub mod ctl;
 pub mod dat;
+pub mod gltf;
+pub mod pipeline;
+pub mod siblings;
 
 /// A unit file broke a layout rule (unit-files-notes §3.3, §5.1, §5.2).
 ///
