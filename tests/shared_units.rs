@@ -566,7 +566,7 @@ fn unedited_round_trip_with_units_is_byte_identical() {
     let mut failures = Vec::new();
     let mut n = 0;
     for model in manifest_models(&m) {
-        if model["clips"].as_array().is_none_or(Vec::is_empty) {
+        if !model["clips"].as_array().is_some_and(|c| !c.is_empty()) {
             continue;
         }
         let name = format!(
@@ -599,4 +599,178 @@ fn unedited_round_trip_with_units_is_byte_identical() {
     );
     assert!(n > 0);
     println!("{n} models with clips and control points byte-identical");
+}
+
+/// A game-axes world matrix (row-major, column vectors) in glTF axes:
+/// A·W·Aᵀ with A = (x, y, z) → (x, z, −y).
+fn world_to_gltf(w: &[f64]) -> M4 {
+    let g = |i: usize, j: usize| w[i * 4 + j];
+    let a = [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]];
+    let mut m = [[0.0; 4]; 4];
+    for i in 0..3 {
+        for j in 0..3 {
+            m[i][j] = (0..3)
+                .flat_map(|k| (0..3).map(move |l| (k, l)))
+                .map(|(k, l)| a[i][k] * g(k, l) * a[j][l])
+                .sum();
+        }
+        m[i][3] = (0..3).map(|k| a[i][k] * g(k, 3)).sum();
+    }
+    m[3][3] = 1.0;
+    m
+}
+
+fn model_entry<'a>(m: &'a Value, archive: &str, entry: &str) -> Option<&'a Value> {
+    manifest_models(m).find(|x| {
+        x["file"] == archive
+            && x["entry"]
+                .as_str()
+                .is_some_and(|e| e.eq_ignore_ascii_case(entry))
+    })
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn every_unit_assembles_as_the_manifest_says() {
+    use mshgltf::unit::assemble;
+    let Some(root) = common::corpus() else { return };
+    let m = common::manifest(&root);
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = ConvertOptions {
+        textures: false,
+        ..Default::default()
+    };
+    let (mut checked, mut glbs, mut errs) = (0, Vec::new(), Vec::new());
+    for mu in m["units"].as_array().unwrap() {
+        let rel = mu["path"].as_str().unwrap();
+        let path = root.join(rel);
+        let c = assemble::convert_unit(&path, &std::fs::read(&path).unwrap(), None, &opts)
+            .unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let j = serde_json::to_value(&c.exported.root).unwrap();
+        let nodes = j["nodes"].as_array().unwrap();
+        let w = worlds(&j);
+        let at = |part: u64, node: u64| {
+            nodes.iter().position(|n| {
+                n["extras"]["msh"]["part"] == part && n["extras"]["msh"]["node"] == node
+            })
+        };
+        for en in mu["expected"]["nodes"].as_array().unwrap() {
+            let (part, node, name) = (
+                en["part"].as_u64().unwrap(),
+                en["node"].as_u64().unwrap(),
+                en["name"].as_str().unwrap(),
+            );
+            let Some(g) = at(part, node) else {
+                errs.push(format!("{rel}: no node for part {part} node {node} {name}"));
+                continue;
+            };
+            let got = nodes[g]["name"].as_str().unwrap();
+            if got != name && !got.strip_prefix(name).is_some_and(|r| r.starts_with('.')) {
+                errs.push(format!(
+                    "{rel}: part {part} node {node} named {got:?}, want {name:?}"
+                ));
+            }
+            let want = world_to_gltf(&fl(&en["world"]));
+            let ok = (0..3).all(|i| (0..4).all(|k| (w[g][i][k] - want[i][k]).abs() <= TOL));
+            if !ok {
+                errs.push(format!(
+                    "{rel}: {name} (part {part} node {node}) world {:?}, want {want:?}",
+                    w[g]
+                ));
+            }
+            checked += 1;
+        }
+        for p in mu["parts"].as_array().unwrap().iter().skip(1) {
+            if at(p["part"].as_u64().unwrap(), 0).is_some() {
+                errs.push(format!("{rel}: part {} keeps its node 0", p["part"]));
+            }
+        }
+        // Every part's clips and control points are there.
+        let (mut want_clips, mut want_points) = (0, 0);
+        for p in mu["parts"].as_array().unwrap() {
+            let pm = model_entry(
+                &m,
+                p["archive"].as_str().unwrap(),
+                p["mesh_entry"].as_str().unwrap(),
+            )
+            .expect("part model in manifest");
+            want_clips += pm["clips"].as_array().map_or(0, Vec::len);
+            want_points += pm["control_points"].as_array().map_or(0, Vec::len);
+        }
+        let clips = j["animations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| !a["extras"]["msh"]["clip"].is_null())
+            .count();
+        let points = nodes
+            .iter()
+            .filter(|n| !n["extras"]["msh"]["control_point"].is_null())
+            .count();
+        assert_eq!(
+            (clips, points),
+            (want_clips, want_points),
+            "{rel}: clips and control points"
+        );
+        // Export only: gltf2msh names the parts.
+        let glb = gltf_export::to_glb(&c.exported).unwrap();
+        let doc = gltf_import::parse(&glb, None).unwrap();
+        let Err(e) = gltf_import::author(&doc, &Default::default()) else {
+            panic!("{rel}: gltf2msh accepted an assembled unit");
+        };
+        assert_eq!(e.rule, "gltf.unit");
+        assert!(
+            e.detail
+                .contains(mu["parts"][0]["mesh_entry"].as_str().unwrap()),
+            "{e}"
+        );
+        let p = tmp.path().join(format!("u{}.glb", glbs.len()));
+        std::fs::write(&p, glb).unwrap();
+        glbs.push(p);
+    }
+    assert!(
+        errs.is_empty(),
+        "{} problems:\n{}",
+        errs.len(),
+        errs[..errs.len().min(30)].join("\n")
+    );
+    let want: usize = m["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["expected"]["nodes"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(checked, want);
+    println!(
+        "{} units: {checked} expected nodes at their frame-0 world matrix",
+        glbs.len()
+    );
+    validate(&glbs);
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn batch_writes_every_unit_file() {
+    let Some(root) = common::corpus() else { return };
+    let m = common::manifest(&root);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let st = std::process::Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
+        .arg(root.join("UNITS"))
+        .arg(&out)
+        .arg("--no-textures")
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    for mu in m["units"].as_array().unwrap() {
+        let rel = Path::new(mu["path"].as_str().unwrap())
+            .strip_prefix("UNITS")
+            .unwrap()
+            .with_extension("glb");
+        assert!(out.join(&rel).is_file(), "{} missing", rel.display());
+    }
 }

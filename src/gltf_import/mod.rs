@@ -241,6 +241,7 @@ pub fn import_with_base(
     base: &Model,
     opts: &ImportOptions,
 ) -> Result<Imported, ImportError> {
+    crate::unit::back::refuse_assembled(doc)?;
     let conv = context(doc, opts, Some(base));
     let mut report = ImportReport {
         fps: conv.fps,

@@ -9,6 +9,8 @@
 //! Sibling lookup lives in [`siblings`], the per-model pipeline in
 //! [`pipeline`].
 
+pub mod assemble;
+pub mod back;
 mod bytes;
 pub mod clips;
 
