@@ -774,3 +774,207 @@ fn batch_writes_every_unit_file() {
         assert!(out.join(&rel).is_file(), "{} missing", rel.display());
     }
 }
+
+/// (view offset + accessor offset, count) of accessor `a` in the buffer.
+fn acc_at(root: &gltf_json::Root, a: usize) -> (usize, usize) {
+    let acc = &root.accessors[a];
+    let v = &root.buffer_views[acc.buffer_view.unwrap().value()];
+    let off =
+        v.byte_offset.map_or(0, |o| o.0 as usize) + acc.byte_offset.map_or(0, |o| o.0 as usize);
+    (off, acc.count.0 as usize)
+}
+
+fn add_f32(bin: &mut [u8], at: usize, d: f32) {
+    let v = f32::from_le_bytes(bin[at..at + 4].try_into().unwrap()) + d;
+    bin[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Moves the interior translation keys of clip animation `a`'s first
+/// channel up by `d` (glTF y); returns its target node.
+fn edit_clip(e: &mut gltf_export::Exported, a: usize, d: f32) -> usize {
+    let an = &e.root.animations[a];
+    let ch = an
+        .channels
+        .iter()
+        .find(|c| {
+            c.target.path
+                == gltf_json::validation::Checked::Valid(
+                    gltf_json::animation::Property::Translation,
+                )
+        })
+        .unwrap();
+    let out = an.samplers[ch.sampler.value()].output.value();
+    let node = ch.target.node.value();
+    let (off, n) = acc_at(&e.root, out);
+    for k in 1..n - 1 {
+        add_f32(&mut e.bin, off + 12 * k + 4, d);
+    }
+    node
+}
+
+/// A clip whose translation has interior keys and frames outside its range.
+fn editable_clip(e: &gltf_export::Exported, frame_count: f32) -> Option<usize> {
+    let j = serde_json::to_value(&e.root).unwrap();
+    j["animations"].as_array()?.iter().position(|a| {
+        let c = &a["extras"]["msh"]["clip"];
+        let (f0, f1) = (
+            c["first"].as_f64().unwrap_or(0.0) as f32,
+            c["last"].as_f64().unwrap_or(0.0) as f32,
+        );
+        c["kind"] == "channel"
+            && f0.min(f1) >= 2.0
+            && f0.max(f1) <= frame_count - 3.0
+            && a["channels"].as_array().is_some_and(|chs| {
+                chs.iter().any(|ch| {
+                    ch["target"]["path"] == "translation"
+                        && j["accessors"][a["samplers"][ch["sampler"].as_u64().unwrap() as usize]
+                            ["input"]
+                            .as_u64()
+                            .unwrap() as usize]["count"]
+                            .as_u64()
+                            .is_some_and(|n| n >= 3)
+                })
+            })
+    })
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn a_clip_edit_reaches_res8_inside_its_range_only() {
+    use mshgltf::anim::Sampler;
+    use mshgltf::convention;
+    let Some(root) = common::corpus() else { return };
+    let m = common::manifest(&root);
+    let opts = ConvertOptions {
+        textures: false,
+        ..Default::default()
+    };
+    let mut done = 0;
+    for model in manifest_models(&m) {
+        if done == 5 || !model["clips"].as_array().is_some_and(|c| !c.is_empty()) {
+            continue;
+        }
+        let file = model["file"].as_str().unwrap();
+        let entry = model["entry"].as_str().unwrap();
+        let data = std::fs::read(root.join(file)).unwrap();
+        let a = nres::read(&data, nres::Mode::Strict).unwrap();
+        let i = source::find_entry(&a, entry).unwrap();
+        let bytes = a.entries[i].data;
+        let mr = ModelRef {
+            source: entry.into(),
+            stem: source::stem_of(entry).into(),
+            bytes,
+            wear: None,
+        };
+        let mut c = convert::convert(&mr, None, &opts).unwrap();
+        pipeline::decorate(
+            &mut c,
+            &siblings::in_archive(&a, file, a.entries[i].name),
+            FPS,
+            Up::Y,
+        )
+        .unwrap();
+        let base = msh::decode(bytes, msh::Mode::Strict).unwrap().model;
+        let Some(clip) = editable_clip(&c.exported, base.frame_count as f32) else {
+            continue;
+        };
+        let ex: Value = serde_json::from_str(
+            c.exported.root.animations[clip]
+                .extras
+                .as_ref()
+                .unwrap()
+                .get(),
+        )
+        .unwrap();
+        let (f0, f1) = (
+            ex["msh"]["clip"]["first"].as_f64().unwrap() as f32,
+            ex["msh"]["clip"]["last"].as_f64().unwrap() as f32,
+        );
+        let (lo, hi) = (f0.min(f1), f0.max(f1));
+        let mut edited = c.exported.clone();
+        let node = edit_clip(&mut edited, clip, 0.25);
+        let doc = gltf_import::parse(&gltf_export::to_glb(&edited).unwrap(), None).unwrap();
+        let imp = gltf_import::import_with_base(&doc, &base, &ImportOptions::default())
+            .unwrap_or_else(|e| panic!("{entry}: {e}"));
+        let layout = convention::detect(&base, None, &Default::default())
+            .conventions
+            .quat;
+        let (sb, se) = (
+            Sampler::new(&base, layout).unwrap(),
+            Sampler::new(&imp.model, layout).unwrap(),
+        );
+        let mut inside = 0.0f32;
+        for f in 0..base.frame_count {
+            let f = f as f32;
+            for n in 0..sb.node_count() {
+                let (pb, pe) = (sb.node_pose(n, f), se.node_pose(n, f));
+                let d = (0..3)
+                    .map(|k| (pb.pos[k] - pe.pos[k]).abs())
+                    .fold(0.0f32, f32::max);
+                if n == node && f > lo && f < hi {
+                    inside = inside.max(d);
+                } else {
+                    assert!(d < 1e-4, "{entry}: node {n} frame {f} moved by {d} outside clip {lo}..{hi} of node {node}");
+                }
+            }
+        }
+        assert!(
+            inside > 0.2,
+            "{entry}: the clip edit did not reach Res8 ({inside})"
+        );
+        assert!(
+            imp.report
+                .warnings
+                .iter()
+                .any(|w| w.contains("written into the timeline")),
+            "{entry}"
+        );
+        // Keys outside the clip's range are refused.
+        let mut out = c.exported.clone();
+        let an = &out.root.animations[clip];
+        let inp = an.samplers[an.channels[0].sampler.value()].input.value();
+        let (off, n) = acc_at(&out.root, inp);
+        add_f32(&mut out.bin, off + 4 * (n - 1), 5.0 / FPS);
+        let doc = gltf_import::parse(&gltf_export::to_glb(&out).unwrap(), None).unwrap();
+        let e = gltf_import::import_with_base(&doc, &base, &ImportOptions::default())
+            .err()
+            .map(|e| e.rule);
+        assert_eq!(e, Some("gltf.clip.range"), "{entry}");
+        // The timeline edited differently over the same frames: a clear error.
+        let mut both = edited.clone();
+        edit_timeline(&mut both, node, lo, hi, 0.5);
+        let doc = gltf_import::parse(&gltf_export::to_glb(&both).unwrap(), None).unwrap();
+        let e = gltf_import::import_with_base(&doc, &base, &ImportOptions::default())
+            .err()
+            .map(|e| e.rule);
+        assert_eq!(e, Some("gltf.clip.conflict"), "{entry}");
+        done += 1;
+    }
+    assert_eq!(done, 5, "editable clips found");
+}
+
+/// Moves the timeline's translation keys of `node` strictly inside
+/// `(lo, hi)` frames up by `d`.
+fn edit_timeline(e: &mut gltf_export::Exported, node: usize, lo: f32, hi: f32, d: f32) {
+    let an = &e.root.animations[0];
+    let ch = an
+        .channels
+        .iter()
+        .find(|c| {
+            c.target.node.value() == node
+                && c.target.path
+                    == gltf_json::validation::Checked::Valid(
+                        gltf_json::animation::Property::Translation,
+                    )
+        })
+        .unwrap();
+    let s = &an.samplers[ch.sampler.value()];
+    let (ti, n) = acc_at(&e.root, s.input.value());
+    let (vo, _) = acc_at(&e.root, s.output.value());
+    for k in 0..n {
+        let t = f32::from_le_bytes(e.bin[ti + 4 * k..ti + 4 * k + 4].try_into().unwrap()) * FPS;
+        if t > lo + 1e-3 && t < hi - 1e-3 {
+            add_f32(&mut e.bin, vo + 12 * k + 4, d);
+        }
+    }
+}
