@@ -1,5 +1,6 @@
 """Parkan: Iron Strategy models (MSH in NRes archives) for Blender.
 
+File > Import > Parkan unit (.dat): an assembled unit (see `units`).
 File > Import > Parkan model (.msh, .rlb): a bare model, one entry of an
 archive (picked from the archive's model list), every model of an archive,
 or every archive of a game folder. File > Export > Parkan model (.msh): the
@@ -35,6 +36,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from . import scene as sc
 from . import tools
+from . import units
 
 ADDON_ID = __package__ or __name__
 
@@ -637,7 +639,8 @@ def menu_export(self, context):
     self.layout.operator(EXPORT_SCENE_OT_parkan_msh.bl_idname, text="Parkan model (.msh)")
 
 
-classes = (ParkanPreferences, IMPORT_SCENE_OT_parkan_msh, EXPORT_SCENE_OT_parkan_msh)
+classes = (ParkanPreferences, IMPORT_SCENE_OT_parkan_msh, EXPORT_SCENE_OT_parkan_msh,
+           units.IMPORT_SCENE_OT_parkan_unit)
 
 
 def numpy_shim():
@@ -655,11 +658,13 @@ def register():
     for c in classes:
         bpy.utils.register_class(c)
     bpy.types.TOPBAR_MT_file_import.append(menu_import)
+    bpy.types.TOPBAR_MT_file_import.append(units.menu_import)
     bpy.types.TOPBAR_MT_file_export.append(menu_export)
 
 
 def unregister():
     bpy.types.TOPBAR_MT_file_export.remove(menu_export)
+    bpy.types.TOPBAR_MT_file_import.remove(units.menu_import)
     bpy.types.TOPBAR_MT_file_import.remove(menu_import)
     for c in reversed(classes):
         bpy.utils.unregister_class(c)

@@ -303,6 +303,8 @@ struct Merger {
     doc: Value,
     bin: Vec<u8>,
     namer: Namer,
+    /// Animation names (a part mounted twice repeats its clip names).
+    anim_namer: Namer,
     /// Per part: old glTF node → merged node (node 0 of a mounted part → its socket).
     maps: Vec<Vec<usize>>,
     warnings: Vec<String>,
@@ -323,6 +325,7 @@ impl Merger {
             doc,
             bin: e.bin,
             namer,
+            anim_namer: Namer::default(),
             maps: vec![(0..n).collect()],
             warnings: Vec::new(),
         };
@@ -331,11 +334,13 @@ impl Merger {
     }
 
     /// Prefixes the names of animations `from..` with the part's record
-    /// and tags them with the part index.
+    /// (unique: `.1` for a part mounted twice) and tags them with the part
+    /// index.
     fn tag_animations(&mut self, k: usize, record: &str, from: usize) {
+        let names = &mut self.anim_namer;
         for an in items(&mut self.doc, "animations").skip(from) {
             let name = an["name"].as_str().unwrap_or("animation").to_string();
-            an["name"] = Value::from(format!("{record}/{name}"));
+            an["name"] = Value::from(names.unique(format!("{record}/{name}")));
             msh_extras(an)["part"] = Value::from(k);
         }
     }
