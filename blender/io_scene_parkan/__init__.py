@@ -406,11 +406,15 @@ def model_collection(context):
 
 def export_gltf(context, glb, coll=None, selection=False):
     """Blender's glTF exporter with the settings the lossless path needs:
-    extras on, authored keys kept (no sampling, no frame-range clipping)."""
+    extras on, authored keys kept (no sampling, no frame-range clipping),
+    only the active actions (the timeline; clips stay on their NLA tracks)."""
     kw = dict(filepath=glb, export_format="GLB", export_extras=True, export_force_sampling=False,
               export_frame_range=False, export_apply=False, export_animations=True,
               use_selection=selection, use_active_collection=coll is not None,
-              use_active_collection_with_nested=True, will_save_settings=False)
+              use_active_collection_with_nested=True, will_save_settings=False,
+              # Only the active (timeline) actions: clip actions sit on NLA tracks
+              # and would come back as extra animations without their extras.
+              export_nla_strips=False, export_animation_mode="ACTIVE_ACTIONS")
     have = set(bpy.ops.export_scene.gltf.get_rna_type().properties.keys())
     kw = {k: v for k, v in kw.items() if k in have}
     return bpy.ops.export_scene.gltf(**kw)

@@ -67,7 +67,7 @@ pub fn add_control_points(
     for (i, p) in cpt.points.iter().enumerate() {
         let ex = json!({"msh": {CONTROL_POINT_KEY: {
             "index": i, "name": p.name(), "node": p.node, "carrier": p.carrier,
-            "word0": p.word0, "position": p.position, "direction": p.direction,
+            "word0": format!("{:#x}", p.word0), "position": p.position, "direction": p.direction,
             "magnitude": p.magnitude(),
         }}});
         let node = json::Node {
