@@ -138,3 +138,78 @@ impl Siblings {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broken_siblings_are_warnings_and_good_ones_read() {
+        let good = cpt::write(&cpt::ControlPoints {
+            points: vec![cpt::ControlPoint {
+                word0: 0,
+                node: 0,
+                carrier: 0,
+                position: [1.0, 2.0, 3.0],
+                direction: [0.0, 0.0, 1.0],
+                name_field: cpt::name_field(b"dust_01"),
+            }],
+        });
+        let s = Siblings {
+            cpt: Some(Sibling {
+                source: "a.rlb:x.cpt".into(),
+                data: good,
+            }),
+            ctl: Some(Sibling {
+                source: "a.rlb:x.ctl".into(),
+                data: vec![1, 2, 3],
+            }),
+        };
+        let p = s.parse();
+        assert_eq!(p.cpt.unwrap().points[0].name(), "dust_01");
+        assert!(p.ctl.is_none());
+        assert_eq!(p.warnings.len(), 1);
+        assert!(
+            p.warnings[0].starts_with("a.rlb:x.ctl: ctl.size:")
+                && p.warnings[0].ends_with("; ignored"),
+            "{:?}",
+            p.warnings
+        );
+    }
+
+    #[test]
+    fn archive_siblings_by_stem_any_case() {
+        let es = [
+            nres::Entry {
+                type_id: 0,
+                attr1: 0,
+                attr2: 0,
+                attr3: 0,
+                name: b"Tank.msh",
+                data: b"m",
+            },
+            nres::Entry {
+                type_id: 7,
+                attr1: 0,
+                attr2: 0,
+                attr3: 0,
+                name: b"TANK.CPT",
+                data: b"c",
+            },
+            nres::Entry {
+                type_id: 8,
+                attr1: 0,
+                attr2: 0,
+                attr3: 0,
+                name: b"tank.ctl",
+                data: b"l",
+            },
+        ];
+        let bytes = nres::write(&es).unwrap();
+        let a = nres::read(&bytes, nres::Mode::Strict).unwrap();
+        let s = in_archive(&a, "u.rlb", b"Tank.msh");
+        assert_eq!(s.cpt.unwrap().source, "u.rlb:TANK.CPT");
+        assert_eq!(s.ctl.unwrap().data, b"l");
+        assert_eq!(in_archive(&a, "u.rlb", b"other.msh"), Siblings::default());
+    }
+}
