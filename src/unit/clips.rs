@@ -54,8 +54,9 @@ impl Clip {
 
 /// The role of a channel from its component class, span and flags
 /// (§1.4, §1.7.3): class 1 yaw (span ≥ π) or pitch, 2 fire, 4 camera,
-/// 24 arm; other classes: wrap → spin for wheels/tracks (by node name) else
-/// rotor, no span → slide, else door.
+/// 24 arm; other classes: wrap → spin for wheels/tracks (by node name, or
+/// flag 0x40: the previous channel's value) else rotor, no span → slide,
+/// else door.
 pub fn channel_role(class: Option<i32>, ch: &Channel, node_name: &str) -> &'static str {
     let wrap = ch.flags & 1 != 0;
     match class {
@@ -66,10 +67,11 @@ pub fn channel_role(class: Option<i32>, ch: &Channel, node_name: &str) -> &'stat
         Some(24) => "arm",
         _ if wrap => {
             let n = node_name.to_ascii_lowercase();
-            if ["wheel", "weel", "track", "trk", "колесо"]
+            let wheel = ["wheel", "weel", "track", "trk", "колесо"]
                 .iter()
-                .any(|w| n.contains(w))
-            {
+                .any(|w| n.contains(w));
+            // 0x40: takes the previous channel's value (wheels of one side).
+            if wheel || ch.flags & 0x40 != 0 {
                 "spin"
             } else {
                 "rotor"
