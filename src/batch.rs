@@ -366,6 +366,23 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
             k => k,
         };
         match kind {
+            FileKind::NotNres if crate::unit::assemble::is_unit_file(&data) => {
+                // A unit file: one assembled scene (unit-files-notes §3.5).
+                let stem = source::stem_of(&name).to_string();
+                let idx = d.jobs.len();
+                d.jobs.push(ModelJob {
+                    file: file.clone(),
+                    entry: None,
+                    entry_name: None,
+                    source: display,
+                    stem: stem.clone(),
+                    output: PathBuf::new(),
+                });
+                planned
+                    .entry(out.join(&rel_dir))
+                    .or_default()
+                    .push((idx, sanitize_component(&stem)));
+            }
             FileKind::NotNres => {
                 if source::is_msh_name(name.as_bytes()) {
                     let e = nres::read(&data, nres::Mode::Strict).err();
@@ -803,6 +820,8 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
             ms(t0),
         );
     };
+    // A unit file (unit-files-notes §3.3) is assembled from its parts.
+    let unit = j.entry.is_none() && crate::unit::assemble::is_unit_file(&loaded.bytes);
     // Locate the model bytes (and the WEAR sibling) inside the archive.
     let (bytes, wear): (&[u8], Option<&[u8]>) = match (j.entry, &loaded.entries) {
         (None, _) => (&loaded.bytes, loaded.wea.as_deref()),
@@ -830,9 +849,28 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
         bytes,
         wear,
     };
-    let conv = convert(&m, loaded.libs.as_deref(), &opts.convert).map(|mut c| {
+    let conv = if unit {
+        crate::unit::assemble::convert_unit(
+            &j.file,
+            &loaded.bytes,
+            loaded.libs.as_deref(),
+            &opts.convert,
+        )
+    } else {
+        convert(&m, loaded.libs.as_deref(), &opts.convert)
+    };
+    let conv = conv.and_then(|mut c| {
+        if unit {
+            return Ok(c);
+        }
         c.warnings.extend(loaded.libs_error.iter().cloned());
-        c
+        let siblings = crate::unit::siblings::of_job(&j.file, &loaded.bytes, j.entry);
+        crate::unit::pipeline::decorate(&mut c, &siblings, opts.convert.fps, opts.convert.up)
+            .map_err(|e| ConvertError {
+                source: j.source.clone(),
+                kind: ConvertErrorKind::Export(e),
+            })?;
+        Ok(c)
     });
     let written = conv.and_then(|c| {
         write_output_to(&j.output, &c, opts.format, &j.source, opts.force).map(|_| c)

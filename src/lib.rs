@@ -13,3 +13,4 @@ pub mod nres;
 pub mod output;
 pub mod source;
 pub mod terrain;
+pub mod unit;

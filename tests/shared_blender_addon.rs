@@ -167,7 +167,12 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
         .expect("model in the manifest");
     let counts = &mm["counts"];
     assert_eq!(r["import_result"], serde_json::json!(["FINISHED"]));
-    assert_eq!(r["objects"], counts["nodes"]);
+    // One object per node, plus one empty per control point (issue 18).
+    let points = mm["control_points"].as_array().map_or(0, Vec::len) as u64;
+    assert_eq!(
+        r["objects"].as_u64().unwrap(),
+        counts["nodes"].as_u64().unwrap() + points
+    );
     assert_eq!(
         r["animated_objects"].as_array().unwrap().len() as u64,
         counts["animated_nodes"].as_u64().unwrap()

@@ -1,5 +1,6 @@
 """Parkan: Iron Strategy models (MSH in NRes archives) for Blender.
 
+File > Import > Parkan unit (.dat): an assembled unit (see `units`).
 File > Import > Parkan model (.msh, .rlb): a bare model, one entry of an
 archive (picked from the archive's model list), every model of an archive,
 or every archive of a game folder. File > Export > Parkan model (.msh): the
@@ -36,6 +37,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from . import scene as sc
 from . import terrain
 from . import tools
+from . import units
 
 ADDON_ID = __package__ or __name__
 
@@ -405,7 +407,8 @@ def model_collection(context):
 
 
 def export_gltf(context, glb, coll=None, selection=False, sample=False):
-    """Blender's glTF exporter with extras on and no frame-range clipping.
+    """Blender's glTF exporter with extras on, no frame-range clipping, and
+    only the active actions (the timeline; clips stay on their NLA tracks).
 
     `sample=False` (edits of an imported model, the lossless path): the
     authored keys are kept as written, so unedited keys come back with their
@@ -418,7 +421,10 @@ def export_gltf(context, glb, coll=None, selection=False, sample=False):
               export_frame_step=1,
               export_frame_range=False, export_apply=False, export_animations=True,
               use_selection=selection, use_active_collection=coll is not None,
-              use_active_collection_with_nested=True, will_save_settings=False)
+              use_active_collection_with_nested=True, will_save_settings=False,
+              # Only the active (timeline) actions: clip actions sit on NLA tracks
+              # and would come back as extra animations without their extras.
+              export_nla_strips=False, export_animation_mode="ACTIVE_ACTIONS")
     have = set(bpy.ops.export_scene.gltf.get_rna_type().properties.keys())
     kw = {k: v for k, v in kw.items() if k in have}
     return bpy.ops.export_scene.gltf(**kw)
@@ -647,7 +653,8 @@ def menu_export(self, context):
     self.layout.operator(EXPORT_SCENE_OT_parkan_msh.bl_idname, text="Parkan model (.msh)")
 
 
-classes = (ParkanPreferences, IMPORT_SCENE_OT_parkan_msh, EXPORT_SCENE_OT_parkan_msh)
+classes = (ParkanPreferences, IMPORT_SCENE_OT_parkan_msh, EXPORT_SCENE_OT_parkan_msh,
+           units.IMPORT_SCENE_OT_parkan_unit)
 
 
 def numpy_shim():
@@ -665,11 +672,13 @@ def register():
     for c in classes:
         bpy.utils.register_class(c)
     bpy.types.TOPBAR_MT_file_import.append(menu_import)
+    bpy.types.TOPBAR_MT_file_import.append(units.menu_import)
     bpy.types.TOPBAR_MT_file_export.append(menu_export)
 
 
 def unregister():
     bpy.types.TOPBAR_MT_file_export.remove(menu_export)
+    bpy.types.TOPBAR_MT_file_import.remove(units.menu_import)
     bpy.types.TOPBAR_MT_file_import.remove(menu_import)
     for c in reversed(classes):
         bpy.utils.unregister_class(c)

@@ -367,11 +367,13 @@ fn run(cli: &Cli) -> Result<u8> {
             if !path.exists() {
                 bail!("{}: no such file or folder", path.display());
             }
+            let mut unit_file = false;
             let kind = if path.is_dir() {
                 None
             } else {
                 let head = std::fs::read(&path)
                     .with_context(|| format!("cannot read {}", path.display()))?;
+                unit_file = mshgltf::unit::assemble::is_unit_file(&head);
                 Some(source::classify(&head))
             };
             match kind {
@@ -379,6 +381,7 @@ fn run(cli: &Cli) -> Result<u8> {
                 // that the reader names the broken rule.
                 Some(k)
                     if k == FileKind::Model
+                        || (k == FileKind::NotNres && unit_file)
                         || (matches!(k, FileKind::NotNres | FileKind::OtherNres)
                             && source::is_msh_name(path.as_os_str().as_encoded_bytes())) =>
                 {

@@ -20,7 +20,7 @@
 
 mod anim;
 pub use crate::convention::{axes, Up};
-mod bin;
+pub(crate) mod bin;
 mod budget;
 mod glb;
 mod material;

@@ -35,7 +35,7 @@
 use serde_json::Value;
 
 use super::matching::Matched;
-use super::read::{arr, floats, idx, GltfFile};
+use super::read::{arr, floats, idx, msh_extras, GltfFile};
 use super::{Context, ImportError, ImportOptions, ImportReport};
 use crate::anim::{self, decode_quat, quat_interp, NodeTrackIn, QuatLayout, Sampler};
 use crate::gltf_export::{axes, Up};
@@ -593,6 +593,11 @@ pub(crate) fn collect_channels(
         ..Default::default()
     };
     for (ai, a) in arr(&doc.json, "animations").iter().enumerate() {
+        // Clip animations (crate::unit::gltf) repeat ranges of the timeline;
+        // crate::unit::back folds their edits in.
+        if msh_extras(a).is_some_and(|e| e.contains_key(crate::unit::gltf::CLIP_KEY)) {
+            continue;
+        }
         let samplers = arr(a, "samplers");
         for (ci, c) in arr(a, "channels").iter().enumerate() {
             let what = format!("animation {ai} channel {ci}");

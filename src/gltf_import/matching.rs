@@ -108,7 +108,12 @@ pub fn match_document(
             }
         }
     }
-    let carrier = |n: &Value| msh_extras(n).is_some_and(|e| e.contains_key("cell"));
+    // Cell carriers and control-point empties (crate::unit::gltf) are not Res1 nodes.
+    let carrier = |n: &Value| {
+        msh_extras(n).is_some_and(|e| {
+            e.contains_key("cell") || e.contains_key(crate::unit::gltf::CONTROL_POINT_KEY)
+        })
+    };
     let mut mesh_hint: Vec<(usize, Option<usize>)> = Vec::new(); // (mesh, hinted slot)
 
     match &base.nodes {

@@ -244,7 +244,11 @@ pub fn import_with_base(
     base: &Model,
     opts: &ImportOptions,
 ) -> Result<Imported, ImportError> {
+    crate::unit::back::refuse_assembled(doc)?;
     let conv = context(doc, opts, Some(base));
+    // Edited clip animations go into the timeline first (crate::unit::back).
+    let folded = crate::unit::back::fold_clips(doc, base, conv.up, conv.model.quat, conv.fps)?;
+    let doc = folded.doc.as_ref().unwrap_or(doc);
     let mut report = ImportReport {
         fps: conv.fps,
         up: match conv.up {
@@ -255,6 +259,7 @@ pub fn import_with_base(
         conventions: Some(conv.model),
         ..Default::default()
     };
+    report.warnings.extend(folded.warnings);
     let m = matching::match_document(doc, base, conv.model)?;
     matching::check_mesh_assignment(doc, &m, base)?;
     material_edits::check(doc)?;

@@ -1,0 +1,174 @@
+"""File > Import > Parkan unit (.dat): an assembled unit (chassis, turret,
+guns), as `msh2gltf UNITS/<class>/x.dat` builds it (unit-files-notes
+§3.5), with each part in its own collection, each animation clip as its
+own action on a muted NLA track named after the clip (the whole-timeline
+action active), and control points as arrow empties (length = the
+point's magnitude).
+"""
+
+import json
+import os
+import shutil
+import tempfile
+
+import bpy
+from bpy.props import BoolProperty, FloatProperty, StringProperty
+from bpy_extras.io_utils import ImportHelper
+
+from . import scene as sc
+from . import tools
+
+
+def clip_table(j):
+    """glTF animation name -> its `extras.msh.clip` (None for timelines)."""
+    out = {}
+    for a in j.get("animations", []):
+        out[a.get("name", "")] = a.get("extras", {}).get("msh", {}).get("clip")
+    return out
+
+
+def source_animation(action_name, names):
+    """The glTF animation an action came from: the longest animation name
+    the action's name starts with (Blender names them `<animation>_<object>`)."""
+    hits = [n for n in names if n and action_name.startswith(n)]
+    return max(hits, key=len) if hits else None
+
+
+def organize_actions(objects, table):
+    """Timeline actions active, clip actions on muted NLA tracks named after
+    the clip, with the clip's source in the action's `parkan_clip`.
+    Returns {clip name: number of actions}."""
+    clips = {}
+    for o in objects:
+        ad = o.animation_data
+        if ad is None:
+            continue
+        actions = ([ad.action] if ad.action else []) + [s.action for t in ad.nla_tracks for s in t.strips]
+        timeline = None
+        for act in actions:
+            name = source_animation(act.name, table.keys())
+            clip = table.get(name) if name else None
+            if clip is None:
+                timeline = timeline or act
+                continue
+            act["parkan_clip"] = {k: v for k, v in clip.items() if isinstance(v, (int, float, str))}
+            act.use_fake_user = True
+            clips[name] = clips.get(name, 0) + 1
+            if not any(s.action == act for t in ad.nla_tracks for s in t.strips):
+                track = ad.nla_tracks.new()
+                track.strips.new(name, int(act.frame_range[0]), act)
+            for t in ad.nla_tracks:
+                if any(s.action == act for s in t.strips):
+                    t.name, t.mute = name, True
+        ad.action = timeline
+    return clips
+
+
+def msh_props(o):
+    """An object's `msh` custom property (the node's glTF extras) as a dict;
+    Blender's importer may keep a nested dict as its JSON or repr text."""
+    v = o.get("msh")
+    if v is None:
+        return {}
+    v = sc.idprop_dict(v)
+    if isinstance(v, str):
+        import ast
+        for parse in (json.loads, ast.literal_eval):
+            try:
+                v = parse(v)
+                break
+            except (ValueError, SyntaxError):
+                continue
+    return v if isinstance(v, dict) else {}
+
+
+def style_control_points(objects):
+    """Arrow empties sized by the point's magnitude; returns how many."""
+    n = 0
+    for o in objects:
+        cp = msh_props(o).get("control_point")
+        if o.type == "EMPTY" and cp is not None:
+            o.empty_display_type = "SINGLE_ARROW"
+            o.empty_display_size = max(float(cp.get("magnitude", 1.0)), 0.05)
+            n += 1
+    return n
+
+
+def part_collections(objects, parent, parts):
+    """One child collection per part (`<index> <record>`)."""
+    colls = {}
+    for o in objects:
+        k = msh_props(o).get("part")
+        if k is None:
+            continue
+        k = int(k)
+        if k not in colls:
+            rec = parts[k]["record"] if k < len(parts) else "part"
+            colls[k] = sc.new_collection(f"{k} {rec}", parent)
+        sc.move_to_collection([o], colls[k])
+    return len(colls)
+
+
+class IMPORT_SCENE_OT_parkan_unit(bpy.types.Operator, ImportHelper):
+    """Import a Parkan: Iron Strategy unit file (UNITS/<class>/<name>.dat) as one assembled unit"""
+    bl_idname = "import_scene.parkan_unit"
+    bl_label = "Import Parkan unit"
+    bl_options = {"REGISTER", "UNDO"}
+
+    filename_ext = ".dat"
+    filter_glob: StringProperty(default="*.dat;*.DAT", options={"HIDDEN"})
+    fps: FloatProperty(name="FPS", description="Game frames per second of the glTF timeline",
+                       min=1.0, max=1000.0, default=24.0)
+    textures: BoolProperty(name="Textures", description="Load textures", default=True)
+
+    def execute(self, context):
+        try:
+            return self.run(context)
+        except tools.ToolError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+
+    def run(self, context):
+        from . import binary
+        m2g = binary(context, "msh2gltf")
+        path = bpy.path.abspath(self.filepath)
+        tmp = tempfile.mkdtemp(prefix="parkan_unit_")
+        try:
+            glb = os.path.join(tmp, "unit.glb")
+            cmd = [m2g, path, glb, "--fps", str(self.fps)] + ([] if self.textures else ["--no-textures"])
+            code, err = tools.run(cmd)
+            if not os.path.isfile(glb):
+                raise tools.ToolError(tools.last_error(err) or f"msh2gltf exited with {code}")
+            return self.load(context, path, glb)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def load(self, context, path, glb):
+        j = tools.gltf_json(glb)
+        table = clip_table(j)
+        scene = context.scene
+        scene.render.fps = max(1, int(round(self.fps)))
+        scene.render.fps_base = scene.render.fps / float(self.fps)
+        top = context.view_layer.active_layer_collection.collection
+        coll = sc.new_collection(os.path.splitext(os.path.basename(path))[0], top)
+        sc.set_active_collection(context, coll)
+        before = set(bpy.data.objects)
+        bpy.ops.import_scene.gltf(filepath=glb)
+        objs = [o for o in bpy.data.objects if o not in before]
+        sc.move_to_collection(objs, coll)
+        ex = j.get("scenes", [{}])[j.get("scene", 0)].get("extras", {}).get("msh", {})
+        coll["msh"] = {"source": path, "unit": True}
+        clips = organize_actions(objs, table)
+        points = style_control_points(objs)
+        parts = part_collections(objs, coll, ex.get("unit", {}).get("parts", []))
+        end = sc.activate_animations(objs)
+        if end > 0:
+            scene.frame_start, scene.frame_end = 0, end
+        sc.set_active_collection(context, top)
+        self.report({"INFO"}, f"Imported unit: {parts} part(s), {len(objs)} objects, "
+                              f"{len(clips)} clip(s), {points} control point(s)")
+        return {"FINISHED"}
+
+
+def menu_import(self, context):
+    self.layout.operator(IMPORT_SCENE_OT_parkan_unit.bl_idname, text="Parkan unit (.dat)")

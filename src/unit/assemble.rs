@@ -1,0 +1,666 @@
+//! Assembled units (unit-files-notes §3.3–§3.5): a `.dat` component tree
+//! resolved through `objects.rlb` and the part archives, each mounted part
+//! converted with its own control points and clips, then merged into one
+//! glTF scene the way the engine merges parts (§3.4): every mounted part's
+//! node 0 is dropped and its children hang on the parent part's socket
+//! node with their own local poses; a control point on node 0 means the
+//! socket. Every node carries `extras.msh.part` (part index, record,
+//! display name, class); the scene carries `extras.msh.unit`, which makes
+//! `gltf2msh` refuse the file and name the parts to edit instead.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::bytes::trim_name;
+use super::dat::{self, UnitFile};
+use super::{pipeline, siblings, UnitError};
+use crate::convert::{self, ConvertError, ConvertErrorKind, ConvertOptions, Converted, ModelRef};
+use crate::gltf_export::{ExportError, Exported, Namer};
+use crate::material::Libraries;
+use crate::{nres, source};
+
+/// The registry (unit-files-notes §3.3).
+pub const REGISTRY: &str = "objects.rlb";
+/// Extras key of the scene of an assembled unit (`extras.msh.unit`).
+pub const UNIT_KEY: &str = "unit";
+
+/// True when `data` starts with the unit file magic (§3.3).
+pub fn is_unit_file(data: &[u8]) -> bool {
+    data.len() >= 8 && data[..4] == dat::MAGIC.to_le_bytes()
+}
+
+/// The folder holding `objects.rlb` at or above the unit file's folder
+/// (`UNITS/<class>/x.dat` → the game folder), at most four levels up.
+pub fn game_dir(unit_path: &Path) -> Option<PathBuf> {
+    let mut dir = std::fs::canonicalize(unit_path)
+        .ok()?
+        .parent()?
+        .to_path_buf();
+    for _ in 0..4 {
+        if find_file(&dir, REGISTRY).is_some() {
+            return Some(dir);
+        }
+        dir = dir.parent()?.to_path_buf();
+    }
+    None
+}
+
+/// `dir/name`, matched case-insensitively.
+fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(name))
+        })
+}
+
+/// The `(archive, member)` slots of every `objects.rlb` record, by
+/// lower-case record name (§3.3: runs of 64-byte slots).
+pub struct Registry {
+    records: HashMap<String, Vec<(String, String)>>,
+}
+
+impl Registry {
+    /// Reads `objects.rlb`.
+    ///
+    /// # Errors
+    /// `unit.registry` when it is not an NRes or a record is not a whole
+    /// number of 64-byte slots.
+    pub fn read(data: &[u8]) -> Result<Registry, UnitError> {
+        let a = nres::read(data, nres::Mode::Tolerant)
+            .map_err(|e| UnitError::new("unit.registry", e.to_string()))?;
+        let mut records = HashMap::new();
+        for e in &a.entries {
+            let name = source::decode_name(e.name);
+            if e.data.len() % 64 != 0 {
+                return Err(UnitError::new(
+                    "unit.registry",
+                    format!(
+                        "record {name:?}: {} bytes, not whole 64-byte slots",
+                        e.data.len()
+                    ),
+                ));
+            }
+            let slots = e
+                .data
+                .chunks_exact(64)
+                .map(|s| {
+                    let d = |b: &[u8]| source::decode_name(trim_name(b));
+                    (d(&s[..32]), d(&s[32..]))
+                })
+                .collect();
+            records.insert(name.to_lowercase(), slots);
+        }
+        Ok(Registry { records })
+    }
+
+    /// The `(archive, entry)` of record `record`'s member ending in `.ext`
+    /// (§3.3: members are found by suffix).
+    pub fn member(&self, record: &str, ext: &str) -> Option<(String, String)> {
+        let want = format!(".{ext}");
+        self.records
+            .get(&record.to_lowercase())?
+            .iter()
+            .find(|(_, m)| m.to_lowercase().ends_with(&want))
+            .cloned()
+    }
+}
+
+/// One mounted part of a unit.
+#[derive(Debug, Clone)]
+pub struct Part {
+    /// The `.dat` component index.
+    pub component: usize,
+    /// Record name (`e_tur_bt_96`).
+    pub record: String,
+    /// Display name.
+    pub display: String,
+    /// Component class.
+    pub class: u32,
+    /// Part archive (`turrets.rlb`) and mesh entry.
+    pub archive: String,
+    /// The `.msh` entry.
+    pub mesh_entry: String,
+    /// Index (in the part list) of the part it is mounted on.
+    pub parent_part: Option<usize>,
+    /// Node of the parent part's mesh it hangs on.
+    pub socket: Option<usize>,
+}
+
+/// The mounted parts of `unit` in tree order (§3.5 step 1); components that
+/// are not drawn (internal parts, armour) are reported in `warnings` and
+/// left out, as are parts whose parent is not mounted.
+///
+/// # Errors
+/// `unit.resolve` when a mounted record has no `.msh` member.
+pub fn mounted_parts(
+    unit: &UnitFile,
+    reg: &Registry,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Part>, UnitError> {
+    let mut part_of: Vec<Option<usize>> = vec![None; unit.components.len()];
+    let mut parts = Vec::new();
+    for (i, c) in unit.components.iter().enumerate() {
+        let record = c.record_name();
+        if !c.is_mounted() {
+            warnings.push(format!(
+                "component {i} {record:?} (class {}): not drawn, left out",
+                c.class
+            ));
+            continue;
+        }
+        let parent_part = match c.parent {
+            None => None,
+            Some(p) => match part_of[p] {
+                Some(pp) => Some(pp),
+                None => {
+                    warnings.push(format!(
+                        "component {i} {record:?}: its parent {p} is not mounted; left out"
+                    ));
+                    continue;
+                }
+            },
+        };
+        let (archive, mesh_entry) = reg.member(&record, "msh").ok_or_else(|| {
+            UnitError::new(
+                "unit.resolve",
+                format!("component {i}: record {record:?} has no .msh member in {REGISTRY}"),
+            )
+        })?;
+        part_of[i] = Some(parts.len());
+        parts.push(Part {
+            component: i,
+            record,
+            display: c.display_name(),
+            class: c.class,
+            archive,
+            mesh_entry,
+            parent_part,
+            socket: parent_part.and_then(|_| usize::try_from(c.attach).ok()),
+        });
+    }
+    if !parts.first().is_some_and(|p| p.parent_part.is_none()) {
+        return Err(UnitError::new(
+            "unit.resolve",
+            "the root component is not a mounted part",
+        ));
+    }
+    Ok(parts)
+}
+
+/// Adds `k` to the index at `v[key]` when present.
+fn shift(v: &mut Value, key: &str, k: usize) {
+    if let Some(x) = v.get(key).and_then(Value::as_u64) {
+        v[key] = Value::from(x + k as u64);
+    }
+}
+
+fn len(doc: &Value, key: &str) -> usize {
+    doc.get(key).and_then(Value::as_array).map_or(0, Vec::len)
+}
+
+fn items<'a>(doc: &'a mut Value, key: &str) -> impl Iterator<Item = &'a mut Value> {
+    doc.get_mut(key)
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+}
+
+/// Rebases every non-node index of part document `p` onto `m` (whose buffer
+/// already holds the part's bytes at `bin_off`): views, accessors, images,
+/// textures, samplers, materials and meshes (glTF 2.0 §5).
+fn rebase_resources(m: &Value, p: &mut Value, bin_off: usize) {
+    let (n_view, n_acc) = (len(m, "bufferViews"), len(m, "accessors"));
+    let (n_img, n_tex, n_smp) = (len(m, "images"), len(m, "textures"), len(m, "samplers"));
+    let (n_mat, n_mesh) = (len(m, "materials"), len(m, "meshes"));
+    for v in items(p, "bufferViews") {
+        shift(v, "byteOffset", bin_off);
+        if v.get("byteOffset").is_none() {
+            v["byteOffset"] = Value::from(bin_off);
+        }
+        v["buffer"] = Value::from(0);
+    }
+    for a in items(p, "accessors") {
+        shift(a, "bufferView", n_view);
+    }
+    for i in items(p, "images") {
+        shift(i, "bufferView", n_view);
+    }
+    for t in items(p, "textures") {
+        shift(t, "source", n_img);
+        shift(t, "sampler", n_smp);
+    }
+    for mat in items(p, "materials") {
+        for key in ["normalTexture", "occlusionTexture", "emissiveTexture"] {
+            if let Some(t) = mat.get_mut(key) {
+                shift(t, "index", n_tex);
+            }
+        }
+        if let Some(pbr) = mat.get_mut("pbrMetallicRoughness") {
+            for key in ["baseColorTexture", "metallicRoughnessTexture"] {
+                if let Some(t) = pbr.get_mut(key) {
+                    shift(t, "index", n_tex);
+                }
+            }
+        }
+    }
+    for mesh in items(p, "meshes") {
+        for prim in items(mesh, "primitives") {
+            if let Some(attrs) = prim.get_mut("attributes").and_then(Value::as_object_mut) {
+                for a in attrs.values_mut() {
+                    *a = Value::from(a.as_u64().unwrap_or(0) + n_acc as u64);
+                }
+            }
+            shift(prim, "indices", n_acc);
+            shift(prim, "material", n_mat);
+        }
+    }
+    for an in items(p, "animations") {
+        for s in items(an, "samplers") {
+            shift(s, "input", n_acc);
+            shift(s, "output", n_acc);
+        }
+    }
+    for n in items(p, "nodes") {
+        shift(n, "mesh", n_mesh);
+    }
+}
+
+/// Appends the arrays of `p` to those of `m`.
+fn append_arrays(m: &mut Value, p: &mut Value, keys: &[&str]) {
+    for key in keys {
+        if let Some(src) = p.get_mut(*key).and_then(Value::as_array_mut) {
+            let src = std::mem::take(src);
+            if src.is_empty() {
+                continue;
+            }
+            match m.get_mut(*key).and_then(Value::as_array_mut) {
+                Some(dst) => dst.extend(src),
+                None => m[*key] = Value::from(src),
+            }
+        }
+    }
+}
+
+/// The extras object `v.extras.msh`, created when missing.
+fn msh_extras(v: &mut Value) -> &mut Value {
+    if !v.get("extras").is_some_and(Value::is_object) {
+        v["extras"] = json!({});
+    }
+    if !v["extras"].get("msh").is_some_and(Value::is_object) {
+        v["extras"]["msh"] = json!({});
+    }
+    &mut v["extras"]["msh"]
+}
+
+/// The scene being assembled.
+struct Merger {
+    doc: Value,
+    bin: Vec<u8>,
+    namer: Namer,
+    /// Animation names (a part mounted twice repeats its clip names).
+    anim_namer: Namer,
+    /// Per part: old glTF node → merged node (node 0 of a mounted part → its socket).
+    maps: Vec<Vec<usize>>,
+    warnings: Vec<String>,
+}
+
+impl Merger {
+    /// Starts from the chassis (part 0), whose node 0 stays.
+    fn new(part: &Part, e: Exported) -> Result<Merger, ExportError> {
+        let mut doc = serde_json::to_value(&e.root)?;
+        let mut namer = Namer::default();
+        let n = len(&doc, "nodes");
+        for node in items(&mut doc, "nodes") {
+            let name = node["name"].as_str().unwrap_or("node").to_string();
+            node["name"] = Value::from(namer.unique(name));
+            msh_extras(node)["part"] = Value::from(0);
+        }
+        let mut m = Merger {
+            doc,
+            bin: e.bin,
+            namer,
+            anim_namer: Namer::default(),
+            maps: vec![(0..n).collect()],
+            warnings: Vec::new(),
+        };
+        m.tag_animations(0, &part.record, 0);
+        Ok(m)
+    }
+
+    /// Prefixes the names of animations `from..` with the part's record
+    /// (unique: `.1` for a part mounted twice) and tags them with the part
+    /// index.
+    fn tag_animations(&mut self, k: usize, record: &str, from: usize) {
+        let names = &mut self.anim_namer;
+        for an in items(&mut self.doc, "animations").skip(from) {
+            let name = an["name"].as_str().unwrap_or("animation").to_string();
+            an["name"] = Value::from(names.unique(format!("{record}/{name}")));
+            msh_extras(an)["part"] = Value::from(k);
+        }
+    }
+
+    /// Mounts part `k` (§3.4): node 0 dropped, its children (and its
+    /// control points) on the socket, every other node rebased.
+    fn mount(&mut self, k: usize, part: &Part, e: Exported) -> Result<(), ExportError> {
+        let (Some(pp), Some(socket)) = (part.parent_part, part.socket) else {
+            return Ok(());
+        };
+        let Some(&socket_new) = self.maps[pp].get(socket) else {
+            self.warnings.push(format!(
+                "part {k} {:?}: socket node {socket} outside its parent part's nodes; left out",
+                part.record
+            ));
+            self.maps.push(Vec::new());
+            return Ok(());
+        };
+        let mut p = serde_json::to_value(&e.root)?;
+        while self.bin.len() % 4 != 0 {
+            self.bin.push(0);
+        }
+        let bin_off = self.bin.len();
+        self.bin.extend_from_slice(&e.bin);
+        rebase_resources(&self.doc, &mut p, bin_off);
+        let base = len(&self.doc, "nodes");
+        let n = len(&p, "nodes");
+        let map: Vec<usize> = (0..n)
+            .map(|i| if i == 0 { socket_new } else { base + i - 1 })
+            .collect();
+        let mut nodes: Vec<Value> = p["nodes"]
+            .as_array_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
+        let root0 = nodes.remove(0);
+        if root0.get("mesh").is_some() {
+            self.warnings.push(format!(
+                "part {k} {:?}: node 0 has geometry, dropped with it (mounted roots carry none)",
+                part.record
+            ));
+        }
+        for node in nodes.iter_mut() {
+            if let Some(ch) = node.get_mut("children").and_then(Value::as_array_mut) {
+                for c in ch.iter_mut() {
+                    *c = Value::from(map[c.as_u64().unwrap_or(0) as usize]);
+                }
+            }
+            let name = node["name"].as_str().unwrap_or("node").to_string();
+            node["name"] = Value::from(self.namer.unique(name));
+            msh_extras(node)["part"] = Value::from(k);
+        }
+        let hang: Vec<Value> = root0["children"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| Value::from(map[c.as_u64().unwrap_or(0) as usize]))
+            .collect();
+        self.doc["nodes"]
+            .as_array_mut()
+            .expect("nodes")
+            .extend(nodes);
+        let sock = &mut self.doc["nodes"][socket_new];
+        match sock.get_mut("children").and_then(Value::as_array_mut) {
+            Some(c) => c.extend(hang),
+            None if !hang.is_empty() => sock["children"] = Value::from(hang),
+            None => {}
+        }
+        // Scene roots other than node 0 (points on nodes the part lacks).
+        let extra_roots: Vec<Value> = p["scenes"][0]["nodes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| {
+                r.as_u64()
+                    .filter(|&r| r != 0)
+                    .map(|r| Value::from(map[r as usize]))
+            })
+            .collect();
+        if let Some(r) = self.doc["scenes"][0]["nodes"].as_array_mut() {
+            r.extend(extra_roots);
+        }
+        for an in items(&mut p, "animations") {
+            if let Some(chs) = an.get_mut("channels").and_then(Value::as_array_mut) {
+                // The part root's pose never reaches the picture (§3.4).
+                chs.retain(|c| c["target"]["node"].as_u64() != Some(0));
+                for c in chs.iter_mut() {
+                    let t = c["target"]["node"].as_u64().unwrap_or(0) as usize;
+                    c["target"]["node"] = Value::from(map[t]);
+                }
+            }
+        }
+        if let Some(a) = p.get_mut("animations").and_then(Value::as_array_mut) {
+            a.retain(|an| an["channels"].as_array().is_some_and(|c| !c.is_empty()));
+        }
+        let from = len(&self.doc, "animations");
+        append_arrays(
+            &mut self.doc,
+            &mut p,
+            &[
+                "bufferViews",
+                "accessors",
+                "images",
+                "textures",
+                "samplers",
+                "materials",
+                "meshes",
+                "animations",
+            ],
+        );
+        self.tag_animations(k, &part.record, from);
+        self.maps.push(map);
+        Ok(())
+    }
+}
+
+fn unit_err(source: &str, e: UnitError) -> ConvertError {
+    ConvertError {
+        source: source.to_string(),
+        kind: ConvertErrorKind::Export(ExportError::Model {
+            rule: e.rule,
+            detail: if e.file.is_empty() {
+                e.detail
+            } else {
+                format!("{}: {}", e.file, e.detail)
+            },
+        }),
+    }
+}
+
+/// Converts one part: its model from its archive in `game`, with its WEAR,
+/// `.cpt` and `.ctl` siblings.
+fn convert_part(
+    game: &Path,
+    p: &Part,
+    libs: Option<&Libraries>,
+    opts: &ConvertOptions,
+    archives: &mut HashMap<String, Vec<u8>>,
+) -> Result<Converted, ConvertError> {
+    let src = format!("{}:{}", p.archive, p.mesh_entry);
+    let key = p.archive.to_lowercase();
+    if let std::collections::hash_map::Entry::Vacant(slot) = archives.entry(key.clone()) {
+        let path = find_file(game, &p.archive).ok_or_else(|| {
+            unit_err(
+                &src,
+                UnitError::new(
+                    "unit.resolve",
+                    format!("no archive {} in {}", p.archive, game.display()),
+                ),
+            )
+        })?;
+        let data = std::fs::read(&path).map_err(|e| {
+            unit_err(
+                &src,
+                UnitError::new("io", format!("cannot read {}: {e}", path.display())),
+            )
+        })?;
+        slot.insert(data);
+    }
+    let data = &archives[&key];
+    let a = nres::read(data, nres::Mode::Tolerant)
+        .map_err(|e| unit_err(&src, UnitError::new(e.rule, e.detail)))?;
+    let i = source::find_entry(&a, &p.mesh_entry)
+        .map_err(|e| unit_err(&src, UnitError::new("unit.resolve", e)))?;
+    let m = ModelRef {
+        source: src.clone(),
+        stem: source::stem_of(&p.mesh_entry).to_string(),
+        bytes: a.entries[i].data,
+        wear: source::find_wear(&a, a.entries[i].name),
+    };
+    let mut c = convert::convert(&m, libs, opts)?;
+    let sib = siblings::in_archive(&a, &p.archive, a.entries[i].name);
+    pipeline::decorate(&mut c, &sib, opts.fps, opts.up).map_err(|e| ConvertError {
+        source: src,
+        kind: ConvertErrorKind::Export(e),
+    })?;
+    Ok(c)
+}
+
+/// Converts the unit file `path` (bytes `data`) into one assembled scene
+/// (unit-files-notes §3.5). The registry and the part archives are looked
+/// up in the game folder above the file ([`game_dir`]).
+///
+/// # Errors
+/// [`ConvertError`] naming the unit file or the part: `dat.*` (the unit
+/// file), `unit.registry`, `unit.resolve` (no game folder, record, archive
+/// or entry), or the part's own conversion error.
+pub fn convert_unit(
+    path: &Path,
+    data: &[u8],
+    libs: Option<&Libraries>,
+    opts: &ConvertOptions,
+) -> Result<Converted, ConvertError> {
+    let src = path.display().to_string();
+    let err = |e: UnitError| unit_err(&src, e);
+    let unit = dat::read(data).map_err(err)?;
+    let game = game_dir(path).ok_or_else(|| {
+        err(UnitError::new(
+            "unit.resolve",
+            format!("no {REGISTRY} in the folders above the unit file"),
+        ))
+    })?;
+    let reg_path = find_file(&game, REGISTRY).expect("found by game_dir");
+    let reg_bytes = std::fs::read(&reg_path).map_err(|e| {
+        err(UnitError::new(
+            "io",
+            format!("cannot read {}: {e}", reg_path.display()),
+        ))
+    })?;
+    let reg = Registry::read(&reg_bytes).map_err(err)?;
+    let mut warnings = Vec::new();
+    let parts = mounted_parts(&unit, &reg, &mut warnings).map_err(err)?;
+    let mut archives = HashMap::new();
+    let mut merger: Option<Merger> = None;
+    let mut first: Option<Converted> = None;
+    let (mut counts, mut textures) = (convert::Counts::default(), Vec::new());
+    for (k, p) in parts.iter().enumerate() {
+        let c = convert_part(&game, p, libs, opts, &mut archives)?;
+        warnings.extend(
+            c.warnings
+                .iter()
+                .map(|w| format!("part {k} {}: {w}", p.record)),
+        );
+        add_counts(&mut counts, &c.counts);
+        textures.extend(
+            c.textures
+                .iter()
+                .filter(|t| !textures.contains(*t))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+        let e = c.exported.clone();
+        let to_err = |e: ExportError| ConvertError {
+            source: src.clone(),
+            kind: ConvertErrorKind::Export(e),
+        };
+        match merger.as_mut() {
+            None => merger = Some(Merger::new(p, e).map_err(to_err)?),
+            Some(m) => m.mount(k, p, e).map_err(to_err)?,
+        }
+        first.get_or_insert(c);
+    }
+    let (mut m, first) = (merger.expect("a root part"), first.expect("a root part"));
+    warnings.append(&mut m.warnings);
+    finish_scene(&mut m, &unit, &parts, &src).map_err(|e| ConvertError {
+        source: src.clone(),
+        kind: ConvertErrorKind::Export(e),
+    })?;
+    let root: gltf_json::Root = serde_json::from_value(m.doc).map_err(|e| ConvertError {
+        source: src.clone(),
+        kind: ConvertErrorKind::Export(ExportError::Json(e)),
+    })?;
+    let mut report = first.exported.report.clone();
+    report.nodes = root.nodes.len();
+    report.meshes = root.meshes.len();
+    Ok(Converted {
+        exported: Exported {
+            root,
+            bin: m.bin,
+            report,
+        },
+        warnings,
+        counts,
+        conventions: first.conventions,
+        textures,
+    })
+}
+
+fn add_counts(a: &mut convert::Counts, b: &convert::Counts) {
+    a.nodes += b.nodes;
+    a.slots += b.slots;
+    a.vertices += b.vertices;
+    a.triangles += b.triangles;
+    a.batches += b.batches;
+    a.animated_nodes += b.animated_nodes;
+    a.frame_count = a.frame_count.max(b.frame_count);
+    a.materials += b.materials;
+    a.textures += b.textures;
+}
+
+/// Buffer length, the unit table (`extras.msh.unit`) and the merged clip
+/// table in the scene extras.
+fn finish_scene(
+    m: &mut Merger,
+    unit: &UnitFile,
+    parts: &[Part],
+    src: &str,
+) -> Result<(), ExportError> {
+    while m.bin.len() % 4 != 0 {
+        m.bin.push(0);
+    }
+    if let Some(b) = m.doc.get_mut("buffers").and_then(|b| b.get_mut(0)) {
+        b["byteLength"] = Value::from(m.bin.len());
+    }
+    let names: Vec<&str> = m.doc["nodes"]
+        .as_array()
+        .map(|n| n.iter().map(|x| x["name"].as_str().unwrap_or("")).collect())
+        .unwrap_or_default();
+    let table: Vec<Value> = parts
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let socket_name = p.parent_part.zip(p.socket).and_then(|(pp, s)| m.maps[pp].get(s)).map(|&g| names[g].to_string());
+            json!({"part": k, "component": p.component, "record": p.record, "display": p.display,
+                   "class": p.class, "archive": p.archive, "mesh_entry": p.mesh_entry,
+                   "parent_part": p.parent_part, "socket_node": p.socket, "socket_name": socket_name})
+        })
+        .collect();
+    let clips: Vec<Value> = m.doc["animations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter(|(_, a)| a["extras"]["msh"].get("clip").is_some())
+        .map(|(i, a)| json!({"name": a["name"], "animation": i, "part": a["extras"]["msh"]["part"],
+                             "kind": a["extras"]["msh"]["clip"]["kind"], "first": a["extras"]["msh"]["clip"]["first"],
+                             "last": a["extras"]["msh"]["clip"]["last"]}))
+        .collect();
+    let scene = &mut m.doc["scenes"][0];
+    let ex = msh_extras(scene);
+    ex[UNIT_KEY] = json!({"source": src, "class_word": unit.class_word, "parts": table});
+    ex["clips"] = Value::from(clips);
+    Ok(())
+}

@@ -1,0 +1,452 @@
+//! The way back for glTF written by this layer (issue 18 "Back"):
+//! assembled units are export-only, and (see [`fold_clips`]) edited clip
+//! animations are written into the timeline over their frame range.
+
+use serde_json::Value;
+
+use super::assemble::UNIT_KEY;
+use crate::anim::{QuatLayout, Sampler, MAX_KEY_TIME};
+use crate::gltf_export::{axes, Up};
+use crate::gltf_import::animation::{read_channel, Channel};
+use crate::gltf_import::read::{arr, idx};
+use crate::gltf_import::{GltfFile, ImportError};
+use crate::msh::{Model, Nodes};
+
+/// Refuses an assembled unit (scene `extras.msh.unit`): its parts are
+/// separate models, so the error names each part's archive entry to export
+/// and edit on its own (unit-files-notes §3.5 step 5).
+///
+/// # Errors
+/// `gltf.unit` for an assembled unit.
+pub fn refuse_assembled(doc: &GltfFile) -> Result<(), ImportError> {
+    let scene = doc.json["scene"].as_u64().unwrap_or(0) as usize;
+    let unit = &doc.json["scenes"][scene]["extras"]["msh"][UNIT_KEY];
+    if unit.is_null() {
+        return Ok(());
+    }
+    let parts: Vec<String> = unit["parts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            format!(
+                "{} ({}:{})",
+                p["record"].as_str().unwrap_or("?"),
+                p["archive"].as_str().unwrap_or("?"),
+                p["mesh_entry"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    Err(ImportError::new(
+        "gltf.unit",
+        format!(
+            "this glTF is the assembled unit {} (export only); edit a part instead: msh2gltf ARCHIVE:ENTRY part.glb, then gltf2msh part.glb --base ARCHIVE:ENTRY, for one of its parts: {}",
+            unit["source"].as_str().unwrap_or("?"),
+            parts.join(", ")
+        ),
+    ))
+}
+
+/// True when a glTF animation is a clip animation (`extras.msh.clip`).
+pub fn is_clip(anim: &Value) -> bool {
+    anim["extras"]["msh"].get(super::gltf::CLIP_KEY).is_some()
+}
+
+/// Tolerance (glTF units, quaternion components) under which a clip or
+/// the timeline counts as unedited against the base's engine pose.
+pub const EDIT_TOL: f32 = 1e-3;
+
+/// What [`fold_clips`] did.
+#[derive(Debug, Default)]
+pub struct Folded {
+    /// The document with edited clips written into its timeline, when any.
+    pub doc: Option<GltfFile>,
+    /// One line per edited clip channel written, per moved control point.
+    pub warnings: Vec<String>,
+}
+
+/// One edited clip channel, in frames and glTF values.
+struct Edit {
+    clip: String,
+    node: usize,
+    slot: usize,
+    range: [f32; 2],
+    frames: Vec<f32>,
+    values: Vec<f32>,
+}
+
+fn base_value(s: &Sampler<'_>, up: Up, r: usize, slot: usize, f: f32) -> Vec<f32> {
+    let p = s.node_pose(r, f);
+    match slot {
+        0 => axes::vec3(up, p.pos).to_vec(),
+        _ => axes::engine_quat_to_gltf(up, p.q).to_vec(),
+    }
+}
+
+/// Largest difference between two values (quaternions compared up to sign).
+fn diff(a: &[f32], b: &[f32]) -> f32 {
+    let d: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let s = if a.len() == 4 && d < 0.0 { -1.0 } else { 1.0 };
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - s * y).abs())
+        .fold(0.0, f32::max)
+}
+
+/// The frames a clip channel is compared at: its keys and every integer
+/// frame of its range.
+fn check_frames(ch: &Channel, [lo, hi]: [f32; 2]) -> Vec<f32> {
+    let mut f: Vec<f32> = ch.frames.clone();
+    f.extend((lo.ceil() as u32..=hi.floor() as u32).map(|x| x as f32));
+    f.sort_by(f32::total_cmp);
+    f.dedup();
+    f
+}
+
+/// The timeline animation: the first one that is not a clip.
+fn timeline_index(doc: &GltfFile) -> Option<usize> {
+    arr(&doc.json, "animations")
+        .iter()
+        .position(|a| !is_clip(a))
+}
+
+/// The timeline's channel for (glTF node, path), read.
+fn timeline_channel(
+    doc: &GltfFile,
+    g: usize,
+    path: &str,
+    fps: f32,
+) -> Result<Option<Channel>, ImportError> {
+    let Some(t) = timeline_index(doc) else {
+        return Ok(None);
+    };
+    let a = &arr(&doc.json, "animations")[t];
+    let Some(c) = arr(a, "channels")
+        .iter()
+        .find(|c| idx(&c["target"], "node") == Some(g) && c["target"]["path"] == path)
+    else {
+        return Ok(None);
+    };
+    let Some(s) = idx(c, "sampler").and_then(|s| arr(a, "samplers").get(s)) else {
+        return Ok(None);
+    };
+    let n = if path == "rotation" { 4 } else { 3 };
+    read_channel(doc, s, n, fps, "timeline").map(Some)
+}
+
+/// Reads one clip channel's edit: `None` when it matches the base within
+/// [`EDIT_TOL`].
+///
+/// # Errors
+/// `gltf.clip.range` for keys outside the clip's frame range;
+/// `gltf.clip.conflict` when the timeline was also edited there, differently.
+#[allow(clippy::too_many_arguments)]
+fn clip_edit(
+    doc: &GltfFile,
+    s: &Sampler<'_>,
+    (up, fps): (Up, f32),
+    (name, range): (&str, [f32; 2]),
+    (g, r): (usize, usize),
+    path: &str,
+    sampler: &Value,
+) -> Result<Option<Edit>, ImportError> {
+    let slot = usize::from(path == "rotation");
+    let ch = read_channel(doc, sampler, 3 + slot, fps, &format!("clip {name:?}"))?;
+    let [lo, hi] = range;
+    if let Some(&f) = ch.frames.iter().find(|&&f| f < lo - 1e-3 || f > hi + 1e-3) {
+        return Err(ImportError::new(
+            "gltf.clip.range",
+            format!(
+                "clip {name:?}: a {path} key of glTF node {g} at frame {f} leaves the clip's frames {lo}..{hi}; move the key back inside (the .ctl, which holds the range, is not rewritten)"
+            ),
+        ));
+    }
+    let frames = check_frames(&ch, range);
+    let rot = slot == 1;
+    let edited = frames
+        .iter()
+        .any(|&f| diff(&ch.sample(f, rot), &base_value(s, up, r, slot, f)) > EDIT_TOL);
+    if !edited {
+        return Ok(None);
+    }
+    if let Some(tl) = timeline_channel(doc, g, path, fps)? {
+        for &f in &frames {
+            let t = tl.sample(f, rot);
+            if diff(&t, &base_value(s, up, r, slot, f)) > EDIT_TOL
+                && diff(&t, &ch.sample(f, rot)) > EDIT_TOL
+            {
+                return Err(ImportError::new(
+                    "gltf.clip.conflict",
+                    format!(
+                        "clip {name:?} and the whole timeline were both edited, differently, for Res1 node {r} {path} at frame {f}; keep the edit in one of them"
+                    ),
+                ));
+            }
+        }
+    }
+    let values = ch.frames.iter().flat_map(|&f| ch.sample(f, rot)).collect();
+    Ok(Some(Edit {
+        clip: name.to_string(),
+        node: g,
+        slot,
+        range,
+        frames: ch.frames.clone(),
+        values,
+    }))
+}
+
+/// Moved control-point empties (translation off the stored position by
+/// more than [`EDIT_TOL`]): reported, since the `.cpt` is not written.
+fn moved_points(doc: &GltfFile, up: Up) -> Vec<String> {
+    let mut w = Vec::new();
+    for n in arr(&doc.json, "nodes") {
+        let cp = &n["extras"]["msh"][super::gltf::CONTROL_POINT_KEY];
+        let (Some(p), Some(t)) = (cp["position"].as_array(), n["translation"].as_array()) else {
+            continue;
+        };
+        let p: Vec<f32> = p.iter().map(|x| x.as_f64().unwrap_or(0.0) as f32).collect();
+        let t: Vec<f32> = t.iter().map(|x| x.as_f64().unwrap_or(0.0) as f32).collect();
+        if p.len() == 3 && t.len() == 3 && diff(&axes::vec3(up, [p[0], p[1], p[2]]), &t) > EDIT_TOL
+        {
+            w.push(format!(
+                "control point {} was moved: not written (gltf2msh does not write the .cpt; the game keeps the stored point)",
+                cp["name"].as_str().unwrap_or("?")
+            ));
+        }
+    }
+    w
+}
+
+/// Folds edited clip animations into the timeline (issue 18 "Back"): a
+/// clip channel that differs from the base's engine pose (beyond
+/// [`EDIT_TOL`]) replaces the timeline's keys over the clip's frame range;
+/// unedited clips are ignored. Also reports moved control points.
+///
+/// # Errors
+/// `gltf.clip.range` (a clip key outside its range), `gltf.clip.conflict`
+/// (the timeline, or another clip, edited differently over the same
+/// frames), `gltf.anim` (unreadable channels).
+pub fn fold_clips(
+    doc: &GltfFile,
+    base: &Model,
+    up: Up,
+    layout: QuatLayout,
+    fps: f32,
+) -> Result<Folded, ImportError> {
+    let mut out = Folded {
+        warnings: moved_points(doc, up),
+        ..Default::default()
+    };
+    if !matches!(base.nodes, Nodes::Node38(_)) || !arr(&doc.json, "animations").iter().any(is_clip)
+    {
+        return Ok(out);
+    }
+    let s = Sampler::new(base, layout).map_err(|e| ImportError::new(e.rule, e.detail))?;
+    let nodes = arr(&doc.json, "nodes");
+    let mut edits: Vec<Edit> = Vec::new();
+    for a in arr(&doc.json, "animations").iter().filter(|a| is_clip(a)) {
+        let c = &a["extras"]["msh"][super::gltf::CLIP_KEY];
+        let name = a["name"].as_str().unwrap_or("clip");
+        let (f0, f1) = (
+            c["first"].as_f64().unwrap_or(0.0) as f32,
+            c["last"].as_f64().unwrap_or(0.0) as f32,
+        );
+        let range = [f0.min(f1).max(0.0), f0.max(f1).min(MAX_KEY_TIME)];
+        for ch in arr(a, "channels") {
+            let (Some(g), Some(path)) = (idx(&ch["target"], "node"), ch["target"]["path"].as_str())
+            else {
+                continue;
+            };
+            let Some(r) = nodes
+                .get(g)
+                .and_then(|n| n["extras"]["msh"]["node"].as_u64())
+                .map(|r| r as usize)
+            else {
+                continue;
+            };
+            let Some(smp) = idx(ch, "sampler").and_then(|i| arr(a, "samplers").get(i)) else {
+                continue;
+            };
+            if r >= s.node_count() || !matches!(path, "translation" | "rotation") {
+                continue;
+            }
+            if let Some(e) = clip_edit(doc, &s, (up, fps), (name, range), (g, r), path, smp)? {
+                check_overlap(&edits, &e)?;
+                edits.push(e);
+            }
+        }
+    }
+    if !edits.is_empty() {
+        out.doc = Some(splice(doc, &edits, fps)?);
+        for e in &edits {
+            out.warnings.push(format!(
+                "clip {:?}: edited {} of glTF node {} written into the timeline over frames {}..{}",
+                e.clip,
+                ["translation", "rotation"][e.slot],
+                e.node,
+                e.range[0],
+                e.range[1]
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Two edited clips of one node and path must agree where they overlap.
+fn check_overlap(done: &[Edit], e: &Edit) -> Result<(), ImportError> {
+    for d in done.iter().filter(|d| d.node == e.node && d.slot == e.slot) {
+        let (lo, hi) = (d.range[0].max(e.range[0]), d.range[1].min(e.range[1]));
+        if lo > hi {
+            continue;
+        }
+        let differs = e
+            .frames
+            .iter()
+            .zip(e.values.chunks(3 + e.slot))
+            .any(|(&f, v)| {
+                (lo..=hi).contains(&f)
+                    && d.frames.iter().position(|&x| x == f).is_some_and(|k| {
+                        diff(v, &d.values[k * (3 + d.slot)..(k + 1) * (3 + d.slot)]) > EDIT_TOL
+                    })
+            });
+        if differs {
+            return Err(ImportError::new(
+                "gltf.clip.conflict",
+                format!(
+                    "clips {:?} and {:?} both edit glTF node {} over frames {lo}..{hi}, differently; keep the edit in one of them",
+                    d.clip, e.clip, e.node
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Appends `frames`/`values` as a LINEAR sampler (new buffer, view and
+/// accessors) to animation `t` of `doc`; returns the sampler index.
+fn push_sampler(doc: &mut GltfFile, t: usize, frames: &[f32], values: &[f32], fps: f32) -> usize {
+    let times: Vec<f32> = frames.iter().map(|f| f / fps).collect();
+    let mut data: Vec<u8> = times
+        .iter()
+        .chain(values)
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    while data.len() % 4 != 0 {
+        data.push(0);
+    }
+    let b = doc.buffers.len();
+    let len = data.len();
+    doc.buffers.push(data);
+    let j = &mut doc.json;
+    let push = |j: &mut Value, key: &str, v: Value| -> usize {
+        if !j[key].is_array() {
+            j[key] = Value::Array(Vec::new());
+        }
+        let a = j[key].as_array_mut().expect("array");
+        a.push(v);
+        a.len() - 1
+    };
+    push(j, "buffers", serde_json::json!({"byteLength": len}));
+    let view = push(
+        j,
+        "bufferViews",
+        serde_json::json!({"buffer": b, "byteOffset": 0, "byteLength": len}),
+    );
+    let n = times.len();
+    let ty = if values.len() == n * 4 {
+        "VEC4"
+    } else {
+        "VEC3"
+    };
+    let input = push(
+        j,
+        "accessors",
+        serde_json::json!({"bufferView": view, "componentType": 5126, "count": n, "type": "SCALAR",
+                           "min": [times[0]], "max": [times[n - 1]]}),
+    );
+    let output = push(
+        j,
+        "accessors",
+        serde_json::json!({"bufferView": view, "byteOffset": 4 * n, "componentType": 5126, "count": n, "type": ty}),
+    );
+    push(
+        &mut j["animations"][t],
+        "samplers",
+        serde_json::json!({"input": input, "output": output, "interpolation": "LINEAR"}),
+    )
+}
+
+/// The node's rest value (glTF TRS) for a node without a timeline channel.
+fn rest_value(doc: &GltfFile, g: usize, slot: usize) -> Vec<f32> {
+    let n = &arr(&doc.json, "nodes")[g];
+    let (key, def) = if slot == 0 {
+        ("translation", vec![0.0, 0.0, 0.0])
+    } else {
+        ("rotation", vec![0.0, 0.0, 0.0, 1.0])
+    };
+    n[key]
+        .as_array()
+        .map(|a| a.iter().map(|x| x.as_f64().unwrap_or(0.0) as f32).collect())
+        .unwrap_or(def)
+}
+
+/// A copy of `doc` whose timeline carries every edit over its clip's range
+/// (timeline keys outside the range kept, the clip's keys inside).
+fn splice(doc: &GltfFile, edits: &[Edit], fps: f32) -> Result<GltfFile, ImportError> {
+    let mut d = GltfFile {
+        json: doc.json.clone(),
+        buffers: doc.buffers.clone(),
+    };
+    let t = match timeline_index(&d) {
+        Some(t) => t,
+        None => {
+            let a = d.json["animations"].as_array_mut().expect("clips exist");
+            a.push(serde_json::json!({"name": "timeline", "channels": [], "samplers": []}));
+            a.len() - 1
+        }
+    };
+    for e in edits {
+        let path = ["translation", "rotation"][e.slot];
+        let w = 3 + e.slot;
+        let [lo, hi] = e.range;
+        let (mut frames, mut values) = (Vec::new(), Vec::new());
+        let mut keep = |f: f32, v: &[f32]| {
+            frames.push(f);
+            values.extend_from_slice(v);
+        };
+        match timeline_channel(&d, e.node, path, fps)? {
+            Some(tl) => {
+                for k in (0..tl.len()).filter(|&k| tl.frames[k] < lo - 1e-3) {
+                    keep(tl.frames[k], tl.value(k));
+                }
+                for (k, &f) in e.frames.iter().enumerate() {
+                    keep(f, &e.values[k * w..(k + 1) * w]);
+                }
+                for k in (0..tl.len()).filter(|&k| tl.frames[k] > hi + 1e-3) {
+                    keep(tl.frames[k], tl.value(k));
+                }
+            }
+            None => {
+                let rest = rest_value(&d, e.node, e.slot);
+                if lo >= 1.0 {
+                    keep(0.0, &rest);
+                    keep(lo - 1.0, &rest);
+                }
+                for (k, &f) in e.frames.iter().enumerate() {
+                    keep(f, &e.values[k * w..(k + 1) * w]);
+                }
+                keep(hi + 1.0, &rest);
+            }
+        }
+        let s = push_sampler(&mut d, t, &frames, &values, fps);
+        let chans = d.json["animations"][t]["channels"]
+            .as_array_mut()
+            .expect("channels");
+        let target = serde_json::json!({"node": e.node, "path": path});
+        match chans.iter_mut().find(|c| c["target"] == target) {
+            Some(c) => c["sampler"] = Value::from(s),
+            None => chans.push(serde_json::json!({"sampler": s, "target": target})),
+        }
+    }
+    Ok(d)
+}

@@ -1,0 +1,215 @@
+//! Finding a model's `.cpt` and `.ctl` siblings (unit-files-notes §3.3:
+//! found by suffix, same stem, any case; their type ids vary per archive)
+//! and reading them, so that a broken sibling is a warning and the model
+//! still converts.
+
+use std::path::Path;
+
+use super::{cpt, ctl, UnitError};
+use crate::nres;
+
+/// One sibling file: where it came from and its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sibling {
+    /// `ARCHIVE:ENTRY` or the file path.
+    pub source: String,
+    /// Its payload.
+    pub data: Vec<u8>,
+}
+
+/// The `.cpt` and `.ctl` beside a model, when present.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Siblings {
+    /// `<stem>.cpt`.
+    pub cpt: Option<Sibling>,
+    /// `<stem>.ctl`.
+    pub ctl: Option<Sibling>,
+}
+
+/// The entry `<stem of model_entry>.<ext>` of `archive` (ASCII case-insensitive).
+fn entry_with_ext<'a>(
+    archive: &'a nres::Archive<'a>,
+    model_entry: &[u8],
+    ext: &[u8],
+) -> Option<&'a nres::Entry<'a>> {
+    let stem = match model_entry.iter().rposition(|&c| c == b'.') {
+        Some(i) => &model_entry[..i],
+        None => model_entry,
+    };
+    let want = [stem, b".", ext].concat();
+    archive
+        .entries
+        .iter()
+        .find(|e| e.name.eq_ignore_ascii_case(&want))
+}
+
+/// The siblings of archive entry `model_entry` (unit-files-notes §3.3: the
+/// `.cpt`/`.ctl` with the model's stem in the same archive). `archive_name`
+/// is used for the sources. Linear in the archive's entries.
+pub fn in_archive(archive: &nres::Archive<'_>, archive_name: &str, model_entry: &[u8]) -> Siblings {
+    let get = |ext: &[u8]| {
+        entry_with_ext(archive, model_entry, ext).map(|e| Sibling {
+            source: format!("{archive_name}:{}", crate::source::decode_name(e.name)),
+            data: e.data.to_vec(),
+        })
+    };
+    Siblings {
+        cpt: get(b"cpt"),
+        ctl: get(b"ctl"),
+    }
+}
+
+/// The siblings of a bare model file: `<stem>.cpt` / `<stem>.ctl` in its
+/// folder (any case).
+pub fn beside_file(path: &Path) -> Siblings {
+    let Some(stem) = path.file_stem().map(|s| s.to_string_lossy().into_owned()) else {
+        return Siblings::default();
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let names: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    let get = |ext: &str| {
+        let want = format!("{stem}.{ext}");
+        names
+            .iter()
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(&want))
+            })
+            .and_then(|p| {
+                std::fs::read(p).ok().map(|data| Sibling {
+                    source: p.display().to_string(),
+                    data,
+                })
+            })
+    };
+    Siblings {
+        cpt: get("cpt"),
+        ctl: get("ctl"),
+    }
+}
+
+/// The siblings of a batch job: entry `entry` of the archive `bytes` read
+/// from `file`, or the bare model `file` (then `bytes` is unused). A
+/// directory that does not read gives no siblings. Linear in the archive's
+/// entries (the directory is read again per model).
+pub fn of_job(file: &Path, bytes: &[u8], entry: Option<usize>) -> Siblings {
+    let Some(i) = entry else {
+        return beside_file(file);
+    };
+    match nres::read(bytes, nres::Mode::Tolerant) {
+        Ok(a) if i < a.entries.len() => {
+            in_archive(&a, &file.display().to_string(), a.entries[i].name)
+        }
+        _ => Siblings::default(),
+    }
+}
+
+/// The siblings read: a sibling that breaks its layout is left out and
+/// reported in `warnings` (the model still converts).
+#[derive(Debug, Clone, Default)]
+pub struct Parsed {
+    /// The control points.
+    pub cpt: Option<cpt::ControlPoints>,
+    /// The controller.
+    pub ctl: Option<ctl::Controller>,
+    /// One line per ignored sibling, naming the file and the rule.
+    pub warnings: Vec<String>,
+}
+
+impl Siblings {
+    /// Reads both siblings (unit-files-notes §5.1, §5.2).
+    pub fn parse(&self) -> Parsed {
+        let mut out = Parsed::default();
+        fn keep<T>(r: Result<T, UnitError>, s: &Sibling, w: &mut Vec<String>) -> Option<T> {
+            r.map_err(|e| w.push(format!("{}; ignored", e.in_file(s.source.clone()))))
+                .ok()
+        }
+        if let Some(s) = &self.cpt {
+            out.cpt = keep(cpt::read(&s.data), s, &mut out.warnings);
+        }
+        if let Some(s) = &self.ctl {
+            out.ctl = keep(ctl::read(&s.data), s, &mut out.warnings);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broken_siblings_are_warnings_and_good_ones_read() {
+        let good = cpt::write(&cpt::ControlPoints {
+            points: vec![cpt::ControlPoint {
+                word0: 0,
+                node: 0,
+                carrier: 0,
+                position: [1.0, 2.0, 3.0],
+                direction: [0.0, 0.0, 1.0],
+                name_field: cpt::name_field(b"dust_01"),
+            }],
+        });
+        let s = Siblings {
+            cpt: Some(Sibling {
+                source: "a.rlb:x.cpt".into(),
+                data: good,
+            }),
+            ctl: Some(Sibling {
+                source: "a.rlb:x.ctl".into(),
+                data: vec![1, 2, 3],
+            }),
+        };
+        let p = s.parse();
+        assert_eq!(p.cpt.unwrap().points[0].name(), "dust_01");
+        assert!(p.ctl.is_none());
+        assert_eq!(p.warnings.len(), 1);
+        assert!(
+            p.warnings[0].starts_with("a.rlb:x.ctl: ctl.size:")
+                && p.warnings[0].ends_with("; ignored"),
+            "{:?}",
+            p.warnings
+        );
+    }
+
+    #[test]
+    fn archive_siblings_by_stem_any_case() {
+        let es = [
+            nres::Entry {
+                type_id: 0,
+                attr1: 0,
+                attr2: 0,
+                attr3: 0,
+                name: b"Tank.msh",
+                data: b"m",
+            },
+            nres::Entry {
+                type_id: 7,
+                attr1: 0,
+                attr2: 0,
+                attr3: 0,
+                name: b"TANK.CPT",
+                data: b"c",
+            },
+            nres::Entry {
+                type_id: 8,
+                attr1: 0,
+                attr2: 0,
+                attr3: 0,
+                name: b"tank.ctl",
+                data: b"l",
+            },
+        ];
+        let bytes = nres::write(&es).unwrap();
+        let a = nres::read(&bytes, nres::Mode::Strict).unwrap();
+        let s = in_archive(&a, "u.rlb", b"Tank.msh");
+        assert_eq!(s.cpt.unwrap().source, "u.rlb:TANK.CPT");
+        assert_eq!(s.ctl.unwrap().data, b"l");
+        assert_eq!(in_archive(&a, "u.rlb", b"other.msh"), Siblings::default());
+    }
+}
