@@ -270,7 +270,7 @@ fn check_numbers(v: &Value, at: &mut String) -> Result<(), ImportError> {
 /// Resolves a relative URI against `dir`: percent-decoded, no scheme, not
 /// absolute, and (unless `allow_outside`) inside `dir` after resolving
 /// `..` and symlinks; the target must be a regular file.
-fn resolve_uri(dir: &Path, uri: &str, allow_outside: bool) -> Result<PathBuf, String> {
+pub(crate) fn resolve_uri(dir: &Path, uri: &str, allow_outside: bool) -> Result<PathBuf, String> {
     let decoded = percent_decode(uri);
     if decoded.contains('\0') {
         return Err("contains a NUL byte".into());
