@@ -139,6 +139,18 @@ fn plan_run(cli: &Cli) -> Result<Transaction, Fail> {
         let (InputSpec::File(p) | InputSpec::Entry { archive: p, .. }) = source::parse_input(b);
         txn.add_input(&p);
     }
+    if let Some(g) = &cli.game_dir {
+        // The game's libraries: inputs, or reserved for the in-place edit.
+        use mshgltf::material::library::{LIGHTMAP_LIB, MATERIAL_LIB, TEXTURES_LIB};
+        for f in [MATERIAL_LIB, TEXTURES_LIB, LIGHTMAP_LIB] {
+            let p = find_in(g, f).unwrap_or_else(|| g.join(f));
+            if cli.in_place {
+                txn.plan().reserve_update(&p);
+            } else {
+                txn.add_input(&p);
+            }
+        }
+    }
     if let Some(r) = &cli.report {
         txn.claim(r).map_err(|e| usage(format!("--report: {e}")))?;
     }
@@ -163,6 +175,15 @@ fn load_doc(
     if let Some(dir) = cli.input.parent() {
         for f in gltf_import::materials::image_files(&doc, dir) {
             txn.add_input(&f);
+        }
+    }
+    if let Some(r) = &cli.report {
+        // Claimed before the glTF named its buffers and images.
+        if txn.plan().is_input(r) {
+            return Err(usage(format!(
+                "--report {}: refusing to overwrite an input of the glTF",
+                r.display()
+            )));
         }
     }
     gltf_import::budget::check(&doc, cli.max_work)
@@ -756,7 +777,7 @@ fn write_report(
     res: &Result<serde_json::Value, Fail>,
 ) {
     // The glTF's buffers and images became inputs after the report was claimed.
-    if txn.plan().is_input(path) {
+    if txn.plan().is_input(path) || txn.plan().is_update(path) {
         eprintln!(
             "gltf2msh: report {}: refusing to overwrite an input",
             path.display()

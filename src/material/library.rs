@@ -112,9 +112,10 @@ impl Library {
     /// # Errors
     /// `lib.io` when the file cannot be read; the NRes rule otherwise.
     pub fn open(path: &Path) -> Result<Library, MaterialError> {
-        let bytes = std::fs::read(path).map_err(|e| {
-            MaterialError::new("lib.io", format!("cannot read {}: {e}", path.display()))
-        })?;
+        let bytes =
+            crate::source::read_regular(path, crate::output::MAX_UPDATE_BYTES).map_err(|e| {
+                MaterialError::new("lib.io", format!("cannot read {}: {e}", path.display()))
+            })?;
         let label = path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),

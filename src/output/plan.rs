@@ -70,6 +70,8 @@ pub struct WritePlan {
     outputs: HashMap<PathBuf, PathBuf>,
     /// Keys of the files opened for update (read, then replaced in place).
     updates: HashSet<PathBuf>,
+    /// Keys of files only [`WritePlan::claim_update`] may claim.
+    reserved: HashSet<PathBuf>,
     /// [`normalized`] folders, by the folder as given (a batch writes
     /// thousands of files into a few folders).
     dirs: HashMap<PathBuf, PathBuf>,
@@ -117,6 +119,24 @@ impl WritePlan {
             || file_id(path).is_some_and(|id| self.input_ids.contains(&id))
     }
 
+    /// Reserves `path` for a later [`WritePlan::claim_update`] (a game
+    /// library an in-place run will change): until then, and after, a
+    /// plain [`WritePlan::claim`] refuses it as an input.
+    pub fn reserve_update(&mut self, path: &Path) {
+        let k = self.key(path);
+        self.reserved.insert(k);
+        self.reserved.insert(normalized(path));
+    }
+
+    /// True when a plain output must not be `path`: an input, or reserved
+    /// for an update.
+    fn is_protected(&mut self, path: &Path) -> bool {
+        let k = self.key(path);
+        self.is_input(path)
+            || self.reserved.contains(&k)
+            || self.reserved.contains(&normalized(path))
+    }
+
     /// Admits `path` as a file the run reads and then replaces in place (a
     /// game library or archive; [`super::Transaction::open_for_update`]). It
     /// must be no input and no other output; it may exist without `force`.
@@ -157,7 +177,7 @@ impl WritePlan {
     /// of this run), [`OutputError::NotRegular`], [`OutputError::Exists`]
     /// (without `force`).
     pub fn claim(&mut self, path: &Path) -> Result<(), OutputError> {
-        if self.is_input(path) {
+        if self.is_protected(path) {
             return Err(OutputError::IsInput(path.to_path_buf()));
         }
         let key = self.key(path);

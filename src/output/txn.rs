@@ -512,7 +512,7 @@ mod tests {
         let mut t = Transaction::new(opts(true));
         t.stage(&p, b"new".to_vec()).unwrap();
         let c = t.commit().unwrap();
-        assert_eq!(c.written, [p.clone()]);
+        assert_eq!(c.written, std::slice::from_ref(&p));
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
         assert_eq!(names(&dir.path().join("sub")), ["out.bin"]);
         assert_eq!(registry().temps_under(dir.path()), 0);
@@ -582,8 +582,8 @@ mod tests {
         t.stage(&a, b"same".to_vec()).unwrap();
         t.stage(&b, b"new".to_vec()).unwrap();
         let c = t.commit().unwrap();
-        assert_eq!(c.unchanged, [a.clone()]);
-        assert_eq!(c.written, [b.clone()]);
+        assert_eq!(c.unchanged, std::slice::from_ref(&a));
+        assert_eq!(c.written, std::slice::from_ref(&b));
         assert_eq!(std::fs::metadata(&a).unwrap().ino(), ino);
     }
 
