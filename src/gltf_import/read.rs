@@ -280,6 +280,12 @@ fn check_numbers(v: &Value, at: &mut String) -> Result<(), ImportError> {
 /// absolute, and (unless `allow_outside`) inside `dir` after resolving
 /// `..` and symlinks; the target must be a regular file.
 pub(crate) fn resolve_uri(dir: &Path, uri: &str, allow_outside: bool) -> Result<PathBuf, String> {
+    // The folder of a bare file name (`in.gltf`) is the current one.
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
     let decoded = percent_decode(uri);
     if decoded.contains('\0') {
         return Err("contains a NUL byte".into());
