@@ -477,6 +477,10 @@ fn archive_entries_need_replace_entries() {
         "{err}"
     );
     assert_eq!(std::fs::read(&arch).unwrap(), once);
+    // The report onto the archive changed in place: refused, archive kept.
+    let o = run(&["--replace-entries", "--report", arch.to_str().unwrap()]);
+    assert_eq!(code(&o), Some(2), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&arch).unwrap(), once);
     let o = run(&["--replace-entries"]);
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert_eq!(

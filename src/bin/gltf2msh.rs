@@ -139,6 +139,15 @@ fn plan_run(cli: &Cli) -> Result<Transaction, Fail> {
         let (InputSpec::File(p) | InputSpec::Entry { archive: p, .. }) = source::parse_input(b);
         txn.add_input(&p);
     }
+    if let Some(a) = &cli.into {
+        // The archive: an input, or reserved for its in-place edit.
+        let out = cli.output.clone().unwrap_or_else(|| a.clone());
+        if output::same_file(&out, a) {
+            txn.plan().reserve_update(a);
+        } else {
+            txn.add_input(a);
+        }
+    }
     if let Some(g) = &cli.game_dir {
         // The game's libraries: inputs, or reserved for the in-place edit.
         use mshgltf::material::library::{LIGHTMAP_LIB, MATERIAL_LIB, TEXTURES_LIB};
@@ -777,7 +786,7 @@ fn write_report(
     res: &Result<serde_json::Value, Fail>,
 ) {
     // The glTF's buffers and images became inputs after the report was claimed.
-    if txn.plan().is_input(path) || txn.plan().is_update(path) {
+    if txn.plan().is_protected(path) || txn.plan().is_update(path) {
         eprintln!(
             "gltf2msh: report {}: refusing to overwrite an input",
             path.display()

@@ -130,7 +130,7 @@ impl WritePlan {
 
     /// True when a plain output must not be `path`: an input, or reserved
     /// for an update.
-    fn is_protected(&mut self, path: &Path) -> bool {
+    pub fn is_protected(&mut self, path: &Path) -> bool {
         let k = self.key(path);
         self.is_input(path)
             || self.reserved.contains(&k)
