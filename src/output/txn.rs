@@ -91,7 +91,8 @@ pub struct CommitFailure {
     /// Targets already holding the new bytes before the run (untouched).
     pub unchanged: Vec<PathBuf>,
     /// Targets whose rollback failed: `(target, kept original, error)`.
-    /// The target holds the new bytes; the old ones are in the kept file.
+    /// The target holds the new bytes; the old ones are in the kept file
+    /// (the kept file is the target itself for a target that was new).
     pub unrestored: Vec<(PathBuf, PathBuf, String)>,
 }
 
@@ -119,6 +120,14 @@ impl fmt::Display for CommitFailure {
             write!(f, "; not written: {}", list(&self.not_written))?;
         }
         for (t, a, e) in &self.unrestored {
+            if t == a {
+                write!(
+                    f,
+                    "; {} was created and could not be removed ({e})",
+                    t.display()
+                )?;
+                continue;
+            }
             write!(
                 f,
                 "; {} holds the new bytes and could not be restored ({e}): its old bytes are in {}",
