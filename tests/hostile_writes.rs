@@ -620,3 +620,39 @@ fn one_broken_library_leaves_the_others_loaded() {
         .iter()
         .any(|w| w.as_str().unwrap().contains("LightMap.lib not loaded"))));
 }
+
+#[test]
+fn concurrent_into_runs_keep_every_model() {
+    let (dir, _, input) = setup();
+    let arch = dir.path().join("units.rlb");
+    std::fs::copy(sample("demo/demo.rlb"), &arch).unwrap();
+    let names = ["N1", "N2", "N3"];
+    let kids: Vec<_> = names
+        .iter()
+        .map(|n| {
+            gltf2msh()
+                .arg(&input)
+                .args(["--into", arch.to_str().unwrap(), "--name", n, "--force"])
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut ok = Vec::new();
+    for (n, k) in names.iter().zip(kids) {
+        let o = k.wait_with_output().unwrap();
+        match code(&o) {
+            Some(0) => ok.push(*n),
+            Some(1) => assert!(stderr(&o).contains("busy"), "{n}: {}", stderr(&o)),
+            c => panic!("{n}: exit {c:?}: {}", stderr(&o)),
+        }
+    }
+    let have = entry_names(&arch);
+    for n in names {
+        assert_eq!(
+            have.contains(&format!("{n}.msh")) && have.contains(&format!("{n}.wea")),
+            ok.contains(&n),
+            "{n}: {have:?}"
+        );
+    }
+}
