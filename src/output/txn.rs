@@ -287,10 +287,15 @@ impl Transaction {
         // Stage: check consent again, skip unchanged files, write temps.
         for s in &staged {
             let res = check_existing(&s.path, s.replace).and_then(|()| {
-                if holds(&s.path, &s.bytes) {
+                // Without consent to replace, the target must be created by
+                // this run: never "unchanged", never replaced.
+                if s.replace && holds(&s.path, &s.bytes) {
                     return Ok(None);
                 }
                 let existed = std::fs::symlink_metadata(&s.path).is_ok();
+                if existed && !s.replace {
+                    return Err(OutputError::Exists(s.path.clone()));
+                }
                 let sync = existed || self.opts.durability == Durability::Each;
                 write_temp(&s.path, &s.bytes, sync).map(|t| Some((t, existed)))
             });
