@@ -16,7 +16,7 @@ use crate::convert::{convert, ConvertError, ConvertErrorKind, ConvertOptions, Co
 use crate::material::Libraries;
 use crate::msh::MshError;
 use crate::nres;
-use crate::output::{OutputError, WritePlan};
+use crate::output::{Durability, OutputError, Transaction, TxnOptions, WritePlan};
 use crate::source::{self, FileKind};
 
 /// Output container format.
@@ -522,8 +522,8 @@ pub struct BatchOptions {
 struct Loaded {
     bytes: Vec<u8>,
     libs: Option<Arc<Libraries>>,
-    /// Why the material libraries beside this file could not be loaded.
-    libs_error: Option<String>,
+    /// Libraries beside this file that could not be loaded (one warning each).
+    libs_error: Vec<String>,
     /// For archives, parsed once: each `.msh` entry's byte range and its WEAR
     /// sibling's range, by entry index.
     entries: Result<HashMap<usize, EntryRanges>, nres::NresError>,
@@ -662,8 +662,8 @@ pub fn run_planned(
         .collect();
     // Load each file once, and find the libraries once per folder.
     let mut files: BTreeMap<PathBuf, Option<Arc<Loaded>>> = BTreeMap::new();
-    type LibsOrError = (Option<Arc<Libraries>>, Option<String>);
-    let mut libs_by_dir: HashMap<PathBuf, LibsOrError> = HashMap::new();
+    type LibsAndWarnings = (Option<Arc<Libraries>>, Vec<String>);
+    let mut libs_by_dir: HashMap<PathBuf, LibsAndWarnings> = HashMap::new();
     for j in jobs {
         if files.contains_key(&j.file) {
             continue;
@@ -672,17 +672,15 @@ pub fn run_planned(
         let dir = j.file.parent().map(Path::to_path_buf).unwrap_or_default();
         let (libs, libs_error) = libs_by_dir
             .entry(dir)
-            .or_insert_with(|| {
-                match Libraries::find_for(&j.file, opts.game_dir.as_deref()).map(|d| {
-                    Libraries::load(&d)
-                        .map(|l| l.with_texm_order(opts.texm_order))
-                        .map_err(|e| format!("{}: {e}", d.display()))
-                }) {
-                    None => (None, None),
-                    Some(Ok(l)) => (Some(Arc::new(l)), None),
-                    Some(Err(e)) => (None, Some(format!("material libraries not loaded: {e}"))),
-                }
-            })
+            .or_insert_with(
+                || match Libraries::find_for(&j.file, opts.game_dir.as_deref()) {
+                    None => (None, Vec::new()),
+                    Some(d) => {
+                        let (l, w) = Libraries::load_lenient(&d);
+                        (Some(Arc::new(l.with_texm_order(opts.texm_order))), w)
+                    }
+                },
+            )
             .clone();
         let loaded = std::fs::read(&j.file).ok().map(|bytes| {
             let entries = entry_ranges(&bytes, j.entry.is_some());
@@ -715,11 +713,25 @@ pub fn run_planned(
             row
         })
         .collect();
+    let mut rows = rows;
     if let Some(dir) = &opts.textures_out {
-        let mut rows = rows;
-        write_textures(dir, jobs, &mut rows, &files, plan);
-        return rows;
+        write_textures(dir, jobs, &mut rows, &files, plan, progress);
     }
+    // New outputs were not flushed one by one (Durability::Deferred): one
+    // sync of their folders' file systems now.
+    let mut dirs: Vec<PathBuf> = rows
+        .iter()
+        .filter(|r| r.status == Status::Converted)
+        .filter_map(|r| r.output.as_deref())
+        .map(|o| match Path::new(o).parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        })
+        .collect();
+    dirs.extend(opts.textures_out.iter().cloned());
+    dirs.sort();
+    dirs.dedup();
+    crate::output::sync_dirs(&dirs);
     rows
 }
 
@@ -753,18 +765,21 @@ fn isolated(j: &ModelJob, f: impl FnOnce() -> ReportRow) -> ReportRow {
 }
 
 /// `--textures-out`: writes every entry of each Textures.lib and
-/// LightMap.lib found (once per library folder) as `<name>.png`; a failure
-/// becomes a warning of the first model that used those libraries.
+/// LightMap.lib found (once per library folder) as `<name>.png`; a texture
+/// that cannot be decoded or written adds a failed row (source
+/// `--textures-out FILE`, so the run exits 1), passed to `progress`.
 fn write_textures(
     dir: &Path,
     jobs: &[ModelJob],
-    rows: &mut [ReportRow],
+    rows: &mut Vec<ReportRow>,
     files: &BTreeMap<PathBuf, Option<Arc<Loaded>>>,
     plan: &mut WritePlan,
+    progress: &(dyn Fn(&ReportRow) + Sync),
 ) {
+    let mut failed: Vec<ReportRow> = Vec::new();
     let mut done_libs: Vec<*const Libraries> = Vec::new();
     let mut done: std::collections::HashSet<String> = std::collections::HashSet::new();
-    for (j, row) in jobs.iter().zip(rows.iter_mut()) {
+    for j in jobs {
         let Some(libs) = files
             .get(&j.file)
             .cloned()
@@ -796,16 +811,33 @@ fn write_textures(
             } else {
                 libs.texture_png(name)
             };
-            let res = png.map_err(|e| e.to_string()).and_then(|t| {
-                plan.claim(&file).map_err(|e| e.to_string())?;
-                crate::output::write_files(&[(&file, &t.png)], plan.force())
-                    .map_err(|e| e.to_string())
-            });
-            if let Err(e) = res {
-                row.warnings
-                    .push(format!("--textures-out {}: {e}", file.display()));
+            let res = png
+                .map_err(|e| ("texture.decode", e.to_string()))
+                .and_then(|t| {
+                    plan.claim(&file).map_err(|e| (e.rule(), e.to_string()))?;
+                    let mut txn = Transaction::new(txn_options(plan.force()));
+                    txn.stage(&file, t.png.to_vec())
+                        .and_then(|()| txn.commit())
+                        .map(|_| ())
+                        .map_err(|e| (e.rule(), e.to_string()))
+                });
+            if let Err((rule, e)) = res {
+                let source = format!("--textures-out {}", file.display());
+                let row = ReportRow::fail(source, rule, format!("{name}: {e}"), 0.0);
+                progress(&row);
+                failed.push(row);
             }
         }
+    }
+    rows.extend(failed);
+}
+
+/// The transaction options of one batch output: [`Durability::Deferred`]
+/// (the batch syncs once at the end).
+fn txn_options(force: bool) -> TxnOptions {
+    TxnOptions {
+        durability: Durability::Deferred,
+        ..TxnOptions::from_env(force)
     }
 }
 
@@ -873,17 +905,26 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
         Ok(c)
     });
     let written = conv.and_then(|c| {
-        write_output_to(&j.output, &c, opts.format, &j.source, opts.force).map(|_| c)
+        write_output_to(
+            &j.output,
+            &c,
+            opts.format,
+            &j.source,
+            &txn_options(opts.force),
+        )
+        .map(|_| c)
     });
     if let Err(ConvertError {
-        kind: ConvertErrorKind::Output(e @ crate::output::OutputError::Exists(_)),
+        kind: ConvertErrorKind::Output(e),
         ..
     }) = &written
     {
-        // A concurrent run created the output after the claim: keep it.
-        let mut r = ReportRow::skip(j.source.clone(), "exists", e.to_string());
-        r.output = Some(j.output.display().to_string());
-        return r;
+        if created_meanwhile(e) {
+            // A concurrent run created the output after the claim: keep it.
+            let mut r = ReportRow::skip(j.source.clone(), "exists", e.to_string());
+            r.output = Some(j.output.display().to_string());
+            return r;
+        }
     }
     match written {
         Ok(c) => ReportRow {
@@ -927,7 +968,20 @@ fn nested_rule(e: &ConvertError, nested: bool) -> &'static str {
     }
 }
 
-/// Writes a converted model as `.glb`, or `.gltf` + `.bin` beside it, atomically.
+/// True when a commit failed only because a target appeared after it was
+/// claimed (a concurrent run created it): the batch keeps that file.
+fn created_meanwhile(e: &OutputError) -> bool {
+    match e {
+        OutputError::Exists(_) => true,
+        OutputError::Commit(f) => {
+            matches!(f.cause, OutputError::Exists(_)) && f.unrestored.is_empty()
+        }
+        _ => false,
+    }
+}
+
+/// Writes a converted model as `.glb`, or `.gltf` + `.bin` beside it, in
+/// one [`Transaction`] (replacing existing files).
 ///
 /// # Errors
 /// A [`ConvertError`] of kind Export (serialisation) or Output (the refusal or I/O failure).
@@ -937,11 +991,12 @@ pub fn write_output(
     format: Format,
     source: &str,
 ) -> Result<(), ConvertError> {
-    write_output_to(path, c, format, source, true)
+    write_output_to(path, c, format, source, &TxnOptions::from_env(true))
 }
 
-/// [`write_output`] without replacing existing files unless `force`
-/// (no-clobber creation, [`crate::output::write_files`]).
+/// [`write_output`] with `opts`: without `opts.force` an existing file is
+/// not replaced (no-clobber creation); `.gltf` and `.bin` are committed
+/// together ([`Transaction::commit`]).
 ///
 /// # Errors
 /// A [`ConvertError`] of kind Export (serialisation) or Output (the refusal or I/O failure).
@@ -950,7 +1005,7 @@ pub fn write_output_to(
     c: &crate::convert::Converted,
     format: Format,
     source: &str,
-    force: bool,
+    opts: &TxnOptions,
 ) -> Result<(), ConvertError> {
     let export = |e| ConvertError {
         source: source.to_string(),
@@ -967,10 +1022,15 @@ pub fn write_output_to(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "model.bin".into());
         let (json, bin) = crate::gltf_export::to_gltf(&c.exported, &bin_uri).map_err(export)?;
-        crate::output::write_files(&[(&bin_path, &bin), (path, &json)], force).map_err(output)?;
+        let mut txn = Transaction::new(opts.clone());
+        txn.stage(&bin_path, bin).map_err(output)?;
+        txn.stage(path, json).map_err(output)?;
+        txn.commit().map_err(output)?;
     } else {
         let glb = crate::gltf_export::to_glb(&c.exported).map_err(export)?;
-        crate::output::write_files(&[(path, &glb)], force).map_err(output)?;
+        let mut txn = Transaction::new(opts.clone());
+        txn.stage(path, glb).map_err(output)?;
+        txn.commit().map_err(output)?;
     }
     Ok(())
 }

@@ -126,6 +126,50 @@ pub fn classify(data: &[u8]) -> FileKind {
     }
 }
 
+/// Reads an input file whole, after checking that it is a regular file of
+/// at most `max_bytes` (a FIFO or `/dev/zero` is refused before any read).
+///
+/// # Errors
+/// `NotFound` ("no such file"), `InvalidInput` ("not a regular file (a
+/// folder, device, FIFO or socket)"), `InvalidData` (over `max_bytes`), or the read's error.
+pub fn read_regular(path: &std::path::Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{Error, ErrorKind, Read};
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        ErrorKind::NotFound => Error::new(ErrorKind::NotFound, "no such file"),
+        _ => e,
+    })?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() {
+            "a folder"
+        } else {
+            "a device, FIFO or socket"
+        };
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!("not a regular file ({what})"),
+        ));
+    }
+    if meta.len() > max_bytes {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            format!(
+                "{} bytes, more than the {max_bytes} an input may have",
+                meta.len()
+            ),
+        ));
+    }
+    let f = std::fs::File::open(path)?;
+    let mut out = Vec::with_capacity(meta.len() as usize);
+    f.take(max_bytes + 1).read_to_end(&mut out)?;
+    if out.len() as u64 > max_bytes {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            format!("grew past the {max_bytes} bytes an input may have while read"),
+        ));
+    }
+    Ok(out)
+}
+
 /// The stem of an entry or file name: the name without its last extension.
 pub fn stem_of(name: &str) -> &str {
     match name.rfind('.') {

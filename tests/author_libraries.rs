@@ -5,7 +5,7 @@
 //! records carry the colour, opacity, blend mode and texture name, the Texm
 //! entries a full mip chain; `msh2gltf` of the result shows the same
 //! pixels (±1 per channel after quantisation) and colours. Collisions are
-//! refused unless `--force`; `--in-place` edits the game's libraries.
+//! refused unless `--replace-entries`; `--in-place` edits the game's libraries.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -464,24 +464,34 @@ fn collisions_force_and_in_place() {
     let after = std::fs::read(game.join("Material.lib")).unwrap();
     assert_eq!(new_entries(&before, &after).len(), 4);
     assert!(!t.path().join("a/Material.lib").exists());
-    // Again: the names now exist -> refused (exit 1, names the entry), nothing written.
-    let o = gltf2msh(&[
-        &i,
-        "-o",
-        &s(t.path().join("b/NEW.msh")),
-        "--game-dir",
-        &g,
-        "--in-place",
-    ]);
-    assert_eq!(o.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("lib.collision") && err.contains("HULL_PAINT.0"),
-        "{err}"
-    );
-    assert!(!t.path().join("b/NEW.msh").exists());
-    assert_eq!(std::fs::read(game.join("Material.lib")).unwrap(), after);
-    // --force replaces them in place (same entry count).
+    // Again: the names now exist -> refused (exit 2, lists every entry),
+    // nothing written; --force (output files only) does not change that.
+    for force in [false, true] {
+        let mut args = vec![
+            i.clone(),
+            "-o".into(),
+            s(t.path().join("b/NEW.msh")),
+            "--game-dir".into(),
+            g.clone(),
+            "--in-place".into(),
+        ];
+        if force {
+            args.push("--force".into());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = gltf2msh(&args);
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("lib.collision")
+                && err.contains("HULL_PAINT.0")
+                && err.contains("--replace-entries"),
+            "{err}"
+        );
+        assert!(!t.path().join("b/NEW.msh").exists());
+        assert_eq!(std::fs::read(game.join("Material.lib")).unwrap(), after);
+    }
+    // --replace-entries replaces them in place (same entry count).
     ok(&gltf2msh(&[
         &i,
         "-o",
@@ -489,7 +499,7 @@ fn collisions_force_and_in_place() {
         "--game-dir",
         &g,
         "--in-place",
-        "--force",
+        "--replace-entries",
     ]));
     let forced = std::fs::read(game.join("Material.lib")).unwrap();
     assert_eq!(

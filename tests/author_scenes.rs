@@ -1250,18 +1250,30 @@ fn cli_writes_model_and_wear_or_archive_entries() {
     assert_eq!(o.status.code(), Some(2));
     let mut with_o = args.to_vec();
     with_o.extend(["-o", copy.to_str().unwrap()]);
+    // The archive already has new.wea: refused without --replace-entries,
+    // naming it; nothing written.
+    let o = gltf2msh(&with_o);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("\"new.wea\"") && err.contains("--replace-entries"),
+        "{err}"
+    );
+    assert!(!copy.exists());
+    with_o.push("--replace-entries");
     let o = gltf2msh(&with_o);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(std::fs::read(&arch).unwrap(), before);
     let bytes = std::fs::read(&copy).unwrap();
     let a = mshgltf::nres::read(&bytes, mshgltf::nres::Mode::Strict).unwrap();
     let names: Vec<&[u8]> = a.entries.iter().map(|e| e.name).collect();
-    assert_eq!(names, [&b"OLD.msh"[..], b"NEW.msh", b"NEW.wea"]);
-    assert_eq!(a.entries[1].type_id, 0x4853_454D);
-    assert_eq!((a.entries[2].type_id, a.entries[2].attr3), (0x5241_4557, 1));
-    msh::decode(a.entries[1].data, msh::Mode::Strict).unwrap();
+    // new.wea replaced at its position, NEW.msh appended.
+    assert_eq!(names, [&b"OLD.msh"[..], b"NEW.wea", b"NEW.msh"]);
+    assert_eq!(a.entries[2].type_id, 0x4853_454D);
+    assert_eq!((a.entries[1].type_id, a.entries[1].attr3), (0x5241_4557, 1));
+    msh::decode(a.entries[2].data, msh::Mode::Strict).unwrap();
     let mut forced = args.to_vec();
-    forced.push("--force");
+    forced.extend(["--force", "--replace-entries"]);
     assert!(gltf2msh(&forced).status.success());
     assert_ne!(std::fs::read(&arch).unwrap(), before);
 }

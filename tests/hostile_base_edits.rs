@@ -251,3 +251,68 @@ fn extras_written_as_numbers_match_like_booleans() {
     }
     assert_eq!(rule(&doc, &base), Ok(true));
 }
+
+/// Issue 15 item 9: an invalid hierarchy is refused, never "unchanged".
+#[test]
+fn invalid_hierarchies_are_refused() {
+    let (base, doc) = exported("anim_rotor.msh", CellChoice::default());
+    let nodes = doc.json["nodes"].as_array().unwrap().len();
+    // A child listed twice: a second parent names a node that has one.
+    let (child, parent) = (0..nodes)
+        .find_map(|p| {
+            doc.json["nodes"][p]["children"]
+                .as_array()
+                .and_then(|c| c.first())
+                .map(|c| (c.as_u64().unwrap(), p))
+        })
+        .expect("the sample has a child node");
+    let other = (0..nodes)
+        .find(|&p| p != parent && p as u64 != child)
+        .unwrap();
+    let mut twice = doc.clone();
+    let ch = twice.json["nodes"][other]
+        .as_object_mut()
+        .unwrap()
+        .entry("children")
+        .or_insert(serde_json::json!([]));
+    ch.as_array_mut().unwrap().push(serde_json::json!(child));
+    assert_eq!(rule(&twice, &base), Err("gltf.hierarchy".into()));
+    // The same child twice under one parent.
+    let mut dup = doc.clone();
+    dup.json["nodes"][parent]["children"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!(child));
+    assert_eq!(rule(&dup, &base), Err("gltf.hierarchy".into()));
+    // No scene.
+    let mut none = doc.clone();
+    none.json.as_object_mut().unwrap().remove("scenes");
+    assert_eq!(rule(&none, &base), Err("gltf.hierarchy".into()));
+    // The unedited document is still unchanged.
+    assert_eq!(rule(&doc, &base), Ok(true));
+}
+
+/// Issue 15 item 9: schema-invalid glTFs are refused with clear rules.
+#[test]
+fn schema_invalid_documents_are_refused() {
+    let (base, doc) = exported("static_box.msh", CellChoice::default());
+    let mut neg = doc.clone();
+    neg.json["meshes"][0]["primitives"][0]["mode"] = serde_json::json!(-1);
+    assert_eq!(rule(&neg, &base), Err("gltf.mode".into()));
+    let mut stride = doc.clone();
+    let pos = stride.json["meshes"][0]["primitives"][0]["attributes"]["POSITION"]
+        .as_u64()
+        .unwrap() as usize;
+    let view = stride.json["accessors"][pos]["bufferView"]
+        .as_u64()
+        .unwrap() as usize;
+    stride.json["bufferViews"][view]["byteStride"] = serde_json::json!(4);
+    assert_eq!(rule(&stride, &base), Err("gltf.accessor".into()));
+    let mut min = serde_json::to_vec(&doc.json).unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&min).unwrap();
+    v["asset"]["minVersion"] = serde_json::json!("2.5");
+    min = serde_json::to_vec(&v).unwrap();
+    let e = gltf_import::parse(&min, None).unwrap_err();
+    assert_eq!(e.rule, "gltf.version");
+    assert!(e.to_string().contains("minVersion"), "{e}");
+}

@@ -161,17 +161,25 @@ fn texture_outputs_are_claimed_too() {
         .arg("--report")
         .arg(d.join("tex/STEEL_TX.0.png"))
         .args(["--force", "-q"]));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Texture files that cannot be written fail the run (exit 1, issue 15)
+    // and are named on stderr and as failed report rows.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--textures-out"), "{}", stderr(&o));
     assert_eq!(std::fs::read(d.join("Textures.lib")).unwrap(), lib);
     let r: serde_json::Value =
         serde_json::from_slice(&std::fs::read(d.join("tex/STEEL_TX.0.png")).unwrap()).unwrap();
-    let warnings = r["models"][0]["warnings"].to_string();
-    assert!(warnings.contains("written twice"), "{warnings}");
+    let failed: Vec<&serde_json::Value> = r["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["source"].as_str().unwrap().starts_with("--textures-out"))
+        .collect();
+    let errors = serde_json::to_string(&failed).unwrap();
+    assert!(errors.contains("written twice"), "{errors}");
     #[cfg(unix)]
     assert!(
-        warnings.contains("refusing to overwrite the input")
-            || warnings.contains("not a regular file"),
-        "{warnings}"
+        errors.contains("refusing to overwrite the input") || errors.contains("not a regular file"),
+        "{errors}"
     );
 }
 

@@ -300,6 +300,15 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
     );
     // ... exported as a new model (bare, with its WEAR table) and into a copy of the archive.
     assert_eq!(r["new"]["result"], serde_json::json!(["FINISHED"]));
+    // Issue 15: no --force on the user's behalf; the refusal reaches the UI.
+    let again = &r["new_again"];
+    assert_ne!(again["result"], serde_json::json!(["FINISHED"]), "{again}");
+    assert!(
+        again.to_string().contains("Replace existing file") || again["result"][0] == "CANCELLED",
+        "{again}"
+    );
+    assert_eq!(again["kept"], serde_json::json!(true));
+    assert_eq!(r["new_replaced"]["result"], serde_json::json!(["FINISHED"]));
     let new = msh::decode(
         &std::fs::read(work.join("new.msh")).unwrap(),
         msh::Mode::Strict,

@@ -469,6 +469,15 @@ class EXPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ExportHelper):
     game_dir: StringProperty(name="Game folder", subtype="DIR_PATH", default="",
                              description="New model: the game folder whose libraries get the "
                                          "textures (when gltf2msh supports --game-dir)")
+    replace_file: BoolProperty(
+        name="Replace existing file", default=False,
+        description="Replace the chosen file if it exists (gltf2msh --force); off: an existing "
+                    "file is kept and the export fails with a message")
+    replace_entries: BoolProperty(
+        name="Replace library entries", default=False,
+        description="New model: replace existing archive and library entries named like the "
+                    "new ones (gltf2msh --replace-entries); off: a name collision is refused "
+                    "and the names are listed")
 
     def want_ext(self):
         if self.mode == "BASE" and self.target == "ARCHIVE":
@@ -512,6 +521,8 @@ class EXPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ExportHelper):
             layout.prop(self, "into")
             layout.prop(self, "entry_name")
             layout.prop(self, "game_dir")
+            layout.prop(self, "replace_entries")
+        layout.prop(self, "replace_file")
         layout.prop(self, "fps")
         layout.prop(self, "keep_keys")
 
@@ -534,13 +545,19 @@ class EXPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ExportHelper):
                 cmd, msg = self.prepare_new(context, g2m, out, tmp)
             progress.step(text="running gltf2msh")
             rep = os.path.join(tmp, "report.json")
-            cmd += ["--report", rep, "--force"]
+            cmd += ["--report", rep]
+            # Consent is the user's: never --force or --replace-entries unasked.
+            if self.replace_file:
+                cmd.append("--force")
+            if self.mode == "NEW" and self.replace_entries:
+                cmd.append("--replace-entries")
             if self.keep_keys:
                 cmd.append("--keep-keys")
             code, err = tools.run(cmd, lambda l: print("parkan:", l))
             progress.step()
             if code != 0:
-                raise tools.ToolError(tools.last_error(err) or f"gltf2msh exited with {code}")
+                raise tools.ToolError(tools.consent_hint(
+                    tools.last_error(err) or f"gltf2msh exited with {code}"))
             r = json.load(open(rep, encoding="utf-8")) if os.path.isfile(rep) else {}
             imp = r.get("import") or {}
             if self.mode == "BASE":

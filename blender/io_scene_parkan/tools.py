@@ -94,6 +94,16 @@ def last_error(text):
     return (errs or lines or [""])[-1]
 
 
+def consent_hint(message):
+    """`message` with the export option that gives the consent gltf2msh
+    asked for (an existing file, existing library entries)."""
+    if "--replace-entries" in message:
+        return message + " (tick 'Replace library entries' to replace them)"
+    if "use --force" in message or "add --force" in message:
+        return message + " (tick 'Replace existing file' to replace it)"
+    return message
+
+
 def run(cmd, on_line=None):
     """Runs a converter; `on_line(line)` sees each stderr line as it comes.
     Returns (exit code, whole stderr). A missing binary is a ToolError."""

@@ -206,9 +206,39 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("msh2gltf: error: {e:#}");
-            ExitCode::from(2)
+            ExitCode::from(exit_code_of(&e))
         }
     }
+}
+
+/// Exit code of a run error: 1 for I/O failures and busy locks (the
+/// environment failed), 2 for usage errors (README "Exit codes").
+fn exit_code_of(e: &anyhow::Error) -> u8 {
+    for cause in e.chain() {
+        if let Some(o) = cause.downcast_ref::<output::OutputError>() {
+            return if o.is_runtime() { 1 } else { 2 };
+        }
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind::*;
+            return match io.kind() {
+                NotFound | InvalidInput => 2,
+                _ => 1,
+            };
+        }
+    }
+    2
+}
+
+/// `--game-dir` must be an existing folder (a usage error naming it).
+fn check_game_dir(cli: &Cli) -> Result<()> {
+    if let Some(g) = &cli.game_dir {
+        match std::fs::metadata(g) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => bail!("--game-dir {}: not a folder (it is a file)", g.display()),
+            Err(e) => bail!("--game-dir {}: {e}", g.display()),
+        }
+    }
+    Ok(())
 }
 
 fn convert_options(cli: &Cli) -> ConvertOptions {
@@ -284,7 +314,7 @@ fn validate_options(cli: &Cli) -> Result<()> {
     if let Err(e) = mshgltf::limits::check_work(cli.max_work) {
         bail!("--max-work: {e}");
     }
-    Ok(())
+    check_game_dir(cli)
 }
 
 /// The write plan of the run: every input, then the report (refused when
@@ -336,7 +366,7 @@ fn run(cli: &Cli) -> Result<u8> {
     let mut terrain_jobs = Vec::new();
     let jobs: Vec<ModelJob> = match source::parse_input(&cli.input) {
         InputSpec::Entry { archive, entry } => {
-            let bytes = std::fs::read(&archive)
+            let bytes = source::read_regular(&archive, output::MAX_UPDATE_BYTES)
                 .with_context(|| format!("cannot read {}", archive.display()))?;
             let a = nres::read(&bytes, nres::Mode::Tolerant)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", archive.display()))?;
@@ -371,7 +401,7 @@ fn run(cli: &Cli) -> Result<u8> {
             let kind = if path.is_dir() {
                 None
             } else {
-                let head = std::fs::read(&path)
+                let head = source::read_regular(&path, output::MAX_UPDATE_BYTES)
                     .with_context(|| format!("cannot read {}", path.display()))?;
                 unit_file = mshgltf::unit::assemble::is_unit_file(&head);
                 Some(source::classify(&head))
@@ -500,9 +530,12 @@ fn run(cli: &Cli) -> Result<u8> {
     let mut all = rows_pre;
     all.extend(rows);
     let report = Report::from_rows(all, t0.elapsed().as_secs_f64());
+    let mut code = if report.failed > 0 { 1 } else { 0 };
     if let Some(path) = &cli.report {
-        let json = serde_json::to_vec_pretty(&report)?;
-        output::write_files(&[(path, &json)], cli.force)?;
+        if let Err(e) = write_report(path, &report, cli.force) {
+            eprintln!("msh2gltf: error: --report {}: {e}", path.display());
+            code = code.max(if e.is_runtime() { 1 } else { 2 });
+        }
     }
     if !cli.quiet && !single {
         eprintln!(
@@ -510,7 +543,7 @@ fn run(cli: &Cli) -> Result<u8> {
             report.converted, report.skipped, report.failed, report.seconds
         );
     }
-    Ok(if report.failed > 0 { 1 } else { 0 })
+    Ok(code)
 }
 
 /// One map: Land.msh (recognised by its streams) and its siblings → glTF,
@@ -546,10 +579,21 @@ fn run_terrain(cli: &Cli, msh: &Path, opts: &BatchOptions) -> Result<u8> {
     });
     let report = Report::from_rows(rows, t0.elapsed().as_secs_f64());
     if let Some(path) = &cli.report {
-        let json = serde_json::to_vec_pretty(&report)?;
-        output::write_files(&[(path, &json)], cli.force)?;
+        write_report(path, &report, cli.force)
+            .with_context(|| format!("--report {}", path.display()))?;
     }
     Ok(if report.failed > 0 { 1 } else { 0 })
+}
+
+/// Writes the `--report` JSON through its own write transaction.
+fn write_report(path: &Path, report: &Report, force: bool) -> Result<(), output::OutputError> {
+    let json = serde_json::to_vec_pretty(report).map_err(|e| output::OutputError::Io {
+        path: path.to_path_buf(),
+        source: e.into(),
+    })?;
+    let mut txn = output::Transaction::new(output::TxnOptions::from_env(force));
+    txn.stage(path, json)?;
+    txn.commit().map(|_| ())
 }
 
 /// `--list`: prints `{"file", "kind", "models": [{"name", "index", "bytes"}]}`
@@ -557,7 +601,8 @@ fn run_terrain(cli: &Cli, msh: &Path, opts: &BatchOptions) -> Result<u8> {
 /// file itself (`index` null) for a bare model. Other inputs are an error.
 fn list_models(input: &str) -> Result<u8> {
     let path = Path::new(input);
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {input}"))?;
+    let bytes = source::read_regular(path, output::MAX_UPDATE_BYTES)
+        .with_context(|| format!("cannot read {input}"))?;
     let (kind, models) = match source::classify(&bytes) {
         FileKind::Model => {
             let name = path.file_name().unwrap_or_default().to_string_lossy();
@@ -587,8 +632,14 @@ fn list_models(input: &str) -> Result<u8> {
         }
     };
     let json = serde_json::json!({"file": input, "kind": kind, "models": models});
-    println!("{json}");
-    Ok(0)
+    // A closed pipe (`| head`) ends the listing quietly.
+    use std::io::Write;
+    match writeln!(std::io::stdout().lock(), "{json}") {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("cannot write the listing"))
+        }
+        _ => Ok(0),
+    }
 }
 
 /// One human-readable line (plus warnings when asked) for a report row.

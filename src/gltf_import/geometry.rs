@@ -248,7 +248,18 @@ pub(crate) fn read_primitive(
     rules: PrimRules,
 ) -> Result<Prim, ImportError> {
     let at = |d: &str| format!("mesh {mesh} primitive {pi}: {d}");
-    let mode = idx(p, "mode").unwrap_or(4);
+    let mode = match p.get("mode") {
+        None => 4,
+        Some(m) => match m.as_u64().filter(|&m| m <= 6) {
+            Some(m) => m as usize,
+            None => {
+                return Err(err(
+                    "gltf.mode",
+                    at(&format!("mode {m} is not a glTF primitive mode (0..=6)")),
+                ))
+            }
+        },
+    };
     let name = MODE_NAMES.get(mode).copied().unwrap_or("unknown");
     if mode != 4 && !(rules.triangulate && (mode == 5 || mode == 6)) {
         let why = if rules.triangulate {

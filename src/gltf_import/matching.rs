@@ -77,11 +77,79 @@ fn extras_u64(v: &Value, key: &str) -> Option<u64> {
     super::read::msh_u64(v, key)
 }
 
+/// The parent of every glTF node, after checking the node hierarchy is a
+/// forest (glTF 2.0 §3.5.3) and the document has a scene.
+///
+/// # Errors
+/// `gltf.hierarchy`: no scene (or `scene` names none), a child index out of
+/// range, a node listed as a child twice (by one parent or two), or a cycle.
+pub fn parents(doc: &GltfFile) -> Result<Vec<Option<usize>>, ImportError> {
+    let nodes = arr(&doc.json, "nodes");
+    let scenes = arr(&doc.json, "scenes");
+    let scene = idx(&doc.json, "scene").unwrap_or(0);
+    if scenes.is_empty() || scene >= scenes.len() {
+        return Err(err(
+            "gltf.hierarchy",
+            format!(
+                "the glTF has {} scene(s) and `scene` is {scene}: no scene to compare with the base",
+                scenes.len()
+            ),
+        ));
+    }
+    let mut parent: Vec<Option<usize>> = vec![None; nodes.len()];
+    for (i, n) in nodes.iter().enumerate() {
+        for c in arr(n, "children") {
+            let Some(c) = c.as_u64().map(|c| c as usize).filter(|&c| c < nodes.len()) else {
+                return Err(err(
+                    "gltf.hierarchy",
+                    format!("node {i}: child {c} is not a node index"),
+                ));
+            };
+            if let Some(p) = parent[c] {
+                return Err(err(
+                    "gltf.hierarchy",
+                    format!("node {c} is listed as a child twice (of node {p} and of node {i}); a glTF node has one parent"),
+                ));
+            }
+            parent[c] = Some(i);
+        }
+    }
+    // A cycle: walk up from each node, marking the path (1) until a root
+    // or a node known to reach one (2); meeting the path again is a cycle.
+    // Every node is walked once: linear.
+    let mut state = vec![0u8; nodes.len()];
+    let mut path = Vec::new();
+    for start in 0..nodes.len() {
+        let mut at = Some(start);
+        while let Some(n) = at {
+            match state[n] {
+                2 => break,
+                1 => {
+                    return Err(err(
+                        "gltf.hierarchy",
+                        format!("node {n} is its own ancestor (a cycle in children)"),
+                    ))
+                }
+                _ => {
+                    state[n] = 1;
+                    path.push(n);
+                    at = parent[n];
+                }
+            }
+        }
+        for n in path.drain(..) {
+            state[n] = 2;
+        }
+    }
+    Ok(parent)
+}
+
 /// Matches `doc` onto `base`.
 ///
 /// # Errors
 /// `gltf.skin` (skins), `gltf.match.node` (node count or identity
-/// mismatch), `gltf.hierarchy` (a parent differs from the base's `hdr1`),
+/// mismatch), `gltf.hierarchy` (an invalid hierarchy, see [`parents`], or
+/// a parent differs from the base's `hdr1`),
 /// `gltf.match.mesh` (a mesh maps to no slot or two meshes to one slot).
 pub fn match_document(
     doc: &GltfFile,
@@ -99,15 +167,7 @@ pub fn match_document(
         res1_of: vec![None; nodes.len()],
         ..Default::default()
     };
-    // Parent of every glTF node.
-    let mut parent: Vec<Option<usize>> = vec![None; nodes.len()];
-    for (i, n) in nodes.iter().enumerate() {
-        for c in arr(n, "children") {
-            if let Some(c) = c.as_u64().map(|c| c as usize).filter(|&c| c < nodes.len()) {
-                parent[c] = Some(i);
-            }
-        }
-    }
+    let parent = parents(doc)?;
     // Cell carriers and control-point empties (crate::unit::gltf) are not Res1 nodes.
     let carrier = |n: &Value| {
         msh_extras(n).is_some_and(|e| {

@@ -30,7 +30,7 @@
 //!   `flags4 = 0` like the retail lightmaps, named by the WEAR row.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use image::RgbaImage;
 use serde_json::Value;
@@ -71,6 +71,9 @@ pub struct TextureOptions {
     /// Work budget (units, [`crate::limits`]; `--max-work`): an image whose
     /// pixels need more is refused (`limits.work`) before it is decoded.
     pub max_work: u64,
+    /// Also read image URIs that are absolute or lead outside the glTF's
+    /// folder (`--allow-outside`; the rule buffer URIs follow).
+    pub allow_outside: bool,
 }
 
 impl Default for TextureOptions {
@@ -80,6 +83,7 @@ impl Default for TextureOptions {
             max_size: 1024,
             order: TexmOrder::Retail,
             max_work: crate::limits::DEFAULT_MAX_WORK,
+            allow_outside: false,
         }
     }
 }
@@ -227,11 +231,55 @@ pub fn blend_mode(alpha_mode: Option<&str>) -> u32 {
 }
 
 /// The encoded bytes of glTF image `i` (bufferView, `data:` URI, or a file
-/// relative to `base_dir`).
+/// relative to `base_dir`), read as [`image_bytes_with`] with the default
+/// options (confined to `base_dir`, default budget).
+///
+/// # Errors
+/// See [`image_bytes_with`].
 pub fn image_bytes(
     doc: &GltfFile,
     base_dir: Option<&Path>,
     i: usize,
+) -> Result<Vec<u8>, ImportError> {
+    image_bytes_with(doc, base_dir, i, &TextureOptions::default())
+}
+
+/// Most bytes of an image file: `max_work` x [`crate::limits::BYTES_PER_UNIT`]
+/// (32 MB at the default budget).
+pub fn max_image_file_bytes(max_work: u64) -> u64 {
+    max_work.saturating_mul(crate::limits::BYTES_PER_UNIT)
+}
+
+/// The files the external image URIs of `doc` name, resolved against `dir`
+/// (those that resolve to an existing file, wherever it is): inputs of the
+/// run, never to be written.
+pub fn image_files(doc: &GltfFile, dir: &Path) -> Vec<PathBuf> {
+    doc.json
+        .get("images")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|im| im.get("uri").and_then(Value::as_str))
+        .filter(|u| !u.starts_with("data:"))
+        .filter_map(|u| super::read::resolve_uri(dir, u, true).ok())
+        .collect()
+}
+
+/// [`image_bytes`] with `opts`: an external URI goes through the rule of
+/// buffer URIs (relative, inside `base_dir` after resolving `..`,
+/// percent-escapes and symlinks, unless `opts.allow_outside`; a regular
+/// file) and the file may hold at most [`max_image_file_bytes`], checked
+/// before it is read.
+///
+/// # Errors
+/// `gltf.uri` for a refused URI (with the reason: outside the folder, not
+/// a regular file, ...); `limits.work` for a file over the cap;
+/// `gltf.image` for other failures.
+pub fn image_bytes_with(
+    doc: &GltfFile,
+    base_dir: Option<&Path>,
+    i: usize,
+    opts: &TextureOptions,
 ) -> Result<Vec<u8>, ImportError> {
     let im = doc.get("images", i)?;
     if let Some(v) = idx(im, "bufferView") {
@@ -283,8 +331,20 @@ pub fn image_bytes(
             format!("image {i}: external uri {uri:?} but no folder to resolve it"),
         )
     })?;
-    let p = dir.join(super::read::percent_decode(uri));
-    std::fs::read(&p).map_err(|e| err("gltf.image", format!("image {i}: {}: {e}", p.display())))
+    let p = super::read::resolve_uri(dir, uri, opts.allow_outside)
+        .map_err(|d| err("gltf.uri", format!("image {i}: uri {uri:?}: {d}")))?;
+    let cap = max_image_file_bytes(opts.max_work);
+    crate::source::read_regular(&p, cap).map_err(|e| {
+        let rule = if e.kind() == std::io::ErrorKind::InvalidData {
+            "limits.work"
+        } else {
+            "gltf.image"
+        };
+        err(
+            rule,
+            format!("image {i}: uri {uri:?}: {}: {e}", p.display()),
+        )
+    })
 }
 
 /// The nearest power of two to `d` (in log scale), at most `max`.
@@ -313,7 +373,7 @@ pub fn texture_from_image(
     name: String,
     opts: &TextureOptions,
 ) -> Result<NewTexture, ImportError> {
-    let bytes = image_bytes(doc, base_dir, i)?;
+    let bytes = image_bytes_with(doc, base_dir, i, opts)?;
     let undecodable = |e: String| {
         err(
             "gltf.image",

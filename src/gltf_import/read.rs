@@ -169,6 +169,15 @@ pub fn parse_with(
             format!("asset.version {version:?} is not 2.x"),
         ));
     }
+    if let Some(min) = json.pointer("/asset/minVersion") {
+        // glTF 2.0 §3.2: a reader refuses a minVersion it does not implement.
+        if min.as_str() != Some("2.0") {
+            return Err(err(
+                "gltf.version",
+                format!("asset.minVersion {min} is not 2.0: this reader implements glTF 2.0"),
+            ));
+        }
+    }
     for ext in arr(&json, "extensionsRequired") {
         let name = ext.as_str().unwrap_or("");
         if !ACCEPTED_REQUIRED.contains(&name) {
@@ -292,7 +301,13 @@ fn check_numbers(v: &Value, at: &mut String) -> Result<(), ImportError> {
 /// Resolves a relative URI against `dir`: percent-decoded, no scheme, not
 /// absolute, and (unless `allow_outside`) inside `dir` after resolving
 /// `..` and symlinks; the target must be a regular file.
-fn resolve_uri(dir: &Path, uri: &str, allow_outside: bool) -> Result<PathBuf, String> {
+pub(crate) fn resolve_uri(dir: &Path, uri: &str, allow_outside: bool) -> Result<PathBuf, String> {
+    // The folder of a bare file name (`in.gltf`) is the current one.
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
     let decoded = percent_decode(uri);
     if decoded.contains('\0') {
         return Err("contains a NUL byte".into());
@@ -685,7 +700,13 @@ impl GltfFile {
             Some(v) => {
                 let (view, stride) = self.view(v)?;
                 let off = idx(acc, "byteOffset").unwrap_or(0);
-                let stride = stride.unwrap_or(elem).max(elem);
+                if let Some(st) = stride.filter(|&st| st != 0 && st < elem) {
+                    // glTF 2.0 §3.6.2.4: byteStride >= the element size.
+                    return Err(bad(format!(
+                        "bufferView {v} byteStride {st} is smaller than one element ({elem} bytes)"
+                    )));
+                }
+                let stride = stride.filter(|&st| st != 0).unwrap_or(elem);
                 if count > 0 {
                     let need = (count - 1)
                         .checked_mul(stride)

@@ -112,9 +112,10 @@ impl Library {
     /// # Errors
     /// `lib.io` when the file cannot be read; the NRes rule otherwise.
     pub fn open(path: &Path) -> Result<Library, MaterialError> {
-        let bytes = std::fs::read(path).map_err(|e| {
-            MaterialError::new("lib.io", format!("cannot read {}: {e}", path.display()))
-        })?;
+        let bytes =
+            crate::source::read_regular(path, crate::output::MAX_UPDATE_BYTES).map_err(|e| {
+                MaterialError::new("lib.io", format!("cannot read {}: {e}", path.display()))
+            })?;
         let label = path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
@@ -375,6 +376,37 @@ impl Libraries {
         );
         libs.dir = Some(dir.to_path_buf());
         Ok(libs)
+    }
+
+    /// [`Libraries::load`], but a library that cannot be read is left out
+    /// with a warning naming it (and why), so one broken file does not
+    /// disable the other two.
+    pub fn load_lenient(dir: &Path) -> (Libraries, Vec<String>) {
+        let mut warnings = Vec::new();
+        let mut open = |file: &str| -> Option<Library> {
+            let p = match find_file(dir, file) {
+                Ok(Some(p)) => p,
+                Ok(None) => return None,
+                Err(e) => {
+                    warnings.push(format!(
+                        "{file} not loaded: cannot list {}: {e}",
+                        dir.display()
+                    ));
+                    return None;
+                }
+            };
+            match Library::open(&p) {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    warnings.push(format!("{} not loaded: {e}", p.display()));
+                    None
+                }
+            }
+        };
+        let (m, t, l) = (open(MATERIAL_LIB), open(TEXTURES_LIB), open(LIGHTMAP_LIB));
+        let mut libs = Libraries::from_parts(m, t, l);
+        libs.dir = Some(dir.to_path_buf());
+        (libs, warnings)
     }
 
     /// Finds the directory holding the libraries for a model file or archive

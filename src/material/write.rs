@@ -99,11 +99,34 @@ pub fn add_entries(
             ));
         }
     }
-    let mut appended = Vec::new();
-    for e in new {
-        let hit = entries
+    let hits: Vec<Option<usize>> = new
+        .iter()
+        .map(|e| {
+            entries
+                .iter()
+                .position(|x| x.name.eq_ignore_ascii_case(&e.name))
+        })
+        .collect();
+    if !replace {
+        let taken: Vec<String> = hits
             .iter()
-            .position(|x| x.name.eq_ignore_ascii_case(&e.name));
+            .flatten()
+            .map(|&i| format!("{:?} (entry {i})", lossy(entries[i].name)))
+            .collect();
+        if !taken.is_empty() {
+            return Err(MaterialError::new(
+                "lib.collision",
+                format!(
+                    "{label} already has {} entr{} named like new ones: {}; rename the glTF materials or images, or give --replace-entries to replace the existing entries",
+                    taken.len(),
+                    if taken.len() == 1 { "y" } else { "ies" },
+                    taken.join(", ")
+                ),
+            ));
+        }
+    }
+    let mut appended = Vec::new();
+    for (e, hit) in new.iter().zip(hits) {
         let entry = nres::Entry {
             type_id: e.type_id,
             attr1: e.attr1,
@@ -113,18 +136,9 @@ pub fn add_entries(
             data: &e.data,
         };
         match hit {
-            Some(i) if replace => {
+            Some(i) => {
                 edit.replaced.push(lossy(&e.name));
                 entries[i] = entry;
-            }
-            Some(i) => {
-                return Err(MaterialError::new(
-                    "lib.collision",
-                    format!(
-                        "{label} already has an entry {:?} (entry {i}); rename the glTF material or image, or --force to replace it",
-                        lossy(entries[i].name)
-                    ),
-                ))
             }
             None => {
                 edit.added.push(lossy(&e.name));

@@ -7,6 +7,7 @@ use super::export::{self, TerrainExportOptions, TerrainGltf};
 use super::source::TerrainSource;
 use super::{Mode, TerrainError};
 use crate::material::Libraries;
+use crate::output::{Transaction, TxnOptions};
 
 /// What [`convert_file`] did.
 #[derive(Debug, Clone)]
@@ -44,23 +45,31 @@ pub fn convert_file(
     let src = TerrainSource::load(msh, mode, libs)?;
     let gltf = export::export(&src, libs, opts);
     let json_err = |e: serde_json::Error| TerrainError::file("gltf.json", e.to_string());
-    let out_err = |e: crate::output::OutputError| TerrainError::file("output.write", e.to_string());
+    let out_err = |e: crate::output::OutputError| TerrainError::file(e.rule(), e.to_string());
     let is_gltf = out
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("gltf"));
+    // One transaction (crate::output): the map and its siblings are inputs,
+    // the .gltf and its .bin are committed together.
+    let mut txn = Transaction::new(TxnOptions::from_env(force));
+    for p in &src.inputs {
+        txn.add_input(p);
+    }
     let outputs = if is_gltf {
         let bin_path = out.with_extension("bin");
         let uri = bin_path
             .file_name()
             .map_or_else(|| "Land.bin".into(), |n| n.to_string_lossy().into_owned());
         let (json, bin) = export::to_gltf(&gltf, &uri).map_err(json_err)?;
-        crate::output::write_files(&[(out, &json), (&bin_path, &bin)], force).map_err(out_err)?;
+        txn.stage(&bin_path, bin).map_err(out_err)?;
+        txn.stage(out, json).map_err(out_err)?;
         vec![out.to_path_buf(), bin_path]
     } else {
         let glb = export::to_glb(&gltf).map_err(json_err)?;
-        crate::output::write_files(&[(out, &glb)], force).map_err(out_err)?;
+        txn.stage(out, glb).map_err(out_err)?;
         vec![out.to_path_buf()]
     };
+    txn.commit().map_err(out_err)?;
     Ok(ConvertedMap {
         outputs,
         gltf,

@@ -52,6 +52,8 @@ pub struct TerrainSource {
     pub rows: Vec<MaterialRow>,
     /// Hex SHA-256 of Land.msh, Land.map, Land1.wea, Land2.wea.
     pub sha256: [Option<String>; 4],
+    /// Every file read: Land.msh and the siblings found (the run's inputs).
+    pub inputs: Vec<PathBuf>,
     /// Human-readable warnings.
     pub warnings: Vec<String>,
 }
@@ -163,6 +165,7 @@ impl TerrainSource {
             land2: None,
             rows: Vec::new(),
             sha256: [Some(sha(&bytes)), None, None, None],
+            inputs: vec![msh.to_path_buf()],
             warnings: Vec::new(),
         };
         src.load_siblings(dir, &base, mode)?;
@@ -209,6 +212,7 @@ impl TerrainSource {
                 TerrainError::file("terrain.io", format!("cannot read {}: {e}", p.display()))
             })?;
             self.sha256[k + 1] = Some(sha(&bytes));
+            self.inputs.push(p.clone());
             let r = match k {
                 0 => map::decode(&bytes).map(|m| self.map = Some(m)),
                 1 => Wear::parse(&bytes)

@@ -257,6 +257,17 @@ def main():
         new = os.path.join(WORK, "new.msh")
         r = bpy.ops.export_scene.parkan_msh(filepath=new, mode="NEW")
         out["new"] = {"result": list(r)}
+        # The add-on never replaces a file unasked: again without consent is
+        # refused (an error in Blender's UI), with "Replace existing file" it works.
+        before = open(new, "rb").read()
+        try:
+            r = bpy.ops.export_scene.parkan_msh(filepath=new, mode="NEW")
+            again = list(r)
+        except RuntimeError as e:  # operator errors surface as RuntimeError in background mode
+            again = ["ERROR", str(e)]
+        out["new_again"] = {"result": again, "kept": open(new, "rb").read() == before}
+        r = bpy.ops.export_scene.parkan_msh(filepath=new, mode="NEW", replace_file=True)
+        out["new_replaced"] = {"result": list(r)}
         r = bpy.ops.export_scene.parkan_msh(filepath=os.path.join(WORK, "new_into.rlb"), mode="NEW",
                                             into=os.path.join(demo_dir, first), entry_name="NEWMODEL")
         out["new_into"] = {"result": list(r)}

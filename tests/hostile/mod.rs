@@ -835,5 +835,34 @@ pub fn cases() -> Vec<Case> {
         rule: "--fps",
     });
     budget_cases(&mut v);
+    // Issue 15: image URIs are confined like buffer URIs; /dev/zero is
+    // refused before it is opened, even with --allow-outside.
+    for (name, allow) in [
+        ("gltf_image_dev_zero", false),
+        ("gltf_image_dev_zero_allowed", true),
+    ] {
+        let mut doc: serde_json::Value =
+            serde_json::from_slice(&triangle_gltf(&data_uri(), 44, serde_json::json!({}))).unwrap();
+        doc["materials"] =
+            serde_json::json!([{"pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}]);
+        doc["meshes"][0]["primitives"][0]["material"] = serde_json::json!(0);
+        doc["textures"] = serde_json::json!([{"source": 0}]);
+        doc["images"] = serde_json::json!([{"uri": "/dev/zero"}]);
+        let mut a = args(&["in.gltf", "-o", "out.msh", "--game-dir", "game"]);
+        if allow {
+            a.push("--allow-outside".into());
+        }
+        v.push(Case {
+            name,
+            files: vec![
+                ("in.gltf".into(), serde_json::to_vec(&doc).unwrap()),
+                ("game/README".into(), b"an empty game folder".to_vec()),
+            ],
+            tool: Tool::Gltf2msh,
+            args: a,
+            exit: 1,
+            rule: "gltf.uri",
+        });
+    }
     v
 }

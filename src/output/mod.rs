@@ -1,0 +1,112 @@
+//! Safe output files: one write transaction per run (README "Safety").
+//!
+//! Every write of both tools goes through a [`Transaction`], modelled on a
+//! database's commit:
+//!
+//! - **Plan** ([`WritePlan`], `plan.rs`): every path the run reads is an
+//!   input, every path it writes an output; an output must not be an input
+//!   (same path after resolving links, or the same file through a hard
+//!   link) nor another output. Only a file opened with
+//!   [`Transaction::open_for_update`] (a game library or archive changed in
+//!   place) is both read and written.
+//! - **Consent**: an existing target needs `force` (or is the updated file
+//!   itself), and only a regular file is replaced (never a device, FIFO,
+//!   socket, folder or symlink).
+//! - **Lock** (`lock.rs`): a file opened for update holds an advisory lock
+//!   (`fd-lock`) from the read to the end of the commit; a second run waits
+//!   a bounded time, then fails with [`OutputError::Busy`].
+//! - **Stage** (`temp.rs`): each changed file is written to a temporary file
+//!   beside its target (mode `0666` minus the umask) and flushed to disk.
+//!   A file whose bytes equal the target's is not rewritten.
+//! - **Commit** (`txn.rs`): each existing target is first kept aside (a hard
+//!   link, else a rename), then the temporary file is renamed over it (a new
+//!   target is created no-clobber, so two runs cannot both create it). If any
+//!   step fails, every target already committed gets its old bytes back (or
+//!   is removed when it did not exist), and the error
+//!   ([`OutputError::Commit`]) lists what was and was not changed. The kept
+//!   originals are removed only after every rename succeeded and the folders
+//!   were synced.
+//! - Temporary files are removed on every error, and on SIGINT/SIGTERM/SIGHUP
+//!   once [`install_signal_cleanup`] ran (the binaries call it first thing);
+//!   a kept original whose target is missing at that moment is put back.
+
+mod lock;
+mod plan;
+mod temp;
+mod txn;
+
+use std::path::PathBuf;
+
+pub use plan::{check_target, normalized, same_file, WritePlan};
+pub use temp::install_signal_cleanup;
+pub use txn::{
+    sync_dirs, CommitFailure, Committed, Durability, Transaction, TxnOptions, DEFAULT_LOCK_WAIT,
+    MAX_UPDATE_BYTES,
+};
+
+/// Why an output could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// The target exists and `force` was not given.
+    #[error("{0} exists (use --force to replace it)")]
+    Exists(PathBuf),
+    /// The target is one of the inputs.
+    #[error("refusing to overwrite the input {0}")]
+    IsInput(PathBuf),
+    /// The target exists and is not a regular file (device, FIFO, folder, symlink ...).
+    #[error("{0} exists and is not a regular file: refusing to replace it, even with --force")]
+    NotRegular(PathBuf),
+    /// Two outputs of one run are the same file.
+    #[error("{0} would be written twice in one run (also as {1})")]
+    Collision(PathBuf, PathBuf),
+    /// Another run holds the lock of a file this run updates.
+    #[error("{path}: busy: another run is changing it (waited {waited_ms} ms); try again when it has finished")]
+    Busy {
+        /// The locked file.
+        path: PathBuf,
+        /// How long this run waited, milliseconds.
+        waited_ms: u64,
+    },
+    /// I/O failure before anything was committed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file being written.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A commit failed part-way; the failure lists every target's state.
+    #[error("{0}")]
+    Commit(Box<CommitFailure>),
+}
+
+impl OutputError {
+    /// The rule id of the refusal (`output.exists`, `output.is_input`,
+    /// `output.not_regular`, `output.collision`, `output.busy`, `io`).
+    pub fn rule(&self) -> &'static str {
+        match self {
+            OutputError::Exists(_) => "output.exists",
+            OutputError::IsInput(_) => "output.is_input",
+            OutputError::NotRegular(_) => "output.not_regular",
+            OutputError::Collision(..) => "output.collision",
+            OutputError::Busy { .. } => "output.busy",
+            OutputError::Io { .. } | OutputError::Commit(_) => "io",
+        }
+    }
+
+    /// True for failures of the environment (I/O, a busy lock): exit code 1
+    /// in both tools; false for refusals of the command line (exit 2).
+    pub fn is_runtime(&self) -> bool {
+        matches!(
+            self,
+            OutputError::Busy { .. } | OutputError::Io { .. } | OutputError::Commit(_)
+        )
+    }
+
+    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
+        OutputError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}

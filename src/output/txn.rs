@@ -1,0 +1,690 @@
+//! The commit protocol of a run's writes (see the module docs of
+//! [`crate::output`]).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use super::lock::{lock_and_read, Locked};
+use super::plan::{check_existing, WritePlan};
+use super::temp::{parent_dir, registry, write_temp, Temp};
+use super::OutputError;
+
+/// Largest file [`Transaction::open_for_update`] reads (1 GiB; retail
+/// libraries are a few MB).
+pub const MAX_UPDATE_BYTES: u64 = 1 << 30;
+
+/// How long a run waits for another run's lock by default (10 s).
+pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// When new files reach the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Every file is flushed (`fsync`) before its rename, and its folder
+    /// after the commit.
+    Each,
+    /// A file that replaces an existing one is flushed as with `Each`; a
+    /// new file is not: the caller syncs once at the end with
+    /// [`sync_dirs`] (msh2gltf's batch). A power loss before that sync may
+    /// leave new outputs empty or short; nothing existing is at risk.
+    Deferred,
+}
+
+/// How a [`Transaction`] writes.
+#[derive(Debug, Clone)]
+pub struct TxnOptions {
+    /// Replace existing output files (`--force`). Files opened with
+    /// [`Transaction::open_for_update`] are replaced without it.
+    pub force: bool,
+    /// When new files are flushed.
+    pub durability: Durability,
+    /// Longest wait for another run's lock before [`OutputError::Busy`].
+    pub lock_wait: Duration,
+    /// Test hook: the commit's rename number `k` (0-based, counting the
+    /// changed files in the order they were staged) fails with an injected
+    /// I/O error. Set from `MSHGLTF_TEST_FAIL_RENAME_AT` by
+    /// [`TxnOptions::from_env`].
+    #[doc(hidden)]
+    pub fail_rename_at: Option<usize>,
+}
+
+impl TxnOptions {
+    /// Options with `force`, [`Durability::Each`] and the default lock
+    /// wait, overridden by the environment: `MSHGLTF_LOCK_WAIT_MS`
+    /// (milliseconds) and the test hook `MSHGLTF_TEST_FAIL_RENAME_AT`.
+    pub fn from_env(force: bool) -> Self {
+        let num = |k: &str| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        };
+        TxnOptions {
+            force,
+            durability: Durability::Each,
+            lock_wait: num("MSHGLTF_LOCK_WAIT_MS").map_or(DEFAULT_LOCK_WAIT, Duration::from_millis),
+            fail_rename_at: num("MSHGLTF_TEST_FAIL_RENAME_AT").map(|k| k as usize),
+        }
+    }
+}
+
+/// What a successful commit did.
+#[derive(Debug, Clone, Default)]
+pub struct Committed {
+    /// Targets that got new bytes, in staging order.
+    pub written: Vec<PathBuf>,
+    /// Targets left alone because they already held the same bytes.
+    pub unchanged: Vec<PathBuf>,
+}
+
+/// A commit that failed part-way: what happened to every target.
+#[derive(Debug)]
+pub struct CommitFailure {
+    /// The failure that stopped the commit.
+    pub cause: OutputError,
+    /// Targets that had been replaced and got their old bytes back.
+    pub restored: Vec<PathBuf>,
+    /// Targets that did not exist, had been created, and were removed again.
+    pub removed: Vec<PathBuf>,
+    /// Targets never touched (the failing one included).
+    pub not_written: Vec<PathBuf>,
+    /// Targets already holding the new bytes before the run (untouched).
+    pub unchanged: Vec<PathBuf>,
+    /// Targets whose rollback failed: `(target, kept original, error)`.
+    /// The target holds the new bytes; the old ones are in the kept file
+    /// (the kept file is the target itself for a target that was new).
+    pub unrestored: Vec<(PathBuf, PathBuf, String)>,
+}
+
+impl fmt::Display for CommitFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |v: &[PathBuf]| {
+            v.iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        write!(f, "{}", self.cause)?;
+        if self.unrestored.is_empty() {
+            write!(f, "; nothing was changed")?;
+        } else {
+            write!(f, "; NOT every file could be put back")?;
+        }
+        if !self.restored.is_empty() {
+            write!(f, "; restored to their old bytes: {}", list(&self.restored))?;
+        }
+        if !self.removed.is_empty() {
+            write!(f, "; new files removed again: {}", list(&self.removed))?;
+        }
+        if !self.not_written.is_empty() {
+            write!(f, "; not written: {}", list(&self.not_written))?;
+        }
+        for (t, a, e) in &self.unrestored {
+            if t == a {
+                write!(
+                    f,
+                    "; {} was created and could not be removed ({e})",
+                    t.display()
+                )?;
+                continue;
+            }
+            write!(
+                f,
+                "; {} holds the new bytes and could not be restored ({e}): its old bytes are in {}",
+                t.display(),
+                a.display()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// One staged output.
+struct Staged {
+    path: PathBuf,
+    bytes: Vec<u8>,
+    replace: bool,
+}
+
+/// A file committed so far, and how to undo it.
+struct Done {
+    path: PathBuf,
+    aside: Option<PathBuf>,
+}
+
+/// Every read and write of one run (see the module docs of
+/// [`crate::output`]): inputs, outputs, locks, and the staged bytes,
+/// committed all together by [`Transaction::commit`].
+pub struct Transaction {
+    plan: WritePlan,
+    opts: TxnOptions,
+    staged: Vec<Staged>,
+    locks: Vec<Locked>,
+}
+
+impl Transaction {
+    /// An empty transaction.
+    pub fn new(opts: TxnOptions) -> Self {
+        Transaction {
+            plan: WritePlan::new(opts.force),
+            opts,
+            staged: Vec::new(),
+            locks: Vec::new(),
+        }
+    }
+
+    /// The run's plan of inputs and outputs.
+    pub fn plan(&mut self) -> &mut WritePlan {
+        &mut self.plan
+    }
+
+    /// The options.
+    pub fn options(&self) -> &TxnOptions {
+        &self.opts
+    }
+
+    /// Records an input of the run (a file that is never written).
+    pub fn add_input(&mut self, path: &Path) {
+        self.plan.add_input(path);
+    }
+
+    /// Admits `path` as an output before its bytes exist (refusals come
+    /// before any work).
+    ///
+    /// # Errors
+    /// As [`WritePlan::claim`].
+    pub fn claim(&mut self, path: &Path) -> Result<(), OutputError> {
+        self.plan.claim(path)
+    }
+
+    /// Opens a file the run reads and then replaces in place (a game
+    /// library, an archive given to `--into` without `-o`): admits it
+    /// ([`WritePlan::claim_update`]), locks it until the transaction ends
+    /// (waiting at most [`TxnOptions::lock_wait`]) and returns its bytes,
+    /// read under the lock; `None` when it does not exist (it is then
+    /// created no-clobber).
+    ///
+    /// # Errors
+    /// [`OutputError::Busy`]; [`OutputError::Io`] (also for a file over
+    /// [`MAX_UPDATE_BYTES`]); the refusals of [`WritePlan::claim_update`].
+    pub fn open_for_update(&mut self, path: &Path) -> Result<Option<Vec<u8>>, OutputError> {
+        self.plan.claim_update(path)?;
+        match lock_and_read(path, self.opts.lock_wait, MAX_UPDATE_BYTES)? {
+            Some((lock, bytes)) => {
+                self.locks.push(lock);
+                Ok(Some(bytes))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Stages `bytes` for `path` (claimed now unless it was claimed or
+    /// opened for update before). Nothing is written until
+    /// [`Transaction::commit`].
+    ///
+    /// # Errors
+    /// As [`WritePlan::claim`].
+    pub fn stage(&mut self, path: &Path, bytes: Vec<u8>) -> Result<(), OutputError> {
+        if !self.plan.is_claimed(path) {
+            self.plan.claim(path)?;
+        }
+        let replace = self.opts.force || self.plan.is_update(path);
+        self.staged.push(Staged {
+            path: path.to_path_buf(),
+            bytes,
+            replace,
+        });
+        Ok(())
+    }
+
+    /// Number of staged files.
+    pub fn len(&self) -> usize {
+        self.staged.len()
+    }
+
+    /// True when nothing is staged.
+    pub fn is_empty(&self) -> bool {
+        self.staged.is_empty()
+    }
+
+    /// Writes every staged file: unchanged ones are skipped, the others
+    /// written beside their targets and flushed, then renamed into place,
+    /// each existing target kept aside until all renames succeeded. On any
+    /// failure every committed target gets its old bytes back (or is
+    /// removed when it was new). Locks are released at the end; the
+    /// transaction is then empty and may stage more files.
+    ///
+    /// # Errors
+    /// For one staged file, its failure as is ([`OutputError::Exists`]
+    /// when a concurrent run created the target, [`OutputError::Io`], ...);
+    /// for several, [`OutputError::Commit`] listing every target's state.
+    pub fn commit(&mut self) -> Result<Committed, OutputError> {
+        let staged = std::mem::take(&mut self.staged);
+        let res = self.commit_staged(staged);
+        self.locks.clear();
+        res
+    }
+
+    fn commit_staged(&self, staged: Vec<Staged>) -> Result<Committed, OutputError> {
+        let single = staged.len() == 1;
+        let mut c = Committed::default();
+        let mut temps: Vec<(PathBuf, Temp, bool)> = Vec::new();
+        let all: Vec<PathBuf> = staged.iter().map(|s| s.path.clone()).collect();
+        let fail = |cause: OutputError, done: Vec<Done>, from: usize, unchanged: &[PathBuf]| {
+            if single {
+                return cause;
+            }
+            let mut f = rollback(done);
+            f.cause = cause;
+            f.not_written = all[from..]
+                .iter()
+                .filter(|p| !unchanged.contains(p))
+                .cloned()
+                .collect();
+            f.unchanged = unchanged.to_vec();
+            OutputError::Commit(Box::new(f))
+        };
+        // Stage: check consent again, skip unchanged files, write temps.
+        for s in &staged {
+            let res = check_existing(&s.path, s.replace).and_then(|()| {
+                // Without consent to replace, the target must be created by
+                // this run: never "unchanged", never replaced.
+                if s.replace && holds(&s.path, &s.bytes) {
+                    return Ok(None);
+                }
+                let existed = std::fs::symlink_metadata(&s.path).is_ok();
+                if existed && !s.replace {
+                    return Err(OutputError::Exists(s.path.clone()));
+                }
+                let sync = existed || self.opts.durability == Durability::Each;
+                write_temp(&s.path, &s.bytes, sync).map(|t| Some((t, existed)))
+            });
+            match res {
+                Ok(None) => c.unchanged.push(s.path.clone()),
+                Ok(Some((t, existed))) => temps.push((s.path.clone(), t, existed)),
+                Err(e) => return Err(fail(e, Vec::new(), 0, &c.unchanged)),
+            }
+        }
+        // Commit: keep each original aside, rename the new file over it.
+        let mut done: Vec<Done> = Vec::new();
+        let mut any_existed = false;
+        for (k, (path, temp, existed)) in temps.into_iter().enumerate() {
+            any_existed |= existed;
+            match commit_one(&path, temp, existed, self.opts.fail_rename_at == Some(k)) {
+                Ok(aside) => {
+                    c.written.push(path.clone());
+                    done.push(Done { path, aside });
+                }
+                Err(e) => {
+                    let from = all.iter().position(|p| p == &path).unwrap_or(0);
+                    return Err(fail(e, done, from, &c.unchanged));
+                }
+            }
+        }
+        if self.opts.durability == Durability::Each || any_existed {
+            let dirs: Vec<PathBuf> = c.written.iter().map(|p| parent_dir(p)).collect();
+            fsync_dirs(&dirs);
+        }
+        let mut reg = registry();
+        for d in done {
+            if let Some(a) = d.aside {
+                let _ = std::fs::remove_file(&a);
+                reg.drop_aside(&a);
+            }
+        }
+        drop(reg);
+        Ok(c)
+    }
+}
+
+/// True when `path` is a regular file holding exactly `bytes`.
+fn holds(path: &Path, bytes: &[u8]) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() && m.len() == bytes.len() as u64 => {
+            std::fs::read(path).is_ok_and(|old| old == bytes)
+        }
+        _ => false,
+    }
+}
+
+static ASIDE_SEQ: AtomicUsize = AtomicUsize::new(0);
+
+/// Keeps the original of `path` aside: a hard link named
+/// `.NAME.mshgltf-keep-PID-N` beside it (the target stays in place), or,
+/// where hard links are not supported, a rename to that name.
+fn keep_aside(path: &Path) -> Result<PathBuf, OutputError> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let n = ASIDE_SEQ.fetch_add(1, Ordering::Relaxed);
+    let aside = parent_dir(path).join(format!(".{name}.mshgltf-keep-{}-{n}", std::process::id()));
+    let mut reg = registry();
+    if std::fs::hard_link(path, &aside).is_err() {
+        std::fs::rename(path, &aside).map_err(|e| OutputError::io(path, e))?;
+    }
+    reg.add_aside(&aside, path);
+    Ok(aside)
+}
+
+/// Renames one staged file into place; returns the kept original.
+fn commit_one(
+    path: &Path,
+    temp: Temp,
+    existed: bool,
+    inject: bool,
+) -> Result<Option<PathBuf>, OutputError> {
+    let injected = || {
+        OutputError::io(
+            path,
+            std::io::Error::other("injected rename failure (MSHGLTF_TEST_FAIL_RENAME_AT)"),
+        )
+    };
+    if !existed {
+        if inject {
+            return Err(injected());
+        }
+        return temp.persist(path, false).map(|()| None);
+    }
+    check_existing(path, true)?;
+    let aside = keep_aside(path)?;
+    let res = if inject {
+        Err(injected())
+    } else {
+        temp.persist(path, true)
+    };
+    match res {
+        Ok(()) => Ok(Some(aside)),
+        Err(e) => {
+            // The target holds its old bytes (hard link) or is missing
+            // (renamed aside): put the original back either way.
+            let mut reg = registry();
+            if std::fs::symlink_metadata(path).is_err() {
+                let _ = std::fs::rename(&aside, path);
+            } else {
+                let _ = std::fs::remove_file(&aside);
+            }
+            reg.drop_aside(&aside);
+            Err(e)
+        }
+    }
+}
+
+/// Undoes the committed files, last first.
+fn rollback(done: Vec<Done>) -> CommitFailure {
+    let mut f = CommitFailure {
+        cause: OutputError::Collision(PathBuf::new(), PathBuf::new()),
+        restored: Vec::new(),
+        removed: Vec::new(),
+        not_written: Vec::new(),
+        unchanged: Vec::new(),
+        unrestored: Vec::new(),
+    };
+    let mut reg = registry();
+    for d in done.into_iter().rev() {
+        match d.aside {
+            Some(a) => match std::fs::rename(&a, &d.path) {
+                Ok(()) => {
+                    reg.drop_aside(&a);
+                    f.restored.push(d.path);
+                }
+                Err(e) => f.unrestored.push((d.path, a, e.to_string())),
+            },
+            None => match std::fs::remove_file(&d.path) {
+                Ok(()) => f.removed.push(d.path),
+                Err(e) => f.unrestored.push((d.path.clone(), d.path, e.to_string())),
+            },
+        }
+    }
+    f.restored.reverse();
+    f.removed.reverse();
+    f
+}
+
+/// Flushes the folder entries (renames) of `dirs` (each once); errors are
+/// ignored (some file systems cannot sync a folder).
+fn fsync_dirs(dirs: &[PathBuf]) {
+    let mut seen: Vec<&PathBuf> = Vec::new();
+    for d in dirs {
+        if seen.contains(&d) {
+            continue;
+        }
+        seen.push(d);
+        #[cfg(unix)]
+        if let Ok(f) = std::fs::File::open(d) {
+            let _ = f.sync_all();
+        }
+    }
+}
+
+/// The one sync at the end of a [`Durability::Deferred`] run: on Linux one
+/// `syncfs` per file system holding `dirs`, then each folder's entries;
+/// elsewhere each folder. Errors are ignored (best effort: the outputs are
+/// complete files either way, this only shortens the window in which a
+/// power loss could cut them).
+pub fn sync_dirs(dirs: &[PathBuf]) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::MetadataExt;
+        let mut devs: Vec<u64> = Vec::new();
+        for d in dirs {
+            if let Ok(f) = std::fs::File::open(d) {
+                let dev = f.metadata().map(|m| m.dev()).unwrap_or(0);
+                if !devs.contains(&dev) {
+                    devs.push(dev);
+                    // SAFETY: syncfs on an open descriptor.
+                    unsafe {
+                        libc::syncfs(f.as_raw_fd());
+                    }
+                }
+            }
+        }
+    }
+    fsync_dirs(dirs);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(force: bool) -> TxnOptions {
+        TxnOptions {
+            force,
+            durability: Durability::Each,
+            lock_wait: Duration::from_millis(100),
+            fail_rename_at: None,
+        }
+    }
+
+    /// Names in `dir`, sorted.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn write_guards_and_no_leftovers() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/out.bin");
+        let mut t = Transaction::new(opts(false));
+        t.stage(&p, b"abc".to_vec()).unwrap();
+        t.commit().unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"abc");
+        let mut t = Transaction::new(opts(false));
+        assert!(matches!(
+            t.stage(&p, b"x".to_vec()),
+            Err(OutputError::Exists(_))
+        ));
+        let mut t = Transaction::new(opts(true));
+        t.add_input(&p);
+        assert!(matches!(
+            t.stage(&p, b"x".to_vec()),
+            Err(OutputError::IsInput(_))
+        ));
+        let mut t = Transaction::new(opts(true));
+        t.stage(&p, b"new".to_vec()).unwrap();
+        let c = t.commit().unwrap();
+        assert_eq!(c.written, std::slice::from_ref(&p));
+        assert_eq!(std::fs::read(&p).unwrap(), b"new");
+        assert_eq!(names(&dir.path().join("sub")), ["out.bin"]);
+        assert_eq!(registry().temps_under(dir.path()), 0);
+    }
+
+    #[test]
+    fn rename_failure_at_every_position_keeps_every_original() {
+        let dir = tempfile::tempdir().unwrap();
+        let old: Vec<(PathBuf, Vec<u8>)> = ["Material.lib", "Textures.lib", "units.rlb"]
+            .iter()
+            .map(|n| (dir.path().join(n), format!("old {n}").into_bytes()))
+            .collect();
+        for (p, b) in &old {
+            std::fs::write(p, b).unwrap();
+        }
+        let fresh = dir.path().join("NEW.msh");
+        let before = names(dir.path());
+        for k in 0..4 {
+            let mut o = opts(true);
+            o.fail_rename_at = Some(k);
+            let mut t = Transaction::new(o);
+            for (p, _) in &old {
+                t.stage(p, b"new bytes".to_vec()).unwrap();
+            }
+            t.stage(&fresh, b"model".to_vec()).unwrap();
+            let e = t.commit().unwrap_err();
+            let OutputError::Commit(f) = &e else {
+                panic!("k={k}: {e}")
+            };
+            assert_eq!(f.restored.len(), k.min(3), "k={k}: {e}");
+            assert!(f.unrestored.is_empty(), "k={k}: {e}");
+            assert!(e.to_string().contains("nothing was changed"), "{e}");
+            assert!(e.to_string().contains("injected"), "{e}");
+            for (p, b) in &old {
+                assert_eq!(&std::fs::read(p).unwrap(), b, "k={k}: {}", p.display());
+            }
+            assert!(!fresh.exists(), "k={k}");
+            assert_eq!(
+                names(dir.path()),
+                before,
+                "k={k}: no temporary or kept file left"
+            );
+        }
+        // Without the hook all four are written.
+        let mut t = Transaction::new(opts(true));
+        for (p, _) in &old {
+            t.stage(p, b"new bytes".to_vec()).unwrap();
+        }
+        t.stage(&fresh, b"model".to_vec()).unwrap();
+        assert_eq!(t.commit().unwrap().written.len(), 4);
+        assert_eq!(std::fs::read(&fresh).unwrap(), b"model");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn unchanged_files_are_not_rewritten() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("LightMap.lib");
+        let b = dir.path().join("Material.lib");
+        std::fs::write(&a, b"same").unwrap();
+        std::fs::write(&b, b"old").unwrap();
+        let ino = std::fs::metadata(&a).unwrap().ino();
+        let mut t = Transaction::new(opts(false));
+        t.open_for_update(&a).unwrap();
+        t.open_for_update(&b).unwrap();
+        t.stage(&a, b"same".to_vec()).unwrap();
+        t.stage(&b, b"new".to_vec()).unwrap();
+        let c = t.commit().unwrap();
+        assert_eq!(c.unchanged, std::slice::from_ref(&a));
+        assert_eq!(c.written, std::slice::from_ref(&b));
+        assert_eq!(std::fs::metadata(&a).unwrap().ino(), ino);
+    }
+
+    #[test]
+    fn updates_are_locked_and_reread_after_a_replacement() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("Material.lib");
+        std::fs::write(&lib, b"v1").unwrap();
+        let mut first = Transaction::new(opts(false));
+        assert_eq!(first.open_for_update(&lib).unwrap().unwrap(), b"v1");
+        let mut second = Transaction::new(opts(false));
+        let e = second.open_for_update(&lib).unwrap_err();
+        assert!(matches!(e, OutputError::Busy { .. }), "{e}");
+        assert!(e.to_string().contains("busy"), "{e}");
+        assert!(e.is_runtime());
+        first.stage(&lib, b"v2".to_vec()).unwrap();
+        first.commit().unwrap();
+        // The lock is free, and the new file is what a next run reads.
+        let mut third = Transaction::new(opts(false));
+        assert_eq!(third.open_for_update(&lib).unwrap().unwrap(), b"v2");
+        // An update target is never also an input or a second output.
+        let mut t = Transaction::new(opts(true));
+        t.add_input(&lib);
+        assert!(matches!(
+            t.open_for_update(&lib),
+            Err(OutputError::IsInput(_))
+        ));
+        let mut t = Transaction::new(opts(true));
+        t.claim(&lib).unwrap();
+        assert!(matches!(
+            t.open_for_update(&lib),
+            Err(OutputError::Collision(..))
+        ));
+    }
+
+    #[test]
+    fn plan_detects_collisions_through_dots_and_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.msh");
+        std::fs::write(&a, b"in").unwrap();
+        let mut plan = WritePlan::new(true);
+        plan.add_input(&a);
+        let dotted = dir.path().join("x/../a.msh");
+        assert!(matches!(plan.claim(&dotted), Err(OutputError::IsInput(_))));
+        #[cfg(unix)]
+        {
+            let hard = dir.path().join("hard.msh");
+            std::fs::hard_link(&a, &hard).unwrap();
+            assert!(matches!(plan.claim(&hard), Err(OutputError::IsInput(_))));
+        }
+        let o = dir.path().join("new/out.glb");
+        plan.claim(&o).unwrap();
+        assert!(matches!(
+            plan.claim(&dir.path().join("new/./out.glb")),
+            Err(OutputError::Collision(..))
+        ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn only_regular_files_are_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("l.glb");
+        std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+        let mut t = Transaction::new(opts(true));
+        assert!(matches!(
+            t.stage(&link, b"x".to_vec()),
+            Err(OutputError::NotRegular(_))
+        ));
+        assert!(matches!(
+            super::super::check_target(Path::new("/dev/null"), &[], true),
+            Err(OutputError::NotRegular(_))
+        ));
+        assert!(matches!(
+            super::super::check_target(dir.path(), &[], true),
+            Err(OutputError::NotRegular(_))
+        ));
+    }
+
+    #[test]
+    fn a_file_as_parent_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("file");
+        std::fs::write(&f, b"x").unwrap();
+        let mut t = Transaction::new(opts(false));
+        t.stage(&f.join("out.glb"), b"x".to_vec()).unwrap();
+        let e = t.commit().unwrap_err();
+        assert!(e.to_string().contains("is a file, not a folder"), "{e}");
+    }
+}
