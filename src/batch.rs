@@ -101,11 +101,21 @@ pub struct ReportRow {
     /// Embedded textures (Textures.lib entry names).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub textures: Vec<String>,
+    /// The library files used, for converted models (`Material.lib`,
+    /// `Textures.lib`, `LightMap.lib` paths; empty: none found).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub libraries: Vec<String>,
     /// Wall time spent on this model, milliseconds.
     pub time_ms: f64,
 }
 
 impl ReportRow {
+    /// The libraries used, for messages: `DIR (Material.lib, Textures.lib)`,
+    /// or `none found`.
+    pub fn libraries_text(&self) -> String {
+        libraries_text(&self.libraries)
+    }
+
     fn skip(source: String, kind: &str, reason: String) -> Self {
         ReportRow {
             source,
@@ -119,6 +129,7 @@ impl ReportRow {
             errors: Vec::new(),
             rule: None,
             textures: Vec::new(),
+            libraries: Vec::new(),
             time_ms: 0.0,
         }
     }
@@ -141,6 +152,7 @@ impl ReportRow {
             errors: vec![error],
             rule: Some(rule.to_string()),
             textures: Vec::new(),
+            libraries: Vec::new(),
             time_ms,
         }
     }
@@ -499,12 +511,109 @@ pub struct BatchOptions {
     pub texm_order: crate::convention::TexmOrder,
 }
 
+/// `DIR (Material.lib, Textures.lib)` for library file paths (all in one
+/// folder), or `none found`.
+pub fn libraries_text(files: &[String]) -> String {
+    let Some(first) = files.first() else {
+        return "none found".into();
+    };
+    let dir = Path::new(first).parent().unwrap_or(Path::new(""));
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| {
+            Path::new(f)
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    format!("{} ({})", dir.display(), names.join(", "))
+}
+
+/// The material libraries found for one folder of inputs
+/// ([`Libraries::lookup`]: `--game-dir` first, then the file's folder and
+/// up the tree), shared by its models.
+#[derive(Clone, Default)]
+struct LibsFound {
+    libs: Option<Arc<Libraries>>,
+    /// Why the libraries found could not be loaded.
+    error: Option<String>,
+    lookup: crate::material::LibraryLookup,
+    game_dir: Option<PathBuf>,
+}
+
+impl LibsFound {
+    fn find(file: &Path, opts: &BatchOptions) -> LibsFound {
+        let lookup = Libraries::lookup(file, opts.game_dir.as_deref());
+        let (libs, error) = match lookup.dir.as_deref().map(|d| {
+            Libraries::load(d)
+                .map(|l| l.with_texm_order(opts.texm_order))
+                .map_err(|e| format!("{}: {e}", d.display()))
+        }) {
+            None => (None, None),
+            Some(Ok(l)) => (Some(Arc::new(l)), None),
+            Some(Err(e)) => (None, Some(format!("material libraries not loaded: {e}"))),
+        };
+        LibsFound {
+            libs,
+            error,
+            lookup,
+            game_dir: opts.game_dir.clone(),
+        }
+    }
+
+    /// Paths of the library files in use (the report's `libraries`).
+    fn files(&self) -> Vec<String> {
+        self.libs.as_ref().map_or_else(Vec::new, |l| {
+            l.files().iter().map(|p| p.display().to_string()).collect()
+        })
+    }
+
+    /// Warnings for one converted model: a load error, a `--game-dir`
+    /// without libraries, and materials named by the WEAR table while no
+    /// `Material.lib`/`Textures.lib` is in use (they come out white).
+    fn warnings(&self, wear_materials: &[String]) -> Vec<String> {
+        let mut w: Vec<String> = self.error.iter().cloned().collect();
+        if let Some(g) = &self.game_dir {
+            if self.lookup.dir.as_deref() != Some(g.as_path()) {
+                w.push(format!(
+                    "--game-dir {}: no Material.lib or Textures.lib there; {}",
+                    g.display(),
+                    self.lookup.dir.as_ref().map_or_else(
+                        || "none found elsewhere either".to_string(),
+                        |d| format!("using the libraries in {}", d.display())
+                    )
+                ));
+            }
+        }
+        let usable = self
+            .libs
+            .as_ref()
+            .is_some_and(|l| l.material_lib().is_some() || l.textures_lib().is_some());
+        if !usable && !wear_materials.is_empty() {
+            w.push(format!(
+                "the WEAR table names {} material(s) ({}) but no Material.lib or Textures.lib \
+                 was found (looked in {}): white and untextured; pass --game-dir GAME_FOLDER",
+                wear_materials.len(),
+                wear_materials
+                    .iter()
+                    .take(5)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                self.lookup.searched_text()
+            ));
+        }
+        w
+    }
+}
+
 /// Loaded inputs shared by the jobs of one file.
 struct Loaded {
     bytes: Vec<u8>,
-    libs: Option<Arc<Libraries>>,
-    /// Why the material libraries beside this file could not be loaded.
-    libs_error: Option<String>,
+    /// The material libraries found for this file's folder.
+    libs: LibsFound,
     /// For archives, parsed once: each `.msh` entry's byte range and its WEAR
     /// sibling's range, by entry index.
     entries: Result<HashMap<usize, EntryRanges>, nres::NresError>,
@@ -643,27 +752,16 @@ pub fn run_planned(
         .collect();
     // Load each file once, and find the libraries once per folder.
     let mut files: BTreeMap<PathBuf, Option<Arc<Loaded>>> = BTreeMap::new();
-    type LibsOrError = (Option<Arc<Libraries>>, Option<String>);
-    let mut libs_by_dir: HashMap<PathBuf, LibsOrError> = HashMap::new();
+    let mut libs_by_dir: HashMap<PathBuf, LibsFound> = HashMap::new();
     for j in jobs {
         if files.contains_key(&j.file) {
             continue;
         }
         // Material names and colours need the libraries even without textures.
         let dir = j.file.parent().map(Path::to_path_buf).unwrap_or_default();
-        let (libs, libs_error) = libs_by_dir
+        let found = libs_by_dir
             .entry(dir)
-            .or_insert_with(|| {
-                match Libraries::find_for(&j.file, opts.game_dir.as_deref()).map(|d| {
-                    Libraries::load(&d)
-                        .map(|l| l.with_texm_order(opts.texm_order))
-                        .map_err(|e| format!("{}: {e}", d.display()))
-                }) {
-                    None => (None, None),
-                    Some(Ok(l)) => (Some(Arc::new(l)), None),
-                    Some(Err(e)) => (None, Some(format!("material libraries not loaded: {e}"))),
-                }
-            })
+            .or_insert_with(|| LibsFound::find(&j.file, opts))
             .clone();
         let loaded = std::fs::read(&j.file).ok().map(|bytes| {
             let entries = entry_ranges(&bytes, j.entry.is_some());
@@ -674,8 +772,7 @@ pub fn run_planned(
             };
             Arc::new(Loaded {
                 bytes,
-                libs,
-                libs_error,
+                libs: found,
                 entries,
                 wea,
             })
@@ -750,7 +847,7 @@ fn write_textures(
             .get(&j.file)
             .cloned()
             .flatten()
-            .and_then(|l| l.libs.clone())
+            .and_then(|l| l.libs.libs.clone())
         else {
             continue;
         };
@@ -828,8 +925,9 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
         bytes,
         wear,
     };
-    let conv = convert(&m, loaded.libs.as_deref(), &opts.convert).map(|mut c| {
-        c.warnings.extend(loaded.libs_error.iter().cloned());
+    let conv = convert(&m, loaded.libs.libs.as_deref(), &opts.convert).map(|mut c| {
+        let more = loaded.libs.warnings(&c.wear_materials);
+        c.warnings.extend(more);
         c
     });
     let written = conv.and_then(|c| {
@@ -858,6 +956,7 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
             errors: Vec::new(),
             rule: None,
             textures: c.textures,
+            libraries: loaded.libs.files(),
             time_ms: ms(t0),
         },
         Err(e) => {

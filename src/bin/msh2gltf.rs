@@ -489,9 +489,25 @@ fn run(cli: &Cli) -> Result<u8> {
         output::write_files(&[(path, &json)], cli.force)?;
     }
     if !cli.quiet && !single {
+        let mut libs: Vec<String> = report
+            .models
+            .iter()
+            .filter(|r| r.status == Status::Converted)
+            .map(ReportRow::libraries_text)
+            .collect();
+        libs.sort();
+        libs.dedup();
         eprintln!(
-            "summary: {} converted, {} skipped, {} failed in {:.2} s",
-            report.converted, report.skipped, report.failed, report.seconds
+            "summary: {} converted, {} skipped, {} failed in {:.2} s; libraries: {}",
+            report.converted,
+            report.skipped,
+            report.failed,
+            report.seconds,
+            if libs.is_empty() {
+                "-".into()
+            } else {
+                libs.join("; ")
+            }
         );
     }
     Ok(if report.failed > 0 { 1 } else { 0 })
@@ -537,7 +553,7 @@ fn row_line(r: &ReportRow, with_warnings: bool) -> String {
         Status::Converted => {
             let c = r.counts.clone().unwrap_or_default();
             format!(
-                "converted {} -> {} ({} nodes, {} vertices, {} triangles, {} batches, {} animated nodes, {} frames, {} materials, {} textures; {} conventions: {}){}",
+                "converted {} -> {} ({} nodes, {} vertices, {} triangles, {} batches, {} animated nodes, {} frames, {} materials, {} textures; libraries: {}; {} conventions: {}){}",
                 r.source,
                 r.output.as_deref().unwrap_or("?"),
                 c.nodes,
@@ -548,6 +564,7 @@ fn row_line(r: &ReportRow, with_warnings: bool) -> String {
                 c.frame_count,
                 c.materials,
                 c.textures,
+                r.libraries_text(),
                 r.conventions.as_ref().map_or("?", |d| d.label()),
                 r.conventions.as_ref().map_or_else(String::new, |d| d.summary()),
                 if r.warnings.is_empty() {
