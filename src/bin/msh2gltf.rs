@@ -156,8 +156,9 @@ struct Cli {
     /// Output format for archives and folders.
     #[arg(long, value_enum, default_value = "glb")]
     format: FormatArg,
-    /// Folder holding Material.lib, Textures.lib and LightMap.lib (default:
-    /// beside the archive, then up the tree).
+    /// Folder holding Material.lib, Textures.lib and LightMap.lib; it wins
+    /// over libraries beside the archive (default: beside the archive, then
+    /// up the tree). The summary names the libraries used.
     #[arg(long, value_name = "DIR")]
     game_dir: Option<PathBuf>,
     /// Do not embed textures.
