@@ -4,9 +4,12 @@ Headless usage (Blender 3.4 or later):
 
     blender -b --factory-startup --python scripts/blender_import_all.py -- OUT_DIR all.blend [--fps 24]
 
-Every `.glb`/`.gltf` under OUT_DIR is imported into a collection named
-after its folder (the archive stem; nested folders give nested
-collections). Each model's animation (msh2gltf writes one per model) is
+Every `.glb`/`.gltf` under OUT_DIR is imported into a collection per
+archive: named after its folder below OUT_DIR (a game folder's output:
+OUT_DIR/<archive>/...; nested folders give nested collections), or, for the
+files directly in OUT_DIR (`msh2gltf units.rlb OUT_DIR`), after the archive
+its glTF scene extras name (`msh.source` = `.../units.rlb:ENTRY` gives
+`units`), else after OUT_DIR itself. Each model's animation (msh2gltf writes one per model) is
 made the active action of its objects, and the scene frame range covers the
 longest one. Lightmaps (a material's glTF occlusionTexture on TEXCOORD_1,
 what msh2gltf writes for lit batches) are multiplied into the base colour,
@@ -25,9 +28,9 @@ import traceback
 
 import bpy
 
-try:  # Blender 3.4's glTF importer uses np.bool, removed in numpy 1.24.
-    import numpy
-    if not hasattr(numpy, "bool") or numpy.bool is not bool:
+try:  # Blender 3.4's glTF importer uses np.bool, removed in numpy 1.24 (no
+    import numpy  # hasattr(): in numpy 1.24..1.26 that prints a FutureWarning)
+    if "bool" not in vars(numpy):
         numpy.bool = bool
 except ImportError:
     pass
@@ -64,8 +67,25 @@ def collection_for(rel_dir, root):
 # material's occlusion image (UV map 2) into Base Color.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "blender", "io_scene_parkan"))
-from scene import LIGHTMAP_NODE, activate_animations, layer_collection, wire_lightmap  # noqa: E402
+from scene import (LIGHTMAP_NODE, activate_animations, layer_collection, move_to_collection,  # noqa: E402
+                   wire_lightmap)
 from terrain import wire_map  # noqa: E402  (maps: microtexture x 2, second material by alpha)
+from tools import gltf_json  # noqa: E402
+
+
+def archive_stem(path, out_dir):
+    """The collection name for a file directly in OUT_DIR: the stem of the
+    archive in its scene extras `msh.source` (ARCHIVE:ENTRY), else OUT_DIR's name."""
+    try:
+        doc = gltf_json(path)
+        scenes = doc.get("scenes") or [{}]
+        src = ((scenes[doc.get("scene", 0) or 0].get("extras") or {}).get("msh") or {}).get("source", "")
+    except (OSError, ValueError, IndexError, AttributeError):
+        src = ""
+    arch, sep, _entry = src.rpartition(":")
+    if sep and arch and not os.path.exists(src):
+        return os.path.splitext(os.path.basename(arch))[0]
+    return os.path.basename(os.path.normpath(os.path.abspath(out_dir)))
 
 
 def lightmap_linked(mat):
@@ -98,6 +118,8 @@ def main():
     frame_end = 1
     for path in files:
         rel_dir = os.path.relpath(os.path.dirname(path), out_dir)
+        if rel_dir in ("", "."):
+            rel_dir = archive_stem(path, out_dir)
         coll = collection_for(rel_dir, root)
         lc = layer_collection(bpy.context.view_layer.layer_collection, coll)
         if lc is not None:
@@ -111,6 +133,7 @@ def main():
             continue
         summary["models"] += 1
         new = [o for o in bpy.data.objects if o not in before]
+        move_to_collection(new, coll)  # Blender 3.4's importer links into the scene's collection
         if path.lower().endswith(".glb"):
             summary["terrain_materials"] += wire_map(
                 path, new, [m for m in bpy.data.materials if m not in mats_before])

@@ -101,11 +101,21 @@ pub struct ReportRow {
     /// Embedded textures (Textures.lib entry names).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub textures: Vec<String>,
+    /// The library files used, for converted models (`Material.lib`,
+    /// `Textures.lib`, `LightMap.lib` paths; empty: none found).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub libraries: Vec<String>,
     /// Wall time spent on this model, milliseconds.
     pub time_ms: f64,
 }
 
 impl ReportRow {
+    /// The libraries used, for messages: `DIR (Material.lib, Textures.lib)`,
+    /// or `none found`.
+    pub fn libraries_text(&self) -> String {
+        libraries_text(&self.libraries)
+    }
+
     fn skip(source: String, kind: &str, reason: String) -> Self {
         ReportRow {
             source,
@@ -119,6 +129,7 @@ impl ReportRow {
             errors: Vec::new(),
             rule: None,
             textures: Vec::new(),
+            libraries: Vec::new(),
             time_ms: 0.0,
         }
     }
@@ -141,6 +152,7 @@ impl ReportRow {
             errors: vec![error],
             rule: Some(rule.to_string()),
             textures: Vec::new(),
+            libraries: Vec::new(),
             time_ms,
         }
     }
@@ -518,12 +530,105 @@ pub struct BatchOptions {
     pub texm_order: crate::convention::TexmOrder,
 }
 
+/// `DIR (Material.lib, Textures.lib)` for library file paths (all in one
+/// folder), or `none found`.
+pub fn libraries_text(files: &[String]) -> String {
+    let Some(first) = files.first() else {
+        return "none found".into();
+    };
+    let dir = Path::new(first).parent().unwrap_or(Path::new(""));
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| {
+            Path::new(f)
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    format!("{} ({})", dir.display(), names.join(", "))
+}
+
+/// The material libraries found for one folder of inputs
+/// ([`Libraries::lookup`]: `--game-dir` first, then the file's folder and
+/// up the tree), shared by its models.
+#[derive(Clone, Default)]
+struct LibsFound {
+    libs: Option<Arc<Libraries>>,
+    /// Library files found but not loaded (one warning each; the others
+    /// are still used).
+    errors: Vec<String>,
+    lookup: crate::material::LibraryLookup,
+    game_dir: Option<PathBuf>,
+}
+
+impl LibsFound {
+    fn find(file: &Path, opts: &BatchOptions) -> LibsFound {
+        let lookup = Libraries::lookup(file, opts.game_dir.as_deref());
+        let (libs, errors) = match lookup.dir.as_deref().map(Libraries::load_lenient) {
+            None => (None, Vec::new()),
+            Some((l, w)) => (Some(Arc::new(l.with_texm_order(opts.texm_order))), w),
+        };
+        LibsFound {
+            libs,
+            errors,
+            lookup,
+            game_dir: opts.game_dir.clone(),
+        }
+    }
+
+    /// Paths of the library files in use (the report's `libraries`).
+    fn files(&self) -> Vec<String> {
+        self.libs.as_ref().map_or_else(Vec::new, |l| {
+            l.files().iter().map(|p| p.display().to_string()).collect()
+        })
+    }
+
+    /// Warnings for one converted model: a load error, a `--game-dir`
+    /// without libraries, and materials named by the WEAR table while no
+    /// `Material.lib`/`Textures.lib` is in use (they come out white).
+    fn warnings(&self, wear_materials: &[String]) -> Vec<String> {
+        let mut w: Vec<String> = self.errors.clone();
+        if let Some(g) = &self.game_dir {
+            if self.lookup.dir.as_deref() != Some(g.as_path()) {
+                w.push(format!(
+                    "--game-dir {}: no Material.lib or Textures.lib there; {}",
+                    g.display(),
+                    self.lookup.dir.as_ref().map_or_else(
+                        || "none found elsewhere either".to_string(),
+                        |d| format!("using the libraries in {}", d.display())
+                    )
+                ));
+            }
+        }
+        let usable = self
+            .libs
+            .as_ref()
+            .is_some_and(|l| l.material_lib().is_some() || l.textures_lib().is_some());
+        if !usable && !wear_materials.is_empty() {
+            w.push(format!(
+                "the WEAR table names {} material(s) ({}) but no Material.lib or Textures.lib \
+                 was found (looked in {}): white and untextured; pass --game-dir GAME_FOLDER",
+                wear_materials.len(),
+                wear_materials
+                    .iter()
+                    .take(5)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                self.lookup.searched_text()
+            ));
+        }
+        w
+    }
+}
+
 /// Loaded inputs shared by the jobs of one file.
 struct Loaded {
     bytes: Vec<u8>,
-    libs: Option<Arc<Libraries>>,
-    /// Libraries beside this file that could not be loaded (one warning each).
-    libs_error: Vec<String>,
+    /// The material libraries found for this file's folder.
+    libs: LibsFound,
     /// For archives, parsed once: each `.msh` entry's byte range and its WEAR
     /// sibling's range, by entry index.
     entries: Result<HashMap<usize, EntryRanges>, nres::NresError>,
@@ -662,25 +767,16 @@ pub fn run_planned(
         .collect();
     // Load each file once, and find the libraries once per folder.
     let mut files: BTreeMap<PathBuf, Option<Arc<Loaded>>> = BTreeMap::new();
-    type LibsAndWarnings = (Option<Arc<Libraries>>, Vec<String>);
-    let mut libs_by_dir: HashMap<PathBuf, LibsAndWarnings> = HashMap::new();
+    let mut libs_by_dir: HashMap<PathBuf, LibsFound> = HashMap::new();
     for j in jobs {
         if files.contains_key(&j.file) {
             continue;
         }
         // Material names and colours need the libraries even without textures.
         let dir = j.file.parent().map(Path::to_path_buf).unwrap_or_default();
-        let (libs, libs_error) = libs_by_dir
+        let found = libs_by_dir
             .entry(dir)
-            .or_insert_with(
-                || match Libraries::find_for(&j.file, opts.game_dir.as_deref()) {
-                    None => (None, Vec::new()),
-                    Some(d) => {
-                        let (l, w) = Libraries::load_lenient(&d);
-                        (Some(Arc::new(l.with_texm_order(opts.texm_order))), w)
-                    }
-                },
-            )
+            .or_insert_with(|| LibsFound::find(&j.file, opts))
             .clone();
         let loaded = std::fs::read(&j.file).ok().map(|bytes| {
             let entries = entry_ranges(&bytes, j.entry.is_some());
@@ -691,8 +787,7 @@ pub fn run_planned(
             };
             Arc::new(Loaded {
                 bytes,
-                libs,
-                libs_error,
+                libs: found,
                 entries,
                 wea,
             })
@@ -784,7 +879,7 @@ fn write_textures(
             .get(&j.file)
             .cloned()
             .flatten()
-            .and_then(|l| l.libs.clone())
+            .and_then(|l| l.libs.libs.clone())
         else {
             continue;
         };
@@ -885,17 +980,18 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
         crate::unit::assemble::convert_unit(
             &j.file,
             &loaded.bytes,
-            loaded.libs.as_deref(),
+            loaded.libs.libs.as_deref(),
             &opts.convert,
         )
     } else {
-        convert(&m, loaded.libs.as_deref(), &opts.convert)
+        convert(&m, loaded.libs.libs.as_deref(), &opts.convert)
     };
     let conv = conv.and_then(|mut c| {
+        let more = loaded.libs.warnings(&c.wear_materials);
+        c.warnings.extend(more);
         if unit {
             return Ok(c);
         }
-        c.warnings.extend(loaded.libs_error.iter().cloned());
         let siblings = crate::unit::siblings::of_job(&j.file, &loaded.bytes, j.entry);
         crate::unit::pipeline::decorate(&mut c, &siblings, opts.convert.fps, opts.convert.up)
             .map_err(|e| ConvertError {
@@ -939,6 +1035,7 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
             errors: Vec::new(),
             rule: None,
             textures: c.textures,
+            libraries: loaded.libs.files(),
             time_ms: ms(t0),
         },
         Err(e) => {

@@ -148,6 +148,10 @@ pub struct Converted {
     pub conventions: Decided,
     /// Names of the embedded textures (Textures.lib entries).
     pub textures: Vec<String>,
+    /// The WEAR row names the model's materials use (sorted, distinct):
+    /// with no `Material.lib`/`Textures.lib` found they come out white and
+    /// untextured, which the caller reports with where it looked.
+    pub wear_materials: Vec<String>,
 }
 
 /// A decoded library image as an embeddable texture; its name is recorded
@@ -384,6 +388,12 @@ pub fn convert(
         counts,
         conventions: decided,
         textures: texture_names,
+        wear_materials: materials
+            .iter()
+            .filter_map(|m| m.name.clone())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect(),
     })
 }
 

@@ -38,6 +38,7 @@ from . import scene as sc
 from . import terrain
 from . import tools
 from . import units
+from .job import ImportJob, Progress
 
 ADDON_ID = __package__ or __name__
 
@@ -81,30 +82,6 @@ def game_dir(context, own):
         return bpy.path.abspath(own)
     p = prefs(context)
     return bpy.path.abspath(p.game_dir) if p and p.game_dir else ""
-
-
-class Progress:
-    """wm.progress_* (the number on the cursor) plus a status bar line; safe
-    in background mode."""
-
-    def __init__(self, context, total, what):
-        self.wm = context.window_manager
-        self.workspace = getattr(context, "workspace", None)
-        self.total = max(int(total), 1)
-        self.what = what
-        self.done = 0
-        self.wm.progress_begin(0, self.total)
-
-    def step(self, n=1, text=""):
-        self.done = min(self.done + n, self.total)
-        self.wm.progress_update(self.done)
-        if self.workspace is not None and text:
-            self.workspace.status_text_set(f"Parkan {self.what}: {text}")
-
-    def end(self):
-        self.wm.progress_end()
-        if self.workspace is not None:
-            self.workspace.status_text_set(None)
 
 
 def count_models(m2g, folder):
@@ -254,138 +231,99 @@ class IMPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ImportHelper):
 
     def execute(self, context):
         try:
-            return self.run(context)
+            job = self.make_job(context)
         except tools.ToolError as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
+        # Through the UI, an archive or a folder runs as a modal operator
+        # (progress, Esc cancels); scripts and background Blender wait for it.
+        modal = (job.what != "model" and self.options.is_invoke and not bpy.app.background
+                 and context.window is not None)
+        if modal:
+            self._job = job
+            wm = context.window_manager
+            self._timer = wm.event_timer_add(0.02, window=context.window)
+            wm.modal_handler_add(self)
+            return {"RUNNING_MODAL"}
+        try:
+            while job.step(context, block=True):
+                pass
+            return self.finish(context, job)
+        except tools.ToolError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        finally:
+            job.cleanup()
 
-    def run(self, context):
+    def modal(self, context, event):
+        job = self._job
+        try:
+            if event.type == "ESC":
+                job.cancel()
+                return self.end_modal(context, self.finish(context, job))
+            if event.type == "TIMER":
+                if not job.step(context):
+                    return self.end_modal(context, self.finish(context, job))
+                return {"RUNNING_MODAL"}
+        except tools.ToolError as e:
+            self.report({"ERROR"}, str(e))
+            return self.end_modal(context, {"CANCELLED"})
+        # Viewport navigation stays usable; other input waits for the import.
+        if event.type in {"MIDDLEMOUSE", "WHEELUPMOUSE", "WHEELDOWNMOUSE", "TRACKPADPAN",
+                          "TRACKPADZOOM", "MOUSEMOVE", "INBETWEEN_MOUSEMOVE"}:
+            return {"PASS_THROUGH"}
+        return {"RUNNING_MODAL"}
+
+    def end_modal(self, context, result):
+        context.window_manager.event_timer_remove(self._timer)
+        self._job.cleanup()
+        self._job = None
+        return result
+
+    def finish(self, context, job):
+        job.settle(context)
+        for level, text in job.reports():
+            self.report({level}, text)
+        return {"FINISHED"}
+
+    def make_job(self, context):
+        """The ImportJob for the chosen file, entry, archive or folder."""
         m2g = binary(context, "msh2gltf")
         path = bpy.path.abspath(self.filepath)
         if self.whole_folder or os.path.isdir(path):
             src = path if os.path.isdir(path) else os.path.dirname(path)
             what, total = "folder", count_models(m2g, src)
         else:
-            if not os.path.isfile(path):
-                raise tools.ToolError(f"{path}: no such file")
-            lst = tools.list_models(m2g, path)
-            names = [m["name"] for m in lst["models"]]
-            if lst["kind"] in ("model", "terrain"):
-                src, what, total = path, "model", 1
-            else:
-                pick = self.entry_name.strip()
-                if not pick:
-                    ident = self.entry
-                    if ident == "ALL":
-                        pick = "*"
-                    elif ident.startswith("E"):
-                        pick = next((m["name"] for m in lst["models"] if f"E{m['index']}" == ident), "")
-                    if not pick:
-                        pick = names[0] if names else ""
-                if pick == "*":
-                    src, what, total = path, "archive", len(names)
-                else:
-                    hit = [n for n in names if n.lower() == pick.lower()]
-                    if not hit:
-                        raise tools.ToolError(
-                            f"{os.path.basename(path)} has no model {pick!r} (models: {', '.join(names[:20])})")
-                    src, what, total = f"{path}:{hit[0]}", "model", 1
-        tmp = tempfile.mkdtemp(prefix="parkan_import_")
-        progress = Progress(context, 2 * max(total, 1), "import")
-        try:
-            return self.convert_and_import(context, m2g, src, what, total, tmp, progress)
-        finally:
-            progress.end()
-            shutil.rmtree(tmp, ignore_errors=True)
+            src, what, total = self.pick(m2g, path)
+        settings = {"fps": float(self.fps), "set_scene_fps": self.set_scene_fps,
+                    "lightmaps": self.lightmaps, "textures": self.textures, "state": self.state,
+                    "lod": self.lod, "all_cells": self.all_cells}
+        return ImportJob(context, m2g, src, what, total, self.converter_args(context, m2g), settings)
 
-    def convert_and_import(self, context, m2g, src, what, total, tmp, progress):
-        out = os.path.join(tmp, "model.glb") if what == "model" else os.path.join(tmp, "out")
-        rep = os.path.join(tmp, "report.json")
-        cmd = [m2g, src, out, "--report", rep] + self.converter_args(context, m2g)
-        if what == "folder":
-            cmd += ["--jobs", str(max(1, (os.cpu_count() or 2) - 1))]
-        seen = [0]
-
-        def on_line(line):
-            if line.startswith(("converted ", "skipped ", "error")):
-                seen[0] += 1
-                if seen[0] <= total:
-                    progress.step(text=f"converted {seen[0]}/{total}")
-                print("parkan:", line)
-
-        code, err = tools.run(cmd, on_line)
-        if not os.path.isfile(rep):
-            raise tools.ToolError(tools.last_error(err) or f"msh2gltf exited with {code}")
-        report = json.load(open(rep, encoding="utf-8"))
-        rows = sorted(report.get("models", []), key=lambda r: r.get("source", ""))
-        ok = [r for r in rows if r.get("status") == "converted" and r.get("output")]
-        failed = [r for r in rows if r.get("status") == "failed"]
-        if not ok:
-            msg = "; ".join(e for r in failed for e in r.get("errors", [])) or tools.last_error(err)
-            raise tools.ToolError(msg or "no model converted")
-
-        scene = context.scene
-        if self.set_scene_fps:
-            scene.render.fps = max(1, int(round(self.fps)))
-            scene.render.fps_base = scene.render.fps / float(self.fps)
-        top = context.view_layer.active_layer_collection.collection
-        if what != "model":
-            name = os.path.basename(os.path.normpath(src)) if what == "folder" else \
-                os.path.splitext(os.path.basename(src))[0]
-            top = sc.new_collection(name, top)
-        frame_end, n_obj, n_lm, n_models, warnings = 0, 0, 0, 0, []
-        for i, r in enumerate(ok):
-            glb = r["output"]
-            rel = os.path.relpath(os.path.dirname(glb), out) if what != "model" else "."
-            parent = top if rel in (".", "") else sc.collection_for(rel.split(os.sep), top)
-            if what == "model":  # the output is model.glb: name it after the entry or file
-                stem = os.path.splitext(os.path.basename(src.rpartition(":")[2] if not
-                                                         os.path.exists(src) else src))[0]
-            else:
-                stem = os.path.splitext(os.path.basename(glb))[0]
-            coll = sc.new_collection(stem, parent)
-            sc.set_active_collection(context, coll)
-            objs_before, mats_before = set(bpy.data.objects), set(bpy.data.materials)
-            try:
-                bpy.ops.import_scene.gltf(filepath=glb)
-            except RuntimeError as e:  # one broken file costs only that model
-                failed.append({"source": r.get("source"), "errors": [str(e).strip().splitlines()[-1]]})
-                progress.step()
-                continue
-            new_objs = [o for o in bpy.data.objects if o not in objs_before]
-            new_mats = [m for m in bpy.data.materials if m not in mats_before]
-            sc.move_to_collection(new_objs, coll)
-            ex = sc.idprop_dict(scene.get("msh", {})) or {}
-            ex = dict(ex)
-            ex.setdefault("source", r.get("source", ""))
-            coll["msh"] = ex
-            coll["parkan_import"] = {"state": self.state, "lod": self.lod,
-                                     "all_cells": self.all_cells, "fps": float(self.fps)}
-            if self.lightmaps and self.textures:
-                want = tools.lightmap_materials(tools.gltf_json(glb))
-                for m in new_mats:
-                    base = m.name.rsplit(".", 1)[0] if m.name not in want else m.name
-                    if (m.name in want or base in want) and sc.wire_lightmap(m):
-                        n_lm += 1
-            terrain.wire_map(glb, new_objs, new_mats)
-            frame_end = max(frame_end, sc.activate_animations(new_objs))
-            for o in new_objs:
-                o.select_set(True)
-            n_obj += len(new_objs)
-            n_models += 1
-            progress.step(text=f"imported {i + 1}/{len(ok)}")
-            warnings += [f"{r.get('source')}: {w}" for w in r.get("warnings", [])]
-        if frame_end > 0:
-            scene.frame_start = 0
-            scene.frame_end = frame_end
-        sc.set_active_collection(context, top)
-        for w in warnings[:20]:
-            self.report({"WARNING"}, w)
-        for r in failed[:20]:
-            self.report({"WARNING"}, "failed: " + "; ".join(r.get("errors", [])))
-        self.report({"INFO"}, f"Imported {n_models} model(s), {n_obj} objects, {n_lm} lightmapped "
-                              f"material(s); {len(failed)} failed, {len(warnings)} warning(s)")
-        return {"FINISHED"}
+    def pick(self, m2g, path):
+        """(source, what, total) for a file: the model, the entry picked, or the archive."""
+        if not os.path.isfile(path):
+            raise tools.ToolError(f"{path}: no such file")
+        lst = tools.list_models(m2g, path)
+        names = [m["name"] for m in lst["models"]]
+        if lst["kind"] in ("model", "terrain"):
+            return path, "model", 1
+        pick = self.entry_name.strip()
+        if not pick:
+            ident = self.entry
+            if ident == "ALL":
+                pick = "*"
+            elif ident.startswith("E"):
+                pick = next((m["name"] for m in lst["models"] if f"E{m['index']}" == ident), "")
+            if not pick:
+                pick = names[0] if names else ""
+        if pick == "*":
+            return path, "archive", len(names)
+        hit = [n for n in names if n.lower() == pick.lower()]
+        if not hit:
+            raise tools.ToolError(
+                f"{os.path.basename(path)} has no model {pick!r} (models: {', '.join(names[:20])})")
+        return f"{path}:{hit[0]}", "model", 1
 
 
 # ---------------------------------------------------------------- export
@@ -675,13 +613,17 @@ classes = (ParkanPreferences, IMPORT_SCENE_OT_parkan_msh, EXPORT_SCENE_OT_parkan
 
 
 def numpy_shim():
-    """Blender 3.4's glTF importer uses np.bool, which numpy 1.24 removed."""
+    """Blender 3.4's glTF importer uses np.bool, which numpy 1.24 removed.
+    Only for Blender < 3.6, and without touching `numpy.bool` first: in numpy
+    1.24..1.26 even `hasattr(numpy, "bool")` prints a FutureWarning."""
+    if bpy.app.version >= (3, 6, 0):
+        return
     try:
         import numpy
-        if not hasattr(numpy, "bool"):  # numpy 1.24..1.26 (2.x has it again)
-            numpy.bool = bool
     except ImportError:
-        pass
+        return
+    if "bool" not in vars(numpy):  # numpy 2.x defines it again
+        numpy.bool = bool
 
 
 def register():

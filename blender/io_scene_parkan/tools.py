@@ -104,15 +104,21 @@ def consent_hint(message):
     return message
 
 
+def start(cmd):
+    """Starts a converter with its stderr as a text pipe (stdout discarded).
+    A missing binary is a ToolError."""
+    try:
+        return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True, errors="replace", **NO_WINDOW)
+    except OSError as e:
+        raise ToolError(f"cannot run {cmd[0]}: {e}")
+
+
 def run(cmd, on_line=None):
     """Runs a converter; `on_line(line)` sees each stderr line as it comes.
     Returns (exit code, whole stderr). A missing binary is a ToolError."""
-    try:
-        # The converters report on stderr; stdout is not read (no pipe to fill up).
-        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             text=True, errors="replace", **NO_WINDOW)
-    except OSError as e:
-        raise ToolError(f"cannot run {cmd[0]}: {e}")
+    # The converters report on stderr; stdout is not read (no pipe to fill up).
+    p = start(cmd)
     err = []
     for line in p.stderr:
         err.append(line)

@@ -159,8 +159,9 @@ struct Cli {
     /// Output format for archives and folders.
     #[arg(long, value_enum, default_value = "glb")]
     format: FormatArg,
-    /// Folder holding Material.lib, Textures.lib and LightMap.lib (default:
-    /// beside the archive, then up the tree).
+    /// Folder holding Material.lib, Textures.lib and LightMap.lib; it wins
+    /// over libraries beside the archive (default: beside the archive, then
+    /// up the tree). The summary names the libraries used.
     #[arg(long, value_name = "DIR")]
     game_dir: Option<PathBuf>,
     /// Do not embed textures.
@@ -538,9 +539,25 @@ fn run(cli: &Cli) -> Result<u8> {
         }
     }
     if !cli.quiet && !single {
+        let mut libs: Vec<String> = report
+            .models
+            .iter()
+            .filter(|r| r.status == Status::Converted)
+            .map(ReportRow::libraries_text)
+            .collect();
+        libs.sort();
+        libs.dedup();
         eprintln!(
-            "summary: {} converted, {} skipped, {} failed in {:.2} s",
-            report.converted, report.skipped, report.failed, report.seconds
+            "summary: {} converted, {} skipped, {} failed in {:.2} s; libraries: {}",
+            report.converted,
+            report.skipped,
+            report.failed,
+            report.seconds,
+            if libs.is_empty() {
+                "-".into()
+            } else {
+                libs.join("; ")
+            }
         );
     }
     Ok(code)
@@ -648,7 +665,7 @@ fn row_line(r: &ReportRow, with_warnings: bool) -> String {
         Status::Converted => {
             let c = r.counts.clone().unwrap_or_default();
             format!(
-                "converted {} -> {} ({} nodes, {} vertices, {} triangles, {} batches, {} animated nodes, {} frames, {} materials, {} textures; {} conventions: {}){}",
+                "converted {} -> {} ({} nodes, {} vertices, {} triangles, {} batches, {} animated nodes, {} frames, {} materials, {} textures; libraries: {}; {} conventions: {}){}",
                 r.source,
                 r.output.as_deref().unwrap_or("?"),
                 c.nodes,
@@ -659,6 +676,7 @@ fn row_line(r: &ReportRow, with_warnings: bool) -> String {
                 c.frame_count,
                 c.materials,
                 c.textures,
+                r.libraries_text(),
                 r.conventions.as_ref().map_or("?", |d| d.label()),
                 r.conventions.as_ref().map_or_else(String::new, |d| d.summary()),
                 if r.warnings.is_empty() {

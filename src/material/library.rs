@@ -320,6 +320,34 @@ fn holds_libraries(dir: &Path) -> bool {
         .any(|f| matches!(find_file(dir, f), Ok(Some(_))))
 }
 
+/// Where the library lookup of [`Libraries::lookup`] looked.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LibraryLookup {
+    /// The folder chosen: it holds `Material.lib` or `Textures.lib`.
+    pub dir: Option<PathBuf>,
+    /// Every folder looked at, in order (`--game-dir` first when given).
+    pub searched: Vec<PathBuf>,
+}
+
+impl LibraryLookup {
+    /// The folders looked at, for messages: `A, B, C` (a folder looked at
+    /// twice is named once; a chain of more than five folders is shortened
+    /// to its first three and the last).
+    pub fn searched_text(&self) -> String {
+        let mut s: Vec<String> = Vec::new();
+        for p in &self.searched {
+            let p = p.display().to_string();
+            if !s.contains(&p) {
+                s.push(p);
+            }
+        }
+        if s.len() <= 5 {
+            return s.join(", ");
+        }
+        format!("{}, ... {}", s[..3].join(", "), s[s.len() - 1])
+    }
+}
+
 impl Libraries {
     /// Builds from already parsed libraries (any may be absent).
     pub fn from_parts(
@@ -410,35 +438,74 @@ impl Libraries {
     }
 
     /// Finds the directory holding the libraries for a model file or archive
-    /// (format-notes §4, gltf-mapping "Materials and textures"): the
-    /// archive's own folder, then `game_dir`, then each parent folder up the
-    /// tree. A folder qualifies when it holds `Material.lib` or
-    /// `Textures.lib` (any case).
+    /// (format-notes §4, gltf-mapping "Materials and textures"): `game_dir`
+    /// when it holds libraries (an explicit `--game-dir` always wins), then
+    /// the archive's own folder, then each parent folder up the tree. A
+    /// folder qualifies when it holds `Material.lib` or `Textures.lib` (any
+    /// case). [`Libraries::lookup`] also says where it looked.
     pub fn find_for(archive_path: &Path, game_dir: Option<&Path>) -> Option<PathBuf> {
+        Libraries::lookup(archive_path, game_dir).dir
+    }
+
+    /// [`Libraries::find_for`] with the record of every folder looked at,
+    /// in order (for the "no libraries found" warning and `-v`).
+    pub fn lookup(archive_path: &Path, game_dir: Option<&Path>) -> LibraryLookup {
+        let mut searched = Vec::new();
+        let found = |d: &Path, searched: &mut Vec<PathBuf>| {
+            searched.push(d.to_path_buf());
+            holds_libraries(d)
+        };
+        if let Some(g) = game_dir {
+            if found(g, &mut searched) {
+                return LibraryLookup {
+                    dir: Some(g.to_path_buf()),
+                    searched,
+                };
+            }
+        }
         let start = if archive_path.is_dir() {
             Some(archive_path)
         } else {
             archive_path.parent()
         };
-        let start = start.map(|p| {
+        let Some(start) = start.map(|p| {
             if p.as_os_str().is_empty() {
                 Path::new(".")
             } else {
                 p
             }
-        });
-        if let Some(s) = start.filter(|s| holds_libraries(s)) {
-            return Some(s.to_path_buf());
+        }) else {
+            return LibraryLookup {
+                dir: None,
+                searched,
+            };
+        };
+        if found(start, &mut searched) {
+            return LibraryLookup {
+                dir: Some(start.to_path_buf()),
+                searched,
+            };
         }
-        if let Some(g) = game_dir.filter(|g| holds_libraries(g)) {
-            return Some(g.to_path_buf());
-        }
-        let start = start?;
         let abs = std::fs::canonicalize(start).unwrap_or_else(|_| start.to_path_buf());
-        abs.ancestors()
+        let dir = abs
+            .ancestors()
             .skip(1)
-            .find(|d| holds_libraries(d))
-            .map(Path::to_path_buf)
+            .find(|d| found(d, &mut searched))
+            .map(Path::to_path_buf);
+        LibraryLookup { dir, searched }
+    }
+
+    /// Paths of the library files loaded, in the order `Material.lib`,
+    /// `Textures.lib`, `LightMap.lib` (empty for [`Libraries::from_parts`]).
+    pub fn files(&self) -> Vec<PathBuf> {
+        let Some(dir) = &self.dir else {
+            return Vec::new();
+        };
+        [&self.material, &self.textures, &self.lightmaps]
+            .into_iter()
+            .flatten()
+            .map(|l| dir.join(l.label()))
+            .collect()
     }
 
     /// The folder given to [`Libraries::load`], if any.
@@ -788,5 +855,39 @@ mod tests {
         );
         std::fs::write(dir.path().join("material.lib"), b"junk").unwrap();
         assert_eq!(Libraries::load(dir.path()).unwrap_err().rule, "nres.magic");
+    }
+
+    #[test]
+    fn game_dir_wins_and_lookup_says_where_it_looked() {
+        let dir = tempfile::tempdir().unwrap();
+        let (beside, game, empty) = (
+            dir.path().join("beside"),
+            dir.path().join("game"),
+            dir.path().join("empty"),
+        );
+        for d in [&beside, &game, &empty] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(beside.join("Material.lib"), b"").unwrap();
+        std::fs::write(game.join("textures.lib"), b"").unwrap();
+        let model = beside.join("x.rlb");
+        assert_eq!(Libraries::find_for(&model, None).unwrap(), beside);
+        let l = Libraries::lookup(&model, Some(&game));
+        assert_eq!(
+            (l.dir.as_deref(), l.searched.len()),
+            (Some(game.as_path()), 1)
+        );
+        // A --game-dir without libraries is looked in first, then skipped.
+        let l = Libraries::lookup(&model, Some(&empty));
+        assert_eq!(l.dir.as_deref(), Some(beside.as_path()));
+        assert_eq!(l.searched, [empty.clone(), beside.clone()]);
+        let alone = empty.join("y.msh");
+        let l = Libraries::lookup(&alone, Some(&empty));
+        assert_eq!(l.searched[..2], [empty.clone(), empty.clone()]);
+        assert!(l.searched_text().starts_with(&format!(
+            "{}, {}",
+            empty.display(),
+            std::fs::canonicalize(dir.path()).unwrap().display()
+        )));
     }
 }

@@ -14,7 +14,7 @@ pub mod texm;
 pub mod wear;
 pub mod write;
 
-pub use library::{Fallback, Libraries, Library, ResolvedMaterial, TexturePng};
+pub use library::{Fallback, Libraries, Library, LibraryLookup, ResolvedMaterial, TexturePng};
 pub use mat0::{AnimBlock, Mat0, Phase};
 pub use texm::{encode_png, has_alpha, PageRect, TexFormat, Texm};
 pub use wear::{Wear, WearRow};

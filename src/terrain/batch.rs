@@ -73,6 +73,7 @@ fn row(source: String, status: Status) -> ReportRow {
         errors: Vec::new(),
         rule: None,
         textures: Vec::new(),
+        libraries: Vec::new(),
         time_ms: 0.0,
     }
 }

@@ -556,8 +556,14 @@ pub fn convert_unit(
     let mut merger: Option<Merger> = None;
     let mut first: Option<Converted> = None;
     let (mut counts, mut textures) = (convert::Counts::default(), Vec::new());
+    let mut wear_materials: Vec<String> = Vec::new();
     for (k, p) in parts.iter().enumerate() {
         let c = convert_part(&game, p, libs, opts, &mut archives)?;
+        for w in &c.wear_materials {
+            if !wear_materials.contains(w) {
+                wear_materials.push(w.clone());
+            }
+        }
         warnings.extend(
             c.warnings
                 .iter()
@@ -605,6 +611,7 @@ pub fn convert_unit(
         counts,
         conventions: first.conventions,
         textures,
+        wear_materials,
     })
 }
 

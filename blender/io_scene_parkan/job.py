@@ -1,0 +1,243 @@
+"""One import run, in steps: `msh2gltf` into a temporary folder, then
+Blender's glTF importer model by model.
+
+`ImportJob.step()` does one unit of work and returns False when nothing is
+left, so a script (or background Blender) loops it while the import
+operator's modal handler calls it once per timer tick: the UI keeps
+redrawing, shows the progress, and Esc calls `cancel()`, which stops the
+converter (SIGTERM: it removes its temporary files) and keeps the models
+imported so far. The stderr of the converter is read by a thread into a
+list; only the main thread touches Blender data.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+
+import bpy
+
+from . import scene as sc
+from . import terrain
+from . import tools
+
+
+class Progress:
+    """wm.progress_* (the number on the cursor) plus a status bar line; safe
+    in background mode."""
+
+    def __init__(self, context, total, what):
+        self.wm = context.window_manager
+        self.workspace = getattr(context, "workspace", None)
+        self.total = max(int(total), 1)
+        self.what = what
+        self.done = 0
+        self.wm.progress_begin(0, self.total)
+
+    def step(self, n=1, text=""):
+        self.done = min(self.done + n, self.total)
+        self.wm.progress_update(self.done)
+        if self.workspace is not None and text:
+            self.workspace.status_text_set(f"Parkan {self.what}: {text}")
+
+    def end(self):
+        self.wm.progress_end()
+        if self.workspace is not None:
+            self.workspace.status_text_set(None)
+
+
+class ImportJob:
+    """Converts `src` (a model, `ARCHIVE:ENTRY`, an archive or a folder;
+    `what` = model/archive/folder, `total` models expected) with `args` (the
+    converter options) and imports the results under the active collection.
+    `settings`: fps, set_scene_fps, lightmaps, textures, state, lod, all_cells."""
+
+    def __init__(self, context, m2g, src, what, total, args, settings):
+        self.src, self.what, self.total = src, what, max(int(total), 1)
+        self.settings = settings
+        self.tmp = tempfile.mkdtemp(prefix="parkan_import_")
+        self.out = os.path.join(self.tmp, "model.glb" if what == "model" else "out")
+        self.report_path = os.path.join(self.tmp, "report.json")
+        self.cmd = [m2g, src, self.out, "--report", self.report_path] + list(args)
+        if what == "folder":
+            self.cmd += ["--jobs", str(max(1, (os.cpu_count() or 2) - 1))]
+        self.progress = Progress(context, 2 * self.total, "import")
+        self.proc = self.reader = None
+        self.lines = []  # converter stderr lines (appended by the reader thread)
+        self.seen = 0  # lines consumed
+        self.converted = 0
+        self.rows = None  # converted rows, once the converter is done
+        self.failed, self.warnings = [], []
+        self.next = 0
+        self.top = None
+        self.frame_end = self.n_obj = self.n_lm = self.n_models = 0
+        self.cancelled = False
+        self.done = False
+
+    # -- converter
+    def start(self):
+        self.proc = tools.start(self.cmd)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stderr:
+            line = line.rstrip("\n")
+            print("parkan:", line)
+            self.lines.append(line)
+
+    def _consume_lines(self):
+        while self.seen < len(self.lines):
+            line = self.lines[self.seen]
+            self.seen += 1
+            if line.startswith(("converted ", "skipped ", "error")):
+                self.converted += 1
+                if self.converted <= self.total:
+                    self.progress.step(text=f"converted {self.converted}/{self.total}")
+
+    def _converter_done(self):
+        code = self.proc.wait()
+        self.reader.join(timeout=10)  # the converter's last lines
+        self._consume_lines()
+        if not os.path.isfile(self.report_path):
+            err = "\n".join(self.lines)
+            raise tools.ToolError(tools.last_error(err) or f"msh2gltf exited with {code}")
+        with open(self.report_path, encoding="utf-8") as f:
+            report = json.load(f)
+        rows = sorted(report.get("models", []), key=lambda r: r.get("source", ""))
+        self.rows = [r for r in rows if r.get("status") == "converted" and r.get("output")]
+        self.failed = [r for r in rows if r.get("status") == "failed"]
+        if not self.rows:
+            msg = "; ".join(e for r in self.failed for e in r.get("errors", []))
+            raise tools.ToolError(msg or tools.last_error("\n".join(self.lines)) or "no model converted")
+
+    # -- the steps
+    def step(self, context, block=False):
+        """One unit of work; True while more is left. `block`: wait for the
+        converter here instead of returning while it runs."""
+        if self.done or self.cancelled:
+            return False
+        if self.proc is None:
+            self.start()
+            return True
+        if self.rows is None:
+            while block and self.proc.poll() is None:
+                self._consume_lines()
+                time.sleep(0.05)
+            self._consume_lines()
+            if self.proc.poll() is None:
+                return True
+            self._converter_done()
+            self._begin_import(context)
+            return True
+        if self.next < len(self.rows):
+            self._import_one(context, self.rows[self.next])
+            self.next += 1
+            return True
+        self._finish(context)
+        return False
+
+    def cancel(self):
+        """Stops the converter if it runs; the models imported so far stay."""
+        self.cancelled = True
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def cleanup(self):
+        """Ends the progress display and removes the temporary folder."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.cancel()
+        self.progress.end()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    # -- Blender side
+    def _begin_import(self, context):
+        s, scene = self.settings, context.scene
+        if s["set_scene_fps"]:
+            scene.render.fps = max(1, int(round(s["fps"])))
+            scene.render.fps_base = scene.render.fps / float(s["fps"])
+        self.top = context.view_layer.active_layer_collection.collection
+        if self.what != "model":
+            if self.what == "folder":
+                name = os.path.basename(os.path.normpath(self.src))
+            else:
+                name = os.path.splitext(os.path.basename(self.src))[0]
+            self.top = sc.new_collection(name, self.top)
+
+    def _stem(self, glb):
+        if self.what != "model":
+            return os.path.splitext(os.path.basename(glb))[0]
+        # The output is model.glb: name it after the entry or the file.
+        src = self.src if os.path.exists(self.src) else self.src.rpartition(":")[2]
+        return os.path.splitext(os.path.basename(src))[0]
+
+    def _import_one(self, context, r):
+        s, scene = self.settings, context.scene
+        glb = r["output"]
+        rel = os.path.relpath(os.path.dirname(glb), self.out) if self.what != "model" else "."
+        parent = self.top if rel in (".", "") else sc.collection_for(rel.split(os.sep), self.top)
+        coll = sc.new_collection(self._stem(glb), parent)
+        sc.set_active_collection(context, coll)
+        objs_before, mats_before = set(bpy.data.objects), set(bpy.data.materials)
+        try:
+            bpy.ops.import_scene.gltf(filepath=glb)
+        except RuntimeError as e:  # one broken file costs only that model
+            self.failed.append({"source": r.get("source"), "errors": [str(e).strip().splitlines()[-1]]})
+            self.progress.step()
+            return
+        new_objs = [o for o in bpy.data.objects if o not in objs_before]
+        new_mats = [m for m in bpy.data.materials if m not in mats_before]
+        sc.move_to_collection(new_objs, coll)
+        ex = dict(sc.idprop_dict(scene.get("msh", {})) or {})
+        ex.setdefault("source", r.get("source", ""))
+        coll["msh"] = ex
+        coll["parkan_import"] = {"state": s["state"], "lod": s["lod"],
+                                 "all_cells": s["all_cells"], "fps": float(s["fps"])}
+        if s["lightmaps"] and s["textures"]:
+            want = tools.lightmap_materials(tools.gltf_json(glb))
+            for m in new_mats:
+                base = m.name.rsplit(".", 1)[0] if m.name not in want else m.name
+                if (m.name in want or base in want) and sc.wire_lightmap(m):
+                    self.n_lm += 1
+        terrain.wire_map(glb, new_objs, new_mats)
+        self.frame_end = max(self.frame_end, sc.activate_animations(new_objs))
+        for o in new_objs:
+            o.select_set(True)
+        self.n_obj += len(new_objs)
+        self.n_models += 1
+        self.progress.step(text=f"imported {self.n_models}/{len(self.rows)} (Esc: stop)")
+        self.warnings += [f"{r.get('source')}: {w}" for w in r.get("warnings", [])]
+
+    def _finish(self, context):
+        self.done = True
+        self.settle(context)
+
+    def settle(self, context):
+        """Frame range and active collection for what was imported (also
+        after a cancel)."""
+        scene = context.scene
+        if self.frame_end > 0:
+            scene.frame_start = 0
+            scene.frame_end = self.frame_end
+        if self.top is not None:
+            sc.set_active_collection(context, self.top)
+
+    def reports(self):
+        """(level, text) pairs for the operator's report: warnings, failures
+        (20 of each at most) and the summary line last."""
+        out = [("WARNING", w) for w in self.warnings[:20]]
+        out += [("WARNING", "failed: " + "; ".join(r.get("errors", []))) for r in self.failed[:20]]
+        total = len(self.rows or [])
+        stopped = f" (cancelled after {self.n_models} of {total})" if self.cancelled else ""
+        out.append(("INFO", f"Imported {self.n_models} model(s){stopped}, {self.n_obj} objects, "
+                            f"{self.n_lm} lightmapped material(s); {len(self.failed)} failed, "
+                            f"{len(self.warnings)} warning(s)"))
+        return out
