@@ -116,13 +116,14 @@ impl ReportRow {
         libraries_text(&self.libraries)
     }
 
-    fn skip(source: String, kind: &str, reason: String) -> Self {
+    /// A row for `source` with `status` and nothing else yet.
+    pub(crate) fn new(source: String, status: Status) -> Self {
         ReportRow {
             source,
             output: None,
-            status: Status::Skipped,
-            kind: Some(kind.to_string()),
-            reason: Some(reason),
+            status,
+            kind: None,
+            reason: None,
             counts: None,
             conventions: None,
             warnings: Vec::new(),
@@ -133,6 +134,14 @@ impl ReportRow {
             time_ms: 0.0,
         }
     }
+
+    fn skip(source: String, kind: &str, reason: String) -> Self {
+        ReportRow {
+            kind: Some(kind.to_string()),
+            reason: Some(reason),
+            ..ReportRow::new(source, Status::Skipped)
+        }
+    }
     fn fail(source: String, rule: &str, error: String, time_ms: f64) -> Self {
         // Every error names its source.
         let error = if error.starts_with(&source) {
@@ -141,19 +150,10 @@ impl ReportRow {
             format!("{source}: {error}")
         };
         ReportRow {
-            source,
-            output: None,
-            status: Status::Failed,
-            kind: None,
-            reason: None,
-            counts: None,
-            conventions: None,
-            warnings: Vec::new(),
             errors: vec![error],
             rule: Some(rule.to_string()),
-            textures: Vec::new(),
-            libraries: Vec::new(),
             time_ms,
+            ..ReportRow::new(source, Status::Failed)
         }
     }
 }
@@ -377,24 +377,28 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
             FileKind::OtherNres if source::is_msh_name(name.as_bytes()) => FileKind::Model,
             k => k,
         };
+        // A bare model, or a unit file (one assembled scene, unit-files-notes
+        // §3.5): one job for the whole file.
+        let whole_file = matches!(kind, FileKind::Model)
+            || (matches!(kind, FileKind::NotNres) && crate::unit::assemble::is_unit_file(&data));
+        if whole_file {
+            let stem = source::stem_of(&name).to_string();
+            let idx = d.jobs.len();
+            d.jobs.push(ModelJob {
+                file: file.clone(),
+                entry: None,
+                entry_name: None,
+                source: display,
+                stem: stem.clone(),
+                output: PathBuf::new(),
+            });
+            planned
+                .entry(out.join(&rel_dir))
+                .or_default()
+                .push((idx, sanitize_component(&stem)));
+            continue;
+        }
         match kind {
-            FileKind::NotNres if crate::unit::assemble::is_unit_file(&data) => {
-                // A unit file: one assembled scene (unit-files-notes §3.5).
-                let stem = source::stem_of(&name).to_string();
-                let idx = d.jobs.len();
-                d.jobs.push(ModelJob {
-                    file: file.clone(),
-                    entry: None,
-                    entry_name: None,
-                    source: display,
-                    stem: stem.clone(),
-                    output: PathBuf::new(),
-                });
-                planned
-                    .entry(out.join(&rel_dir))
-                    .or_default()
-                    .push((idx, sanitize_component(&stem)));
-            }
             FileKind::NotNres => {
                 if source::is_msh_name(name.as_bytes()) {
                     let e = nres::read(&data, nres::Mode::Strict).err();
@@ -419,22 +423,7 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
                 output: crate::terrain::batch::output_for(out, &rel_dir, root, format),
                 msh: file.clone(),
             }),
-            FileKind::Model => {
-                let stem = source::stem_of(&name).to_string();
-                let idx = d.jobs.len();
-                d.jobs.push(ModelJob {
-                    file: file.clone(),
-                    entry: None,
-                    entry_name: None,
-                    source: display,
-                    stem: stem.clone(),
-                    output: PathBuf::new(),
-                });
-                planned
-                    .entry(out.join(&rel_dir))
-                    .or_default()
-                    .push((idx, sanitize_component(&stem)));
-            }
+            FileKind::Model => {} // a whole-file job, above
             FileKind::OtherNres => {
                 let a = nres::read(&data, nres::Mode::Tolerant).ok();
                 let reason = a

@@ -232,27 +232,7 @@ pub fn build(
                     max: None,
                 },
             );
-            let s = Index::push(
-                &mut samplers,
-                JSampler {
-                    extensions: None,
-                    extras: None,
-                    input,
-                    interpolation: Checked::Valid(Interpolation::Linear),
-                    output,
-                },
-            );
-            channels.push(Channel {
-                sampler: s,
-                target: Target {
-                    extensions: None,
-                    extras: None,
-                    node: Index::new(*node as u32),
-                    path: Checked::Valid(path),
-                },
-                extensions: None,
-                extras: None,
-            });
+            push_linear_channel(&mut samplers, &mut channels, input, output, *node, path);
         }
         out.animated += 1;
     }
@@ -264,4 +244,37 @@ pub fn build(
         samplers,
     });
     Ok(out)
+}
+
+/// Appends a LINEAR sampler (`input` times, `output` values) and the
+/// channel driving `path` of glTF node `node` with it (glTF 2.0 §3.11).
+pub(crate) fn push_linear_channel(
+    samplers: &mut Vec<JSampler>,
+    channels: &mut Vec<Channel>,
+    input: Index<json::Accessor>,
+    output: Index<json::Accessor>,
+    node: usize,
+    path: Property,
+) {
+    let sampler = Index::push(
+        samplers,
+        JSampler {
+            extensions: None,
+            extras: None,
+            input,
+            interpolation: Checked::Valid(Interpolation::Linear),
+            output,
+        },
+    );
+    channels.push(Channel {
+        sampler,
+        target: Target {
+            extensions: None,
+            extras: None,
+            node: Index::new(node as u32),
+            path: Checked::Valid(path),
+        },
+        extensions: None,
+        extras: None,
+    });
 }

@@ -18,7 +18,7 @@
 //! - Extras on scene, nodes, meshes and materials let gltf2msh find its way
 //!   back (gltf-mapping.md, "Extras").
 
-mod anim;
+pub(crate) mod anim;
 pub use crate::convention::{axes, Up};
 pub(crate) mod bin;
 mod budget;

@@ -62,19 +62,8 @@ fn outputs(j: &TerrainJob) -> Vec<PathBuf> {
 
 fn row(source: String, status: Status) -> ReportRow {
     ReportRow {
-        source,
-        output: None,
-        status,
         kind: Some("terrain".into()),
-        reason: None,
-        counts: None,
-        conventions: None,
-        warnings: Vec::new(),
-        errors: Vec::new(),
-        rule: None,
-        textures: Vec::new(),
-        libraries: Vec::new(),
-        time_ms: 0.0,
+        ..ReportRow::new(source, status)
     }
 }
 

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use gltf_json as json;
 use json::accessor::{ComponentType, Type};
-use json::animation::{Channel, Interpolation, Property, Sampler as JSampler, Target};
+use json::animation::Property;
 use json::validation::{Checked, USize64};
 use json::{Index, Root};
 use serde_json::{json, Value};
@@ -368,27 +368,14 @@ fn write_clip(
             spec(ot, Type::Scalar, Some(&times[..1]), Some(&times[n - 1..])),
         );
         let output = accessor(root, spec(ov, ty, None, None));
-        let s = Index::push(
+        crate::gltf_export::anim::push_linear_channel(
             &mut samplers,
-            JSampler {
-                extensions: None,
-                extras: None,
-                input,
-                interpolation: Checked::Valid(Interpolation::Linear),
-                output,
-            },
+            &mut channels,
+            input,
+            output,
+            c.node,
+            path,
         );
-        channels.push(Channel {
-            sampler: s,
-            target: Target {
-                extensions: None,
-                extras: None,
-                node: Index::new(c.node as u32),
-                path: Checked::Valid(path),
-            },
-            extensions: None,
-            extras: None,
-        });
     }
     root.push(json::Animation {
         extensions: None,
