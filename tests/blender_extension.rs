@@ -190,6 +190,7 @@ fn install_and_import(runner: &Runner, zip: &Path, work: &Path) -> serde_json::V
 }
 
 #[test]
+#[ignore = "needs Blender 3.4+ or PyPI bpy: cargo test -- --include-ignored"]
 fn addon_zip_validates_installs_and_imports() {
     let mut runners: Vec<(String, Runner, bool)> = Vec::new();
     match common::blender() {

@@ -488,7 +488,7 @@ fn spend_images(
     let mut pixels = 0u64;
     let mut sizes = Vec::new();
     for i in used_images(doc, wear) {
-        let bytes = image_bytes(doc, base_dir, i)?;
+        let bytes = image_bytes_with(doc, base_dir, i, opts)?;
         let (w, h) = image::ImageReader::new(std::io::Cursor::new(&bytes[..]))
             .with_guessed_format()
             .map_err(|e| e.to_string())
