@@ -6,7 +6,7 @@ cells (or the models named with --model FILE[:ENTRY]), converts with
 msh2gltf, imports with ../shared/tools/blender-inspect at the manifest's
 sample times, and compares:
 
-- objects and parents with the manifest's nodes (names, hierarchy);
+- objects and parents with the manifest's nodes (names, hierarchy), plus one empty per control point;
 - face counts with the triangles of each node's lod 0 / group 0 slot;
 - world matrices at every manifest time with the engine's (Blender's Z-up
   space is game space, so they compare directly), within --tol (1e-3).
@@ -85,8 +85,11 @@ def check(model, corpus, msh2gltf, inspect, tol, tmp):
         if o["parent"] != parent:
             print(f"FAIL {src}: {o['name']!r} parent {o['parent']!r}, expected {parent!r}")
             ok = False
-    if len(objs) != len(names):
-        print(f"FAIL {src}: {len(objs)} objects, expected {len(names)}")
+    # Besides the nodes: one empty per control point of the model's .cpt.
+    want_objs = len(names) + len(model.get("control_points") or [])
+    if len(objs) != want_objs:
+        print(f"FAIL {src}: {len(objs)} objects, expected {want_objs} "
+              f"({len(names)} nodes + control points)")
         ok = False
     worst = 0.0
     for tr in model["transforms"]:
