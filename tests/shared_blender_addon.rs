@@ -273,6 +273,19 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
     assert_eq!(lm["export_base_texcoord"], 0);
     assert_eq!(lm["export_occlusion_texcoord"], 1);
 
+    // A colour edit with --base is refused with a message naming the
+    // material and the change (issue 15: written, or refused in Blender's UI).
+    let ce = &r["colour_edit"];
+    let msg = ce["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a colour edit must be refused: {ce}"));
+    assert!(
+        msg.contains("gltf.material_edit")
+            && (msg.contains("opacity") || msg.contains("alphaMode")),
+        "{msg}"
+    );
+    assert!(!work.join("recoloured.msh").exists());
+
     // A broken model: the converter's message (file, stream, record, rule) reaches the UI.
     let bad = r["bad"]["error"]
         .as_str()

@@ -174,6 +174,27 @@ def main():
     r = bpy.ops.export_scene.parkan_msh(filepath=os.path.join(WORK, "edited.msh"), mode="BASE")
     check("FINISHED" in r, f"export edited.msh: {r}")
 
+    # 4b. a colour edit (the baseColorFactor input of the first material's
+    # colour Mix node) against the base: gltf2msh refuses it
+    # (gltf.material_edit) and the refusal reaches the UI; nothing is written.
+    mat = next(m for ob in mesh_objects(coll) for m in ob.data.materials if m is not None)
+    base_in = sc.find_bsdf(mat.node_tree).inputs["Base Color"]
+    factor = None
+    if base_in.is_linked:
+        src = base_in.links[0].from_node
+        factor = next((i for i in src.inputs if i.type == "RGBA" and i.enabled and not i.is_linked), None)
+    else:
+        factor = base_in
+    old_colour = tuple(factor.default_value)
+    factor.default_value = (0.9, 0.1, 0.1, 1.0)
+    bpy.context.view_layer.objects.active = o
+    try:
+        r = bpy.ops.export_scene.parkan_msh(filepath=os.path.join(WORK, "recoloured.msh"), mode="BASE")
+        out["colour_edit"] = {"result": list(r), "material": mat.name}
+    except RuntimeError as e:
+        out["colour_edit"] = {"error": str(e), "material": mat.name}
+    factor.default_value = old_colour
+
     # 5. lightmap wiring on a constructed glTF (occlusionTexture on TEXCOORD_1)
     lm_path = os.path.join(WORK, "lit_quad.gltf")
     lightmap_gltf(lm_path)
