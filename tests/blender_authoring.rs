@@ -31,48 +31,10 @@ const TOL: f32 = 1e-3;
 #[test]
 #[ignore = "needs Blender: cargo test -- --include-ignored"]
 fn blender_authored_tank_keeps_node_origins_at_every_frame() {
-    let bpy_python = std::env::var_os("BPY_PYTHON");
-    let Some(blender) = bpy_python
-        .clone()
-        .map(std::path::PathBuf::from)
-        .or_else(common::blender)
-    else {
-        println!("SKIP: no Blender");
+    let Some(run) = author_in_blender("author_tank.py", "tank", "AUTHOR_TANK_OK") else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let (glb, json, out) = (
-        tmp.path().join("tank.glb"),
-        tmp.path().join("tank.json"),
-        tmp.path().join("tank.msh"),
-    );
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/blender/author_tank.py");
-    let mut cmd = Command::new(&blender);
-    if bpy_python.is_none() {
-        cmd.args(["-b", "--factory-startup", "--python"]);
-    }
-    let o = cmd
-        .args([script, "--"])
-        .args([&glb, &json])
-        .output()
-        .expect("run Blender");
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success() && stdout.contains("AUTHOR_TANK_OK"),
-        "Blender failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let blender_world: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-
-    let o = Command::new(env!("CARGO_BIN_EXE_gltf2msh"))
-        .arg(&glb)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "gltf2msh failed:\n{stderr}");
+    let (blender_world, stderr, out) = (run.blender_world, run.stderr, run.out);
 
     // The strict reader and the validator accept the model.
     let bytes = std::fs::read(&out).unwrap();
@@ -143,50 +105,10 @@ fn blender_authored_tank_keeps_node_origins_at_every_frame() {
 #[test]
 #[ignore = "needs Blender: cargo test -- --include-ignored"]
 fn blender_radar_spinning_past_180_degrees_plays_as_in_blender() {
-    let bpy_python = std::env::var_os("BPY_PYTHON");
-    let Some(blender) = bpy_python
-        .clone()
-        .map(std::path::PathBuf::from)
-        .or_else(common::blender)
-    else {
-        println!("SKIP: no Blender");
+    let Some(run) = author_in_blender("author_radar.py", "radar", "AUTHOR_RADAR_OK") else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let (glb, json, out) = (
-        tmp.path().join("radar.glb"),
-        tmp.path().join("radar.json"),
-        tmp.path().join("radar.msh"),
-    );
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/blender/author_radar.py");
-    let mut cmd = Command::new(&blender);
-    if bpy_python.is_none() {
-        cmd.args(["-b", "--factory-startup", "--python"]);
-    }
-    let o = cmd
-        .args([script, "--"])
-        .args([&glb, &json])
-        .output()
-        .expect("run Blender");
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success() && stdout.contains("AUTHOR_RADAR_OK"),
-        "Blender failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let blender_world: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_gltf2msh"))
-        .arg(&glb)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "gltf2msh failed:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let (blender_world, out) = (run.blender_world, run.out);
     let model = msh::decode(&std::fs::read(&out).unwrap(), msh::Mode::Strict)
         .unwrap()
         .model;
@@ -222,4 +144,68 @@ fn blender_radar_spinning_past_180_degrees_plays_as_in_blender() {
         "Blender {}: radar axes within {worst:e} at 73 frames",
         blender_world["blender"]
     );
+}
+
+/// What [`author_in_blender`] leaves: Blender's own world matrices (the
+/// script's JSON), gltf2msh's stderr, and the written model's path (in a
+/// temporary folder that lives as long as the value).
+struct Authored {
+    blender_world: serde_json::Value,
+    stderr: String,
+    out: std::path::PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+/// Runs `tests/blender/SCRIPT -- NAME.glb NAME.json` in a headless Blender
+/// (or `$BPY_PYTHON`), checks it printed `ok_marker`, then authors the GLB
+/// with `gltf2msh -o NAME.msh` (which must succeed). `None` (after a SKIP
+/// line) without a Blender.
+fn author_in_blender(script: &str, name: &str, ok_marker: &str) -> Option<Authored> {
+    let bpy_python = std::env::var_os("BPY_PYTHON");
+    let Some(blender) = bpy_python
+        .clone()
+        .map(std::path::PathBuf::from)
+        .or_else(common::blender)
+    else {
+        println!("SKIP: no Blender");
+        return None;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (glb, json, out) = (
+        tmp.path().join(format!("{name}.glb")),
+        tmp.path().join(format!("{name}.json")),
+        tmp.path().join(format!("{name}.msh")),
+    );
+    let script = format!("{}/tests/blender/{script}", env!("CARGO_MANIFEST_DIR"));
+    let mut cmd = Command::new(&blender);
+    if bpy_python.is_none() {
+        cmd.args(["-b", "--factory-startup", "--python"]);
+    }
+    let o = cmd
+        .arg(&script)
+        .arg("--")
+        .args([&glb, &json])
+        .output()
+        .expect("run Blender");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && stdout.contains(ok_marker),
+        "Blender failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let blender_world = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_gltf2msh"))
+        .arg(&glb)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "gltf2msh failed:\n{stderr}");
+    Some(Authored {
+        blender_world,
+        stderr,
+        out,
+        _tmp: tmp,
+    })
 }
