@@ -542,7 +542,12 @@ pub fn convert_unit(
             format!("no {REGISTRY} in the folders above the unit file"),
         ))
     })?;
-    let reg_path = find_file(&game, REGISTRY).expect("found by game_dir");
+    let reg_path = find_file(&game, REGISTRY).ok_or_else(|| {
+        err(UnitError::new(
+            "unit.resolve",
+            format!("{REGISTRY} vanished from {}", game.display()),
+        ))
+    })?;
     let reg_bytes = std::fs::read(&reg_path).map_err(|e| {
         err(UnitError::new(
             "io",

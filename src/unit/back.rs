@@ -107,7 +107,7 @@ fn check_frames(ch: &Channel, [lo, hi]: [f32; 2]) -> Vec<f32> {
 fn timeline_index(doc: &GltfFile) -> Option<usize> {
     arr(&doc.json, "animations")
         .iter()
-        .position(|a| !is_clip(a))
+        .position(|a| a.is_object() && !is_clip(a))
 }
 
 /// The timeline's channel for (glTF node, path), read.
@@ -400,7 +400,12 @@ fn splice(doc: &GltfFile, edits: &[Edit], fps: f32) -> Result<GltfFile, ImportEr
     let t = match timeline_index(&d) {
         Some(t) => t,
         None => {
-            let a = d.json["animations"].as_array_mut().expect("clips exist");
+            let Some(a) = d.json["animations"].as_array_mut() else {
+                return Err(ImportError::new(
+                    "gltf.clip",
+                    "clip edits but no `animations` array to write the timeline into",
+                ));
+            };
             a.push(serde_json::json!({"name": "timeline", "channels": [], "samplers": []}));
             a.len() - 1
         }
@@ -438,10 +443,19 @@ fn splice(doc: &GltfFile, edits: &[Edit], fps: f32) -> Result<GltfFile, ImportEr
                 keep(hi + 1.0, &rest);
             }
         }
+        if frames.is_empty() {
+            continue; // nothing to key (an edit always brings keys; defensive)
+        }
         let s = push_sampler(&mut d, t, &frames, &values, fps);
-        let chans = d.json["animations"][t]["channels"]
-            .as_array_mut()
-            .expect("channels");
+        // The timeline is an object (timeline_index); a missing or
+        // malformed `channels` is replaced by an empty list.
+        let anim = &mut d.json["animations"][t];
+        if !anim["channels"].is_array() {
+            anim["channels"] = Value::Array(Vec::new());
+        }
+        let Some(chans) = anim["channels"].as_array_mut() else {
+            continue;
+        };
         let target = serde_json::json!({"node": e.node, "path": path});
         match chans.iter_mut().find(|c| c["target"] == target) {
             Some(c) => c["sampler"] = Value::from(s),
