@@ -54,19 +54,6 @@ fn binary_version(blender: &Path) -> Option<(u32, u32)> {
     Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
 }
 
-fn package(zip: &Path) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_msh2gltf")).parent().unwrap();
-    let st = Command::new("bash")
-        .arg(root.join("scripts/package_addon.sh"))
-        .arg("--bin-dir")
-        .arg(bin_dir)
-        .arg(zip)
-        .status()
-        .unwrap();
-    assert!(st.success(), "package_addon.sh failed");
-}
-
 /// Blender's extension validator on the zip: `blender --command extension
 /// validate` for a 4.2+ binary, the same script (`bl_pkg/cli/blender_ext.py`)
 /// from the `bpy` package for a `bpy` Python.
@@ -216,7 +203,7 @@ fn addon_zip_validates_installs_and_imports() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let zip = tmp.path().join("io_scene_parkan.zip");
-    package(&zip);
+    common::package_addon(&zip);
     if !runners.iter().any(|r| r.2) {
         println!("SKIP: no Blender 4.2+: the extension validator did not run");
     }

@@ -76,15 +76,7 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let tmp = tempfile::tempdir().unwrap();
     let zip = tmp.path().join("io_scene_parkan.zip");
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_msh2gltf")).parent().unwrap();
-    let st = Command::new("bash")
-        .arg(root.join("scripts/package_addon.sh"))
-        .arg("--bin-dir")
-        .arg(bin_dir)
-        .arg(&zip)
-        .status()
-        .unwrap();
-    assert!(st.success(), "package_addon.sh failed");
+    common::package_addon(&zip);
 
     let archive = corpus.join(ARCHIVE).canonicalize().unwrap();
     let work = tmp.path().join("work");

@@ -24,20 +24,7 @@ fn lightmapped_building_shows_its_lightmap_in_blender() {
     };
     let man = common::manifest(&root);
     // The retail lightmapped model with the most lit batches.
-    let rec = man["models"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["convention"] == "retail" && m["lightmap_model"] == true)
-        .max_by_key(|m| {
-            m["batches"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|b| b["lit"] == true && b["lightmap_present"] == true)
-                .count()
-        })
-        .expect("a retail lightmapped model");
+    let rec = common::most_lit_retail_model(&man);
     let spec = format!(
         "{}:{}",
         root.join(rec["file"].as_str().unwrap()).display(),

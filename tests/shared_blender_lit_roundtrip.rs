@@ -23,20 +23,7 @@ fn lightmapped_model_from_blender_comes_back_byte_identical() {
         return;
     }
     let man = common::manifest(&root);
-    let rec = man["models"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["convention"] == "retail" && m["lightmap_model"] == true)
-        .max_by_key(|m| {
-            m["batches"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|b| b["lit"] == true && b["lightmap_present"] == true)
-                .count()
-        })
-        .expect("a retail lightmapped model");
+    let rec = common::most_lit_retail_model(&man);
     let (arch, entry) = (
         root.join(rec["archive"].as_str().unwrap()),
         rec["entry"].as_str().unwrap(),

@@ -21,15 +21,7 @@ fn addon_imports_a_map_with_the_game_node_tree() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let tmp = tempfile::tempdir().unwrap();
     let zip = tmp.path().join("io_scene_parkan.zip");
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_msh2gltf")).parent().unwrap();
-    let st = Command::new("bash")
-        .arg(root.join("scripts/package_addon.sh"))
-        .arg("--bin-dir")
-        .arg(bin_dir)
-        .arg(&zip)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    common::package_addon(&zip);
     let m = common::manifest(&corpus);
     let t = &m["terrains"][0];
     let map = corpus

@@ -25,15 +25,7 @@ fn blender_imports_units_with_clip_actions_and_control_points() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let tmp = tempfile::tempdir().unwrap();
     let zip = tmp.path().join("io_scene_parkan.zip");
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_msh2gltf")).parent().unwrap();
-    let st = Command::new("bash")
-        .arg(repo.join("scripts/package_addon.sh"))
-        .arg("--bin-dir")
-        .arg(bin_dir)
-        .arg(&zip)
-        .status()
-        .unwrap();
-    assert!(st.success(), "package_addon.sh failed");
+    common::package_addon(&zip);
     for (k, mu) in m["units"].as_array().unwrap().iter().enumerate() {
         let dat: PathBuf = root
             .join(mu["path"].as_str().unwrap())

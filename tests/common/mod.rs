@@ -102,3 +102,38 @@ pub fn corpus_models(root: &Path) -> Vec<CorpusModel> {
     }
     out
 }
+
+/// Builds the add-on zip at `zip` with `scripts/package_addon.sh`, carrying
+/// this build's `msh2gltf` and `gltf2msh`; panics when the script fails.
+pub fn package_addon(zip: &Path) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_msh2gltf"))
+        .parent()
+        .expect("binary folder");
+    let st = std::process::Command::new("bash")
+        .arg(root.join("scripts/package_addon.sh"))
+        .arg("--bin-dir")
+        .arg(bin_dir)
+        .arg(zip)
+        .status()
+        .expect("run package_addon.sh");
+    assert!(st.success(), "package_addon.sh failed");
+}
+
+/// The retail lightmapped model of the manifest with the most lit batches
+/// whose lightmap is present (the lightmap tests' subject).
+pub fn most_lit_retail_model(man: &serde_json::Value) -> &serde_json::Value {
+    man["models"]
+        .as_array()
+        .expect("models[]")
+        .iter()
+        .filter(|m| m["convention"] == "retail" && m["lightmap_model"] == true)
+        .max_by_key(|m| {
+            m["batches"].as_array().map_or(0, |b| {
+                b.iter()
+                    .filter(|b| b["lit"] == true && b["lightmap_present"] == true)
+                    .count()
+            })
+        })
+        .expect("a retail lightmapped model")
+}
