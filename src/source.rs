@@ -90,20 +90,31 @@ pub fn looks_like_terrain(archive: &nres::Archive<'_>) -> bool {
 
 /// Reads what [`classify`] needs of the file at `path`: the first
 /// [`nres::HEADER_SIZE`] bytes, and the rest only when they start with the
-/// NRes magic (an archive is converted, so it is read whole). A large file
-/// of another kind (a video, a 3 GiB image) costs 16 bytes.
+/// NRes magic (an archive is converted, so it is read whole, up to
+/// [`crate::output::MAX_UPDATE_BYTES`], the size cap of every archive and
+/// library input). A large file of another kind (a video, a 3 GiB image)
+/// costs 16 bytes.
 ///
 /// # Errors
-/// The I/O error of opening or reading the file.
+/// The I/O error of opening or reading the file; `InvalidData` for an NRes
+/// file over the cap (refused before it is read).
 pub fn read_for_kind(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
+    let cap = crate::output::MAX_UPDATE_BYTES;
     let mut f = std::fs::File::open(path)?;
     let mut head = Vec::with_capacity(nres::HEADER_SIZE);
     (&mut f)
         .take(nres::HEADER_SIZE as u64)
         .read_to_end(&mut head)?;
     if nres::is_nres(&head) {
-        f.read_to_end(&mut head)?;
+        let len = f.metadata()?.len();
+        if len > cap {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{len} bytes, more than the {cap} an input may have"),
+            ));
+        }
+        f.take(cap - head.len() as u64).read_to_end(&mut head)?;
     }
     Ok(head)
 }
@@ -311,6 +322,24 @@ impl<'a> WearIndex<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An NRes file over the input cap is refused from its size, before it
+    /// is read (a sparse file: no disk or memory spent); another kind of
+    /// file costs its first 16 bytes, whatever its size.
+    #[test]
+    fn read_for_kind_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.rlb");
+        let f = std::fs::File::create(&big).unwrap();
+        std::io::Write::write_all(&mut &f, nres::MAGIC).unwrap();
+        f.set_len(crate::output::MAX_UPDATE_BYTES + 1).unwrap();
+        let e = read_for_kind(&big).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidData, "{e}");
+        let video = dir.path().join("intro.avi");
+        let f = std::fs::File::create(&video).unwrap();
+        f.set_len(crate::output::MAX_UPDATE_BYTES + 1).unwrap();
+        assert_eq!(read_for_kind(&video).unwrap().len(), nres::HEADER_SIZE);
+    }
 
     #[test]
     fn input_specs() {
