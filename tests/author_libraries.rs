@@ -278,7 +278,24 @@ fn max_diff(a: &RgbaImage, b: &RgbaImage) -> i32 {
         .unwrap_or(0)
 }
 
-fn check_round_trip(tmp: &Path, bits: &str) {
+/// What [`author_into_copies`] left behind: the decoded source images, the
+/// new archive, the game's libraries before and the copies after, and the
+/// `--texm-order` arguments of each side.
+struct Authored {
+    sources: Vec<RgbaImage>,
+    out: PathBuf,
+    new_rlb: String,
+    old_mat: Vec<u8>,
+    old_tex: Vec<u8>,
+    mat: Vec<u8>,
+    tex: Vec<u8>,
+    g_order: Vec<&'static str>,
+    m_order: Vec<&'static str>,
+}
+
+/// Authors [`scene`] into a new archive with `--game-dir` and `--texture-bits
+/// bits`; checks the game folder is untouched and reads the library copies.
+fn author_into_copies(tmp: &Path, bits: &str) -> Authored {
     let (glb_bytes, sources) = scene();
     let input = tmp.join("scene.glb");
     std::fs::write(&input, &glb_bytes).unwrap();
@@ -315,8 +332,22 @@ fn check_round_trip(tmp: &Path, bits: &str) {
     assert_eq!(std::fs::read(game.join("Textures.lib")).unwrap(), old_tex);
     let mat = std::fs::read(out.join("Material.lib")).unwrap();
     let tex = std::fs::read(out.join("Textures.lib")).unwrap();
-    let nm = new_entries(&old_mat, &mat);
-    let nt = new_entries(&old_tex, &tex);
+    Authored {
+        sources,
+        out,
+        new_rlb,
+        old_mat,
+        old_tex,
+        mat,
+        tex,
+        g_order,
+        m_order,
+    }
+}
+
+/// Checks the new MAT0 and Texm entries' names, MAT0 types and attributes,
+/// opacity and texture names; returns the MAT0 entry names.
+fn check_new_entries(nm: &[nres::Entry], nt: &[nres::Entry]) -> Vec<String> {
     let names: Vec<String> = nm
         .iter()
         .map(|e| String::from_utf8_lossy(e.name).into_owned())
@@ -343,6 +374,17 @@ fn check_round_trip(tmp: &Path, bits: &str) {
         assert_eq!(m.phases[0].params[3], (c[3] * 100.0).round() as u8);
         assert_eq!(m.primary_texture(), img.map(|i| tnames[i].clone()));
     }
+    names
+}
+
+/// Checks each new Texm's format for `bits`, its full mip chain and its
+/// pixels against the quantised source; returns the quantised sources.
+fn check_new_texms(
+    nt: &[nres::Entry],
+    bits: &str,
+    order: &texm::ChannelOrder,
+    sources: &[RgbaImage],
+) -> Vec<RgbaImage> {
     let alpha_format = if bits == "16" {
         TexFormat::Argb4444
     } else {
@@ -352,11 +394,6 @@ fn check_round_trip(tmp: &Path, bits: &str) {
         [TexFormat::Argb8888; 3]
     } else {
         [TexFormat::Rgb565, alpha_format, TexFormat::Rgb565]
-    };
-    let order = if g_order.is_empty() {
-        texm::RETAIL_ORDER
-    } else {
-        texm::ARGB_ORDER
     };
     let mut expected = Vec::new();
     for (k, e) in nt.iter().enumerate() {
@@ -373,17 +410,24 @@ fn check_round_trip(tmp: &Path, bits: &str) {
             sources[k].clone()
         };
         // The quantised source: what the Texm should decode to.
-        let q = Texm::parse(&texm::encode(&src, t.format, &order, 1, 32).unwrap())
+        let q = Texm::parse(&texm::encode(&src, t.format, order, 1, 32).unwrap())
             .unwrap()
-            .decode_with(&order, 0)
+            .decode_with(order, 0)
             .unwrap();
-        assert_eq!(max_diff(&t.decode_with(&order, 0).unwrap(), &q), 0);
+        assert_eq!(max_diff(&t.decode_with(order, 0).unwrap(), &q), 0);
         expected.push(q);
     }
+    expected
+}
+
+/// Exports the new model with msh2gltf and checks every material's colour
+/// (±0.5/255, alpha ±0.01) and pixels (±1) against `expected`.
+fn check_exported(a: &Authored, names: &[String], expected: &[RgbaImage]) {
+    let s = |p: &Path| p.to_str().unwrap().to_string();
     // msh2gltf of the result: same pixels (±1) and colours.
-    let back = out.join("new.glb");
-    let mut args = vec![format!("{new_rlb}:NEW.msh"), s(&back), "--force".into()];
-    args.extend(m_order.iter().map(|x| x.to_string()));
+    let back = a.out.join("new.glb");
+    let mut args = vec![format!("{}:NEW.msh", a.new_rlb), s(&back), "--force".into()];
+    args.extend(a.m_order.iter().map(|x| x.to_string()));
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     ok(&msh2gltf(&argv));
     let mats = exported(&back);
@@ -414,6 +458,22 @@ fn check_round_trip(tmp: &Path, bits: &str) {
             (a, b) => panic!("{name}: texture {a:?} vs exported {}", b.is_some()),
         }
     }
+}
+
+/// The whole round trip at `--texture-bits bits`: author, check the new
+/// library entries, export and compare.
+fn check_round_trip(tmp: &Path, bits: &str) {
+    let a = author_into_copies(tmp, bits);
+    let nm = new_entries(&a.old_mat, &a.mat);
+    let nt = new_entries(&a.old_tex, &a.tex);
+    let names = check_new_entries(&nm, &nt);
+    let order = if a.g_order.is_empty() {
+        texm::RETAIL_ORDER
+    } else {
+        texm::ARGB_ORDER
+    };
+    let expected = check_new_texms(&nt, bits, &order, &a.sources);
+    check_exported(&a, &names, &expected);
 }
 
 fn tmp() -> tempfile::TempDir {
