@@ -445,6 +445,11 @@ fn batch_converts_every_map_into_out_maps() {
     }
 }
 
+/// How many records differ between `a` and `b` (compared pairwise).
+fn differing<T: PartialEq>(a: &[T], b: &[T]) -> usize {
+    a.iter().zip(b).filter(|(a, b)| a != b).count()
+}
+
 #[test]
 #[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn derived_values_recomputed_from_scratch_equal_the_corpus() {
@@ -466,43 +471,11 @@ fn derived_values_recomputed_from_scratch_equal_the_corpus() {
             derive::draw_order(&mut l, s);
         }
         let diff = |a: usize, b: usize, what: &str| assert_eq!(a, b, "{}: {what}", t["map"]);
-        diff(
-            l.faces
-                .iter()
-                .zip(&base.faces)
-                .filter(|(a, b)| a != b)
-                .count(),
-            0,
-            "face normals",
-        );
-        diff(
-            l.normals
-                .iter()
-                .zip(&base.normals)
-                .filter(|(a, b)| a != b)
-                .count(),
-            0,
-            "vertex normals",
-        );
-        diff(
-            l.slots
-                .iter()
-                .zip(&base.slots)
-                .filter(|(a, b)| a != b)
-                .count(),
-            0,
-            "cell boxes",
-        );
+        diff(differing(&l.faces, &base.faces), 0, "face normals");
+        diff(differing(&l.normals, &base.normals), 0, "vertex normals");
+        diff(differing(&l.slots, &base.slots), 0, "cell boxes");
         assert_eq!(l.corners, base.corners, "{}: header", t["map"]);
-        diff(
-            l.order
-                .iter()
-                .zip(&base.order)
-                .filter(|(a, b)| a != b)
-                .count(),
-            0,
-            "Res11",
-        );
+        diff(differing(&l.order, &base.order), 0, "Res11");
     }
 }
 
