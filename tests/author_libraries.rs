@@ -7,6 +7,8 @@
 //! pixels (±1 per channel after quantisation) and colours. Collisions are
 //! refused unless `--replace-entries`; `--in-place` edits the game's libraries.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -16,6 +18,8 @@ use mshgltf::material::texm::{self, TexFormat, Texm};
 use mshgltf::material::{Mat0, TYPE_MAT0, TYPE_TEXM};
 use mshgltf::nres;
 use serde_json::{json, Value};
+
+use common::glb;
 
 fn run(exe: &str, args: &[&str]) -> std::process::Output {
     Command::new(exe).args(args).output().unwrap()
@@ -36,25 +40,6 @@ fn ok(o: &std::process::Output) {
         o.status.code(),
         String::from_utf8_lossy(&o.stderr)
     );
-}
-
-fn glb(json: &Value, bin: &[u8]) -> Vec<u8> {
-    let mut j = serde_json::to_vec(json).unwrap();
-    while j.len() % 4 != 0 {
-        j.push(b' ');
-    }
-    let total = 12 + 8 + j.len() + 8 + bin.len();
-    let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(j.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&j);
-    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"BIN\0");
-    out.extend_from_slice(bin);
-    out
 }
 
 fn gradient(w: u32, h: u32, alpha: bool) -> RgbaImage {

@@ -10,6 +10,8 @@
 //! The reference is an independent glTF evaluator written here with glam
 //! (TRS hierarchy, STEP / LINEAR + slerp / CUBICSPLINE Hermite sampling).
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
@@ -1169,24 +1171,9 @@ fn msh2gltf_export_authors_back_to_the_same_pose() {
 // ---------------------------------------------------------------------------
 // The command line.
 
+/// The GLB of `doc` (its one buffer as the binary chunk).
 fn glb(doc: &GltfFile) -> Vec<u8> {
-    let mut j = serde_json::to_vec(&doc.json).unwrap();
-    while j.len() % 4 != 0 {
-        j.push(b' ');
-    }
-    let bin = &doc.buffers[0];
-    let total = 12 + 8 + j.len() + 8 + bin.len();
-    let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(j.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&j);
-    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"BIN\0");
-    out.extend_from_slice(bin);
-    out
+    common::glb(&doc.json, &doc.buffers[0])
 }
 
 fn gltf2msh(args: &[&str]) -> std::process::Output {

@@ -1,8 +1,10 @@
-//! Helpers shared by the `shared_*` tests, which read `../shared` and skip
-//! themselves when it is absent.
+//! Helpers shared by the integration tests: the `shared_*` ones read
+//! `../shared` through [`corpus`] and skip themselves when it is absent;
+//! the others use the binaries, the committed samples and the GLB framing.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 use mshgltf::{nres, source};
 
@@ -136,4 +138,47 @@ pub fn most_lit_retail_model(man: &serde_json::Value) -> &serde_json::Value {
             })
         })
         .expect("a retail lightmapped model")
+}
+
+/// This build's `msh2gltf`, ready for arguments.
+pub fn msh2gltf() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
+}
+
+/// This build's `gltf2msh`, ready for arguments.
+pub fn gltf2msh() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_gltf2msh"))
+}
+
+/// A committed sample: `samples/<name>` (made by `scripts/make_samples.sh`).
+pub fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(name)
+}
+
+/// A run's stderr as text (lossy UTF-8).
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A GLB of `json` and the binary chunk `bin` (glTF 2.0 §4.4): the JSON
+/// chunk padded with spaces to 4 bytes, `bin` written as given.
+pub fn glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
+    let mut j = serde_json::to_vec(json).unwrap();
+    while j.len() % 4 != 0 {
+        j.push(b' ');
+    }
+    let total = 12 + 8 + j.len() + 8 + bin.len();
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&(total as u32).to_le_bytes());
+    out.extend_from_slice(&(j.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&j);
+    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"BIN\0");
+    out.extend_from_slice(bin);
+    out
 }
