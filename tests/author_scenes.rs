@@ -13,7 +13,6 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::process::Command;
 
 use glam::{Mat4, Quat, Vec3};
@@ -1099,31 +1098,12 @@ fn msh2gltf_export_authors_back_to_the_same_pose() {
         ("lod_tower.msh", true),
         ("static_box.msh", false),
     ] {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("samples")
-            .join(name);
-        let bytes = std::fs::read(&path).unwrap();
-        let base = msh::decode(&bytes, msh::Mode::Strict).unwrap().model;
-        let opts = ConvertOptions {
-            textures: false,
-            cells: CellChoice {
-                state: 0,
-                lod: 0,
-                all_cells,
-            },
-            ..Default::default()
+        let cells = CellChoice {
+            state: 0,
+            lod: 0,
+            all_cells,
         };
-        let r = ModelRef {
-            source: name.into(),
-            stem: "m".into(),
-            bytes: &bytes,
-            wear: None,
-        };
-        let e = convert::convert(&r, None, &opts).unwrap().exported;
-        let doc = GltfFile {
-            json: serde_json::to_value(&e.root).unwrap(),
-            buffers: vec![e.bin],
-        };
+        let (base, _, doc) = common::export_sample(name, cells);
         let a = gltf_import::author(&doc, &AuthorOptions::default()).unwrap();
         let m = &a.model;
         assert_eq!(m.nodes.len(), base.nodes.len(), "{name}");

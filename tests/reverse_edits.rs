@@ -9,8 +9,7 @@ use mshgltf::convention::NameSource;
 use std::process::Command;
 
 use mshgltf::anim::{self, decode_quat, QuatLayout};
-use mshgltf::convert::{self, ConvertOptions, ModelRef};
-use mshgltf::gltf_export::{axes, Up};
+use mshgltf::gltf_export::{axes, CellChoice, Up};
 use mshgltf::gltf_import::{self, animation::quantize_gltf_rotation, GltfFile, ImportOptions};
 use mshgltf::msh::{self, build, derive, Model};
 use mshgltf::nres;
@@ -20,28 +19,7 @@ use common::sample;
 
 /// The base model and msh2gltf's glTF of it (JSON value + buffer).
 fn exported(name: &str) -> (Model, Vec<u8>, GltfFile) {
-    let bytes = std::fs::read(sample(name)).unwrap();
-    let base = msh::decode(&bytes, msh::Mode::Strict).unwrap().model;
-    let opts = ConvertOptions {
-        textures: false,
-        ..Default::default()
-    };
-    let m = ModelRef {
-        source: name.into(),
-        stem: "m".into(),
-        bytes: &bytes,
-        wear: None,
-    };
-    let e = convert::convert(&m, None, &opts).unwrap().exported;
-    let json = serde_json::to_value(&e.root).unwrap();
-    (
-        base,
-        bytes,
-        GltfFile {
-            json,
-            buffers: vec![e.bin],
-        },
-    )
+    common::export_sample(name, CellChoice::default())
 }
 
 fn import(doc: &GltfFile, base: &Model) -> gltf_import::Imported {

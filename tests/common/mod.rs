@@ -6,6 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use mshgltf::convert::{self, ConvertOptions, ModelRef};
+use mshgltf::gltf_export::CellChoice;
+use mshgltf::gltf_import::GltfFile;
+use mshgltf::msh::{self, Model};
 use mshgltf::{nres, source};
 
 /// The Blender to run headless: `$BLENDER`, else `blender` on PATH, else
@@ -181,4 +185,33 @@ pub fn glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
     out.extend_from_slice(b"BIN\0");
     out.extend_from_slice(bin);
     out
+}
+
+/// A committed sample as msh2gltf exports it (no textures, showing
+/// `cells`): the decoded base model, its bytes and the glTF (JSON value +
+/// the one buffer).
+pub fn export_sample(name: &str, cells: CellChoice) -> (Model, Vec<u8>, GltfFile) {
+    let bytes = std::fs::read(sample(name)).unwrap();
+    let base = msh::decode(&bytes, msh::Mode::Strict).unwrap().model;
+    let opts = ConvertOptions {
+        textures: false,
+        cells,
+        ..Default::default()
+    };
+    let m = ModelRef {
+        source: name.into(),
+        stem: "m".into(),
+        bytes: &bytes,
+        wear: None,
+    };
+    let e = convert::convert(&m, None, &opts).unwrap().exported;
+    let json = serde_json::to_value(&e.root).unwrap();
+    (
+        base,
+        bytes,
+        GltfFile {
+            json,
+            buffers: vec![e.bin],
+        },
+    )
 }
