@@ -19,7 +19,7 @@ use mshgltf::material::{Mat0, TYPE_MAT0, TYPE_TEXM};
 use mshgltf::nres;
 use serde_json::{json, Value};
 
-use common::glb;
+use common::{glb, max_diff, order_args};
 
 fn run(exe: &str, args: &[&str]) -> std::process::Output {
     Command::new(exe).args(args).output().unwrap()
@@ -212,17 +212,6 @@ fn new_entries<'a>(old: &'a [u8], new: &'a [u8]) -> Vec<nres::Entry<'a>> {
     n.entries[o.entries.len()..].to_vec()
 }
 
-/// Does msh2gltf take `--texm-order` (after issue 8)? Then both sides use
-/// the retail order; else gltf2msh writes the order msh2gltf reads.
-fn order_args() -> (Vec<&'static str>, Vec<&'static str>) {
-    let help = msh2gltf(&["--help"]);
-    if String::from_utf8_lossy(&help.stdout).contains("--texm-order") {
-        (vec![], vec!["--texm-order", "retail"])
-    } else {
-        (vec!["--texm-order", "argb"], vec![])
-    }
-}
-
 /// Materials of a msh2gltf GLB by WEAR name: (baseColorFactor, PNG pixels).
 fn exported(path: &Path) -> Vec<(String, [f32; 4], Option<RgbaImage>)> {
     let doc = gltf_import::parse(&std::fs::read(path).unwrap(), None).unwrap();
@@ -251,16 +240,6 @@ fn exported(path: &Path) -> Vec<(String, [f32; 4], Option<RgbaImage>)> {
             (name, c, img)
         })
         .collect()
-}
-
-fn max_diff(a: &RgbaImage, b: &RgbaImage) -> i32 {
-    assert_eq!(a.dimensions(), b.dimensions());
-    a.as_raw()
-        .iter()
-        .zip(b.as_raw())
-        .map(|(x, y)| (i32::from(*x) - i32::from(*y)).abs())
-        .max()
-        .unwrap_or(0)
 }
 
 /// What [`author_into_copies`] left behind: the decoded source images, the

@@ -12,10 +12,11 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use image::RgbaImage;
 use mshgltf::gltf_import::{self, materials};
 use mshgltf::material::texm::{self, Texm};
 use mshgltf::nres;
+
+use common::{max_diff, order_args};
 
 const SAMPLES: &str = "/usr/share/assimp/models/glTF2";
 const MODELS: [&str; 4] = [
@@ -33,30 +34,6 @@ fn run(exe: &str, args: &[&str]) {
         o.status.code(),
         String::from_utf8_lossy(&o.stderr)
     );
-}
-
-/// msh2gltf reads 8888 in the retail order after issue 8 (`--texm-order`);
-/// before, gltf2msh writes the order it reads.
-fn order_args() -> (Vec<&'static str>, Vec<&'static str>) {
-    let o = Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
-        .arg("--help")
-        .output()
-        .unwrap();
-    if String::from_utf8_lossy(&o.stdout).contains("--texm-order") {
-        (vec![], vec!["--texm-order", "retail"])
-    } else {
-        (vec!["--texm-order", "argb"], vec![])
-    }
-}
-
-fn max_diff(a: &RgbaImage, b: &RgbaImage) -> i32 {
-    assert_eq!(a.dimensions(), b.dimensions());
-    a.as_raw()
-        .iter()
-        .zip(b.as_raw())
-        .map(|(x, y)| (i32::from(*x) - i32::from(*y)).abs())
-        .max()
-        .unwrap_or(0)
 }
 
 fn pow2(d: u32) -> u32 {

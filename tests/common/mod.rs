@@ -215,3 +215,27 @@ pub fn export_sample(name: &str, cells: CellChoice) -> (Model, Vec<u8>, GltfFile
         },
     )
 }
+
+/// The `--texm-order` arguments of each side (gltf2msh's, msh2gltf's): when
+/// msh2gltf takes `--texm-order` (after issue 8) both sides use the retail
+/// order; before, gltf2msh writes the order msh2gltf reads.
+pub fn order_args() -> (Vec<&'static str>, Vec<&'static str>) {
+    let help = msh2gltf().arg("--help").output().unwrap();
+    if String::from_utf8_lossy(&help.stdout).contains("--texm-order") {
+        (vec![], vec!["--texm-order", "retail"])
+    } else {
+        (vec!["--texm-order", "argb"], vec![])
+    }
+}
+
+/// The largest per-channel difference of two images of one size (panics
+/// when the sizes differ).
+pub fn max_diff(a: &image::RgbaImage, b: &image::RgbaImage) -> i32 {
+    assert_eq!(a.dimensions(), b.dimensions());
+    a.as_raw()
+        .iter()
+        .zip(b.as_raw())
+        .map(|(x, y)| (i32::from(*x) - i32::from(*y)).abs())
+        .max()
+        .unwrap_or(0)
+}
