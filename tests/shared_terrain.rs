@@ -315,11 +315,9 @@ fn terrain_and_microtexture_pixels_equal_the_manifest() {
     }
 }
 
+/// Runs this build's `msh2gltf` with `args`.
 fn msh2gltf(args: &[&std::ffi::OsStr]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
-        .args(args)
-        .output()
-        .unwrap()
+    common::msh2gltf().args(args).output().unwrap()
 }
 
 fn validate_clean(files: &[std::path::PathBuf]) {
@@ -553,11 +551,9 @@ fn unedited_maps_come_back_byte_identical_through_glb_and_gltf() {
     }
 }
 
+/// Runs this build's `gltf2msh` with `args`.
 fn gltf2msh(args: &[&std::ffi::OsStr]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_gltf2msh"))
-        .args(args)
-        .output()
-        .unwrap()
+    common::gltf2msh().args(args).output().unwrap()
 }
 
 /// Raises every vertex within 40 units of (`hx`, `hy`) (game axes) by 8

@@ -30,6 +30,14 @@ impl Tool {
             Tool::Gltf2msh => "gltf2msh",
         }
     }
+
+    /// The path of this build's binary.
+    pub fn exe(self) -> &'static str {
+        match self {
+            Tool::Msh2gltf => env!("CARGO_BIN_EXE_msh2gltf"),
+            Tool::Gltf2msh => env!("CARGO_BIN_EXE_gltf2msh"),
+        }
+    }
 }
 
 /// One hostile case.
@@ -64,6 +72,18 @@ impl Case {
             }
         }
         d
+    }
+
+    /// Writes the case's files under `dir/<name>` and runs its command
+    /// there; returns the folder and the run's output.
+    pub fn run(&self, dir: &Path) -> (std::path::PathBuf, std::process::Output) {
+        let d = self.materialize(dir);
+        let out = std::process::Command::new(self.tool.exe())
+            .args(&self.args)
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        (d, out)
     }
 }
 
