@@ -167,8 +167,7 @@ fn check_broken_archives(
 #[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn whole_corpus_batch_report() {
     let Some(root) = corpus() else { return };
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(root.join("manifest.json")).unwrap()).unwrap();
+    let manifest = common::manifest(&root);
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report.json");
     let out = dir.path().join("out");
@@ -198,8 +197,7 @@ fn whole_corpus_batch_report() {
 #[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn tolerant_mode_converts_the_tolerable_bad_models() {
     let Some(root) = corpus() else { return };
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(root.join("manifest.json")).unwrap()).unwrap();
+    let manifest = common::manifest(&root);
     let dir = tempfile::tempdir().unwrap();
     let mut n = 0;
     for b in manifest["bad"].as_array().unwrap() {

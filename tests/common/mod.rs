@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use mshgltf::convert::{self, ConvertOptions, ModelRef};
-use mshgltf::gltf_export::CellChoice;
+use mshgltf::gltf_export::{CellChoice, Exported};
 use mshgltf::gltf_import::GltfFile;
 use mshgltf::msh::{self, Model};
 use mshgltf::{nres, source};
@@ -187,24 +187,30 @@ pub fn glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A committed sample as msh2gltf exports it (no textures, showing
-/// `cells`): the decoded base model, its bytes and the glTF (JSON value +
-/// the one buffer).
-pub fn export_sample(name: &str, cells: CellChoice) -> (Model, Vec<u8>, GltfFile) {
-    let bytes = std::fs::read(sample(name)).unwrap();
-    let base = msh::decode(&bytes, msh::Mode::Strict).unwrap().model;
+/// msh2gltf's export of the model `bytes` (no WEAR, no textures, showing
+/// `cells`) under the report name `source` and node-name stem `stem`.
+pub fn export_untextured(bytes: &[u8], source: &str, stem: &str, cells: CellChoice) -> Exported {
     let opts = ConvertOptions {
         textures: false,
         cells,
         ..Default::default()
     };
     let m = ModelRef {
-        source: name.into(),
-        stem: "m".into(),
-        bytes: &bytes,
+        source: source.into(),
+        stem: stem.into(),
+        bytes,
         wear: None,
     };
-    let e = convert::convert(&m, None, &opts).unwrap().exported;
+    convert::convert(&m, None, &opts).unwrap().exported
+}
+
+/// A committed sample as msh2gltf exports it (no textures, showing
+/// `cells`): the decoded base model, its bytes and the glTF (JSON value +
+/// the one buffer).
+pub fn export_sample(name: &str, cells: CellChoice) -> (Model, Vec<u8>, GltfFile) {
+    let bytes = std::fs::read(sample(name)).unwrap();
+    let base = msh::decode(&bytes, msh::Mode::Strict).unwrap().model;
+    let e = export_untextured(&bytes, name, "m", cells);
     let json = serde_json::to_value(&e.root).unwrap();
     (
         base,
