@@ -7,6 +7,8 @@
 //! pixels (±1 per channel after quantisation) and colours. Collisions are
 //! refused unless `--replace-entries`; `--in-place` edits the game's libraries.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -16,6 +18,8 @@ use mshgltf::material::texm::{self, TexFormat, Texm};
 use mshgltf::material::{Mat0, TYPE_MAT0, TYPE_TEXM};
 use mshgltf::nres;
 use serde_json::{json, Value};
+
+use common::{glb, max_diff, order_args};
 
 fn run(exe: &str, args: &[&str]) -> std::process::Output {
     Command::new(exe).args(args).output().unwrap()
@@ -36,25 +40,6 @@ fn ok(o: &std::process::Output) {
         o.status.code(),
         String::from_utf8_lossy(&o.stderr)
     );
-}
-
-fn glb(json: &Value, bin: &[u8]) -> Vec<u8> {
-    let mut j = serde_json::to_vec(json).unwrap();
-    while j.len() % 4 != 0 {
-        j.push(b' ');
-    }
-    let total = 12 + 8 + j.len() + 8 + bin.len();
-    let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(j.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&j);
-    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"BIN\0");
-    out.extend_from_slice(bin);
-    out
 }
 
 fn gradient(w: u32, h: u32, alpha: bool) -> RgbaImage {
@@ -227,17 +212,6 @@ fn new_entries<'a>(old: &'a [u8], new: &'a [u8]) -> Vec<nres::Entry<'a>> {
     n.entries[o.entries.len()..].to_vec()
 }
 
-/// Does msh2gltf take `--texm-order` (after issue 8)? Then both sides use
-/// the retail order; else gltf2msh writes the order msh2gltf reads.
-fn order_args() -> (Vec<&'static str>, Vec<&'static str>) {
-    let help = msh2gltf(&["--help"]);
-    if String::from_utf8_lossy(&help.stdout).contains("--texm-order") {
-        (vec![], vec!["--texm-order", "retail"])
-    } else {
-        (vec!["--texm-order", "argb"], vec![])
-    }
-}
-
 /// Materials of a msh2gltf GLB by WEAR name: (baseColorFactor, PNG pixels).
 fn exported(path: &Path) -> Vec<(String, [f32; 4], Option<RgbaImage>)> {
     let doc = gltf_import::parse(&std::fs::read(path).unwrap(), None).unwrap();
@@ -268,17 +242,24 @@ fn exported(path: &Path) -> Vec<(String, [f32; 4], Option<RgbaImage>)> {
         .collect()
 }
 
-fn max_diff(a: &RgbaImage, b: &RgbaImage) -> i32 {
-    assert_eq!(a.dimensions(), b.dimensions());
-    a.as_raw()
-        .iter()
-        .zip(b.as_raw())
-        .map(|(x, y)| (i32::from(*x) - i32::from(*y)).abs())
-        .max()
-        .unwrap_or(0)
+/// What [`author_into_copies`] left behind: the decoded source images, the
+/// new archive, the game's libraries before and the copies after, and the
+/// `--texm-order` arguments of each side.
+struct Authored {
+    sources: Vec<RgbaImage>,
+    out: PathBuf,
+    new_rlb: String,
+    old_mat: Vec<u8>,
+    old_tex: Vec<u8>,
+    mat: Vec<u8>,
+    tex: Vec<u8>,
+    g_order: Vec<&'static str>,
+    m_order: Vec<&'static str>,
 }
 
-fn check_round_trip(tmp: &Path, bits: &str) {
+/// Authors [`scene`] into a new archive with `--game-dir` and `--texture-bits
+/// bits`; checks the game folder is untouched and reads the library copies.
+fn author_into_copies(tmp: &Path, bits: &str) -> Authored {
     let (glb_bytes, sources) = scene();
     let input = tmp.join("scene.glb");
     std::fs::write(&input, &glb_bytes).unwrap();
@@ -315,8 +296,22 @@ fn check_round_trip(tmp: &Path, bits: &str) {
     assert_eq!(std::fs::read(game.join("Textures.lib")).unwrap(), old_tex);
     let mat = std::fs::read(out.join("Material.lib")).unwrap();
     let tex = std::fs::read(out.join("Textures.lib")).unwrap();
-    let nm = new_entries(&old_mat, &mat);
-    let nt = new_entries(&old_tex, &tex);
+    Authored {
+        sources,
+        out,
+        new_rlb,
+        old_mat,
+        old_tex,
+        mat,
+        tex,
+        g_order,
+        m_order,
+    }
+}
+
+/// Checks the new MAT0 and Texm entries' names, MAT0 types and attributes,
+/// opacity and texture names; returns the MAT0 entry names.
+fn check_new_entries(nm: &[nres::Entry], nt: &[nres::Entry]) -> Vec<String> {
     let names: Vec<String> = nm
         .iter()
         .map(|e| String::from_utf8_lossy(e.name).into_owned())
@@ -343,6 +338,17 @@ fn check_round_trip(tmp: &Path, bits: &str) {
         assert_eq!(m.phases[0].params[3], (c[3] * 100.0).round() as u8);
         assert_eq!(m.primary_texture(), img.map(|i| tnames[i].clone()));
     }
+    names
+}
+
+/// Checks each new Texm's format for `bits`, its full mip chain and its
+/// pixels against the quantised source; returns the quantised sources.
+fn check_new_texms(
+    nt: &[nres::Entry],
+    bits: &str,
+    order: &texm::ChannelOrder,
+    sources: &[RgbaImage],
+) -> Vec<RgbaImage> {
     let alpha_format = if bits == "16" {
         TexFormat::Argb4444
     } else {
@@ -352,11 +358,6 @@ fn check_round_trip(tmp: &Path, bits: &str) {
         [TexFormat::Argb8888; 3]
     } else {
         [TexFormat::Rgb565, alpha_format, TexFormat::Rgb565]
-    };
-    let order = if g_order.is_empty() {
-        texm::RETAIL_ORDER
-    } else {
-        texm::ARGB_ORDER
     };
     let mut expected = Vec::new();
     for (k, e) in nt.iter().enumerate() {
@@ -373,17 +374,24 @@ fn check_round_trip(tmp: &Path, bits: &str) {
             sources[k].clone()
         };
         // The quantised source: what the Texm should decode to.
-        let q = Texm::parse(&texm::encode(&src, t.format, &order, 1, 32).unwrap())
+        let q = Texm::parse(&texm::encode(&src, t.format, order, 1, 32).unwrap())
             .unwrap()
-            .decode_with(&order, 0)
+            .decode_with(order, 0)
             .unwrap();
-        assert_eq!(max_diff(&t.decode_with(&order, 0).unwrap(), &q), 0);
+        assert_eq!(max_diff(&t.decode_with(order, 0).unwrap(), &q), 0);
         expected.push(q);
     }
+    expected
+}
+
+/// Exports the new model with msh2gltf and checks every material's colour
+/// (±0.5/255, alpha ±0.01) and pixels (±1) against `expected`.
+fn check_exported(a: &Authored, names: &[String], expected: &[RgbaImage]) {
+    let s = |p: &Path| p.to_str().unwrap().to_string();
     // msh2gltf of the result: same pixels (±1) and colours.
-    let back = out.join("new.glb");
-    let mut args = vec![format!("{new_rlb}:NEW.msh"), s(&back), "--force".into()];
-    args.extend(m_order.iter().map(|x| x.to_string()));
+    let back = a.out.join("new.glb");
+    let mut args = vec![format!("{}:NEW.msh", a.new_rlb), s(&back), "--force".into()];
+    args.extend(a.m_order.iter().map(|x| x.to_string()));
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     ok(&msh2gltf(&argv));
     let mats = exported(&back);
@@ -414,6 +422,22 @@ fn check_round_trip(tmp: &Path, bits: &str) {
             (a, b) => panic!("{name}: texture {a:?} vs exported {}", b.is_some()),
         }
     }
+}
+
+/// The whole round trip at `--texture-bits bits`: author, check the new
+/// library entries, export and compare.
+fn check_round_trip(tmp: &Path, bits: &str) {
+    let a = author_into_copies(tmp, bits);
+    let nm = new_entries(&a.old_mat, &a.mat);
+    let nt = new_entries(&a.old_tex, &a.tex);
+    let names = check_new_entries(&nm, &nt);
+    let order = if a.g_order.is_empty() {
+        texm::RETAIL_ORDER
+    } else {
+        texm::ARGB_ORDER
+    };
+    let expected = check_new_texms(&nt, bits, &order, &a.sources);
+    check_exported(&a, &names, &expected);
 }
 
 fn tmp() -> tempfile::TempDir {

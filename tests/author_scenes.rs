@@ -10,8 +10,9 @@
 //! The reference is an independent glTF evaluator written here with glam
 //! (TRS hierarchy, STEP / LINEAR + slerp / CUBICSPLINE Hermite sampling).
 
+mod common;
+
 use std::collections::HashMap;
-use std::path::Path;
 use std::process::Command;
 
 use glam::{Mat4, Quat, Vec3};
@@ -1097,31 +1098,12 @@ fn msh2gltf_export_authors_back_to_the_same_pose() {
         ("lod_tower.msh", true),
         ("static_box.msh", false),
     ] {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("samples")
-            .join(name);
-        let bytes = std::fs::read(&path).unwrap();
-        let base = msh::decode(&bytes, msh::Mode::Strict).unwrap().model;
-        let opts = ConvertOptions {
-            textures: false,
-            cells: CellChoice {
-                state: 0,
-                lod: 0,
-                all_cells,
-            },
-            ..Default::default()
+        let cells = CellChoice {
+            state: 0,
+            lod: 0,
+            all_cells,
         };
-        let r = ModelRef {
-            source: name.into(),
-            stem: "m".into(),
-            bytes: &bytes,
-            wear: None,
-        };
-        let e = convert::convert(&r, None, &opts).unwrap().exported;
-        let doc = GltfFile {
-            json: serde_json::to_value(&e.root).unwrap(),
-            buffers: vec![e.bin],
-        };
+        let (base, _, doc) = common::export_sample(name, cells);
         let a = gltf_import::author(&doc, &AuthorOptions::default()).unwrap();
         let m = &a.model;
         assert_eq!(m.nodes.len(), base.nodes.len(), "{name}");
@@ -1169,24 +1151,9 @@ fn msh2gltf_export_authors_back_to_the_same_pose() {
 // ---------------------------------------------------------------------------
 // The command line.
 
+/// The GLB of `doc` (its one buffer as the binary chunk).
 fn glb(doc: &GltfFile) -> Vec<u8> {
-    let mut j = serde_json::to_vec(&doc.json).unwrap();
-    while j.len() % 4 != 0 {
-        j.push(b' ');
-    }
-    let bin = &doc.buffers[0];
-    let total = 12 + 8 + j.len() + 8 + bin.len();
-    let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(j.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&j);
-    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"BIN\0");
-    out.extend_from_slice(bin);
-    out
+    common::glb(&doc.json, &doc.buffers[0])
 }
 
 fn gltf2msh(args: &[&str]) -> std::process::Output {

@@ -1,16 +1,14 @@
 //! `msh2gltf --list`: the model entries of an archive as JSON (used by the
 //! Blender add-on's entry picker).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::Command;
 
 use mshgltf::nres;
 
-fn sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("samples")
-        .join(name)
-}
+use common::sample;
 
 fn list(input: &Path) -> (Option<i32>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_msh2gltf"))

@@ -1,19 +1,17 @@
 //! The `msh2gltf` command on the committed samples: exit codes, outputs,
 //! refusal to overwrite, reports, and path safety of batch outputs.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mshgltf::nres;
 
+use common::sample;
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
-}
-
-fn sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("samples")
-        .join(name)
 }
 
 fn files_under(dir: &Path) -> Vec<PathBuf> {

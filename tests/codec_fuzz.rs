@@ -22,20 +22,30 @@ fn key(pos: [f32; 3], time: f32, q: [i16; 4]) -> AnimKey24 {
     AnimKey24 { pos, time, q }
 }
 
-/// A small valid model: node 0 (root, static, slot 0), node 1 (child of 0,
-/// animated over 3 frames, slot 1), node 2 (child of 1, static, no slot).
-fn sample_model() -> Model {
-    let positions: Vec<[f32; 3]> = vec![
-        [0.0, 0.0, 0.0],
-        [1.0, 0.0, 0.0],
-        [1.0, 1.0, 0.0],
-        [0.0, 1.0, 0.0],
-        [0.0, 0.0, 1.0],
-        [1.0, 0.0, 1.0],
-        [1.0, 1.0, 1.0],
-        [0.0, 1.0, 1.0],
-    ];
-    let n = positions.len();
+/// The sample's stream entries in file order: decoded streams with no raw
+/// bytes, Res9 and Res17 kept opaque.
+fn sample_entries() -> Vec<StreamEntry> {
+    vec![
+        entry(1, "nodes", 1, None),
+        entry(2, "slots", 0, None),
+        entry(3, "pos", 0, None),
+        entry(4, "nrm", 0, None),
+        entry(5, "uv", 0, None),
+        entry(15, "x15", 0, None),
+        entry(13, "batches", 0, None),
+        entry(6, "idx", 0, None),
+        entry(7, "tris", 0, None),
+        entry(8, "keys", 0, None),
+        entry(19, "map", 0, None),
+        entry(9, "nine", 5, Some(b"opaque res9".to_vec())),
+        entry(10, "names", 0, None),
+        entry(17, "seventeen", 0, Some(Vec::new())),
+    ]
+}
+
+/// The sample's Node38 records: root (slot 0), animated child (slots 0 and
+/// 5, map start 0, fallback key 3), static grandchild with no slot.
+fn sample_nodes() -> Vec<Node38> {
     let mut n0 = Node38 {
         flags: 0,
         parent: NONE16,
@@ -60,6 +70,35 @@ fn sample_model() -> Model {
         fallback_key: 4,
         slots: [NONE16; CELLS],
     };
+    vec![n0, n1, n2]
+}
+
+/// The sample's AnimKey24 records: node 0's static key, node 1's three
+/// keys at times 0, 1, 2, node 2's static key.
+fn sample_keys() -> Vec<AnimKey24> {
+    vec![
+        key([0.0; 3], 0.0, [0, 0, 0, 32767]),
+        key([0.0, 0.0, 1.0], 0.0, [0, 0, 0, 32767]),
+        key([0.0, 0.0, 1.5], 1.0, [0, 0, 23170, 23170]),
+        key([0.0, 0.0, 2.0], 2.0, [0, 0, 32767, 0]),
+        key([0.5, 0.0, 0.0], 0.0, [0, 0, 0, 32767]),
+    ]
+}
+
+/// A small valid model: node 0 (root, static, slot 0), node 1 (child of 0,
+/// animated over 3 frames, slot 1), node 2 (child of 1, static, no slot).
+fn sample_model() -> Model {
+    let positions: Vec<[f32; 3]> = vec![
+        [0.0, 0.0, 0.0],
+        [1.0, 0.0, 0.0],
+        [1.0, 1.0, 0.0],
+        [0.0, 1.0, 0.0],
+        [0.0, 0.0, 1.0],
+        [1.0, 0.0, 1.0],
+        [1.0, 1.0, 1.0],
+        [0.0, 1.0, 1.0],
+    ];
+    let n = positions.len();
     let slot = |tri_start, tri_count, batch_start, lo: [f32; 3], hi: [f32; 3]| Slot68 {
         tri_start,
         tri_count,
@@ -88,23 +127,8 @@ fn sample_model() -> Model {
         sel: 0x3F,
     };
     let mut m = Model {
-        entries: vec![
-            entry(1, "nodes", 1, None),
-            entry(2, "slots", 0, None),
-            entry(3, "pos", 0, None),
-            entry(4, "nrm", 0, None),
-            entry(5, "uv", 0, None),
-            entry(15, "x15", 0, None),
-            entry(13, "batches", 0, None),
-            entry(6, "idx", 0, None),
-            entry(7, "tris", 0, None),
-            entry(8, "keys", 0, None),
-            entry(19, "map", 0, None),
-            entry(9, "nine", 5, Some(b"opaque res9".to_vec())),
-            entry(10, "names", 0, None),
-            entry(17, "seventeen", 0, Some(Vec::new())),
-        ],
-        nodes: Nodes::Node38(vec![n0, n1, n2]),
+        entries: sample_entries(),
+        nodes: Nodes::Node38(sample_nodes()),
         header: Res2Header {
             hull: [[0.0; 3]; 8],
             sphere_center: [0.5; 3],
@@ -140,13 +164,7 @@ fn sample_model() -> Model {
         res15: Some((0..n as u8).map(|i| [i; 8]).collect()),
         res16: None,
         res18: None,
-        keys: Some(vec![
-            key([0.0; 3], 0.0, [0, 0, 0, 32767]),
-            key([0.0, 0.0, 1.0], 0.0, [0, 0, 0, 32767]),
-            key([0.0, 0.0, 1.5], 1.0, [0, 0, 23170, 23170]),
-            key([0.0, 0.0, 2.0], 2.0, [0, 0, 32767, 0]),
-            key([0.5, 0.0, 0.0], 0.0, [0, 0, 0, 32767]),
-        ]),
+        keys: Some(sample_keys()),
         // Frames 0, 1 use keys 1, 2; frame 2 is at the track's end: fallback.
         frame_map: Some(vec![1, 2, 3]),
         frame_count: 3,
@@ -216,10 +234,10 @@ fn sample_model_round_trips_exactly() {
 /// (rule, edit of the sample model, tolerant repair exists).
 type Case = (&'static str, Box<dyn Fn(&mut Model)>, bool);
 
-#[test]
-fn strict_errors_name_the_rule_and_tolerant_repairs() {
-    let base = sample_model();
-    let cases: Vec<Case> = vec![
+/// One edit of the sample model per validation rule, with whether the
+/// tolerant repair fixes it.
+fn invalid_cases() -> Vec<Case> {
+    vec![
         (
             "msh.index_range",
             Box::new(|m| m.batches[1].base_vertex = 6),
@@ -324,25 +342,36 @@ fn strict_errors_name_the_rule_and_tolerant_repairs() {
             Box::new(|m| m.res18 = Some(vec![[0; 4]; 8])),
             false,
         ),
-    ];
-    for (rule, edit, repairable) in cases {
-        let mut m = base.clone();
-        edit(&mut m);
-        let e = msh::validate(&m).expect_err(rule);
-        assert_eq!(e.rule, rule, "{e}");
-        assert_eq!(msh::encode(&m).unwrap_err().rule, rule);
-        let mut w = Vec::new();
-        let r = msh::validate::repair(&mut m, &mut w);
-        if repairable {
-            r.unwrap_or_else(|e| panic!("{rule}: repair failed: {e}"));
-            assert!(w.iter().any(|x| x.rule == rule), "{rule}: {w:?}");
-            assert_eq!(msh::validate(&m), Ok(vec![]), "{rule}");
-            let bytes = msh::encode(&m).expect("repaired model encodes");
-            let d = msh::decode(&bytes, Mode::Strict).expect("and decodes strictly");
-            assert_eq!(d.model, with_written_attrs(m, &bytes), "{rule}");
-        } else {
-            assert_eq!(r.unwrap_err().rule, rule);
-        }
+    ]
+}
+
+/// Checks one case: validate and encode refuse with `rule`; the repair
+/// fixes it (warning `rule`, round-tripping strictly) or refuses with `rule`.
+fn check_case(base: &Model, rule: &str, edit: &dyn Fn(&mut Model), repairable: bool) {
+    let mut m = base.clone();
+    edit(&mut m);
+    let e = msh::validate(&m).expect_err(rule);
+    assert_eq!(e.rule, rule, "{e}");
+    assert_eq!(msh::encode(&m).unwrap_err().rule, rule);
+    let mut w = Vec::new();
+    let r = msh::validate::repair(&mut m, &mut w);
+    if repairable {
+        r.unwrap_or_else(|e| panic!("{rule}: repair failed: {e}"));
+        assert!(w.iter().any(|x| x.rule == rule), "{rule}: {w:?}");
+        assert_eq!(msh::validate(&m), Ok(vec![]), "{rule}");
+        let bytes = msh::encode(&m).expect("repaired model encodes");
+        let d = msh::decode(&bytes, Mode::Strict).expect("and decodes strictly");
+        assert_eq!(d.model, with_written_attrs(m, &bytes), "{rule}");
+    } else {
+        assert_eq!(r.unwrap_err().rule, rule);
+    }
+}
+
+#[test]
+fn strict_errors_name_the_rule_and_tolerant_repairs() {
+    let base = sample_model();
+    for (rule, edit, repairable) in invalid_cases() {
+        check_case(&base, rule, &*edit, repairable);
     }
 }
 

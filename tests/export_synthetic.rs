@@ -9,7 +9,7 @@ use std::sync::Arc;
 use mshgltf::anim::{QuatLayout, Sampler};
 use mshgltf::convention::{self, ConventionChoices};
 use mshgltf::gltf_export::{
-    export, to_glb, to_gltf, BatchMaterial, CellChoice, ExportMaterial, ExportOptions,
+    export, to_glb, to_gltf, BatchMaterial, CellChoice, ExportMaterial, ExportOptions, Exported,
     TextureImage, Up,
 };
 use mshgltf::msh::{AnimKey24, Batch20, Model, Node38, Nodes, Slot68, NONE16};
@@ -177,11 +177,9 @@ fn f32s(v: &Option<serde_json::Value>) -> Vec<f32> {
         .collect()
 }
 
-#[test]
-fn nodes_meshes_accessors_animation() {
-    let m = model();
-    let e = export(&m, &materials(), &opts()).expect("export");
-    let r = &e.root;
+/// Checks the report: decided conventions, counts and the one zero-normal
+/// warning.
+fn check_report(e: &Exported) {
     let d = e.report.conventions.as_ref().unwrap();
     // Seed-style model: Res10 names, key at +2, x,y,z,w; no WEAR (key by id,
     // unused).
@@ -209,7 +207,11 @@ fn nodes_meshes_accessors_animation() {
     // Vertex 2 has a zero normal: one warning.
     assert_eq!(e.report.warnings.len(), 1, "{:?}", e.report.warnings);
     assert!(e.report.warnings[0].contains("zero normal"));
+}
 
+/// Checks node names, hierarchy, TRS in glTF axes, node and scene extras and
+/// the generator.
+fn check_nodes(r: &gltf_json::Root) {
     // Nodes: names (Windows-1251 "голова"), hierarchy, TRS in glTF axes.
     assert_eq!(r.nodes[0].name.as_deref(), Some("hull"));
     assert_eq!(r.nodes[1].name.as_deref(), Some("голова"));
@@ -263,7 +265,11 @@ fn nodes_meshes_accessors_animation() {
         .as_deref()
         .unwrap()
         .starts_with("mshgltf "));
+}
 
+/// Checks mesh ↔ node links, mesh extras and each primitive's attributes and
+/// POSITION/index accessors.
+fn check_meshes(r: &gltf_json::Root) {
     // Meshes: slot 0 → node 0, slot 1 → node 1.
     assert_eq!(r.nodes[0].mesh.unwrap().value(), 0);
     assert_eq!(r.nodes[1].mesh.unwrap().value(), 1);
@@ -298,6 +304,11 @@ fn nodes_meshes_accessors_animation() {
         assert_eq!(idx.count.0, 3);
         assert_eq!(idx.byte_offset.map_or(0, |o| o.0), mi as u64 * 6);
     }
+}
+
+/// Checks the two materials (default and textured STEEL.3), their extras and
+/// the image/texture/sampler counts.
+fn check_materials(r: &gltf_json::Root) {
     // Materials: index 0 default, index 1 named, textured, OPAQUE (blend mode 0).
     assert_eq!(r.materials.len(), 2);
     assert_eq!(r.materials[0].name.as_deref(), Some("material0"));
@@ -325,7 +336,12 @@ fn nodes_meshes_accessors_animation() {
     assert_eq!(r.images.len(), 1);
     assert_eq!(r.textures.len(), 1);
     assert_eq!(r.samplers.len(), 1);
+}
 
+/// Checks the one animation: channels, densified key count and times, and
+/// rotation steps of at most 10 degrees.
+fn check_animation(e: &Exported) {
+    let r = &e.root;
     // Animation: node 1, keys at frames 0, 1, 3. Both segments rotate by 90
     // degrees, more than MAX_SEGMENT_ANGLE (10), so each is split into 9
     // pieces sampled from the engine: 1 + 9 + 9 = 19 keys (densified rotations).
@@ -337,7 +353,7 @@ fn nodes_meshes_accessors_animation() {
     assert_eq!(input.count.0, 19);
     assert_eq!(f32s(&input.min), vec![0.0]);
     assert_eq!(f32s(&input.max), vec![3.0f32 / 24.0]);
-    let glb = to_glb(&e).unwrap();
+    let glb = to_glb(e).unwrap();
     let ev = export_eval::Eval::new(&glb);
     let anim = ev.doc.animations().next().unwrap();
     for ch in anim.channels() {
@@ -355,10 +371,14 @@ fn nodes_meshes_accessors_animation() {
             }
         }
     }
+}
 
+/// Checks the vertex buffers of the GLB: normals, UVs, indices, positions
+/// and the face normal standing in for a zero normal.
+fn check_vertex_buffers(e: &Exported) {
     // Vertex buffer contents: normal of vertex 3 is (0, -128, 0)/127 → clamped,
     // A maps game -y to glTF +z; UV of vertex 3 = (-0.5, 4.0).
-    let glb = to_glb(&e).unwrap();
+    let glb = to_glb(e).unwrap();
     dump("synthetic", &glb);
     let ev = export_eval::Eval::new(&glb);
     let prim = ev.doc.meshes().nth(1).unwrap().primitives().next().unwrap();
@@ -381,6 +401,19 @@ fn nodes_meshes_accessors_animation() {
         .unwrap()
         .collect();
     assert_eq!(n0[2], [0.0, 1.0, 0.0]);
+}
+
+#[test]
+fn nodes_meshes_accessors_animation() {
+    let m = model();
+    let e = export(&m, &materials(), &opts()).expect("export");
+    let r = &e.root;
+    check_report(&e);
+    check_nodes(r);
+    check_meshes(r);
+    check_materials(r);
+    check_animation(&e);
+    check_vertex_buffers(&e);
 }
 
 #[test]

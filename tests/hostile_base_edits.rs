@@ -3,6 +3,8 @@
 //! mesh, a detached node) are refused with a rule, never reported as
 //! "unchanged".
 
+mod common;
+
 use std::path::Path;
 
 use mshgltf::convert::{self, ConvertOptions, ModelRef};
@@ -10,34 +12,10 @@ use mshgltf::gltf_export::CellChoice;
 use mshgltf::gltf_import::{self, GltfFile, ImportOptions};
 use mshgltf::msh::{self, Model, NONE16};
 
+/// The sample `name` and msh2gltf's glTF of it showing `cells`.
 fn exported(name: &str, cells: CellChoice) -> (Model, GltfFile) {
-    let bytes = std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("samples")
-            .join(name),
-    )
-    .unwrap();
-    let base = msh::decode(&bytes, msh::Mode::Strict).unwrap().model;
-    let opts = ConvertOptions {
-        textures: false,
-        cells,
-        ..Default::default()
-    };
-    let m = ModelRef {
-        source: name.into(),
-        stem: "m".into(),
-        bytes: &bytes,
-        wear: None,
-    };
-    let e = convert::convert(&m, None, &opts).unwrap().exported;
-    let json = serde_json::to_value(&e.root).unwrap();
-    (
-        base,
-        GltfFile {
-            json,
-            buffers: vec![e.bin],
-        },
-    )
+    let (base, _, doc) = common::export_sample(name, cells);
+    (base, doc)
 }
 
 fn rule(doc: &GltfFile, base: &Model) -> Result<bool, String> {

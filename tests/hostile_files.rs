@@ -4,31 +4,16 @@
 //! replaced, concurrent runs never both create one output, outputs follow
 //! the umask, and SIGTERM leaves no temporary file.
 
+mod common;
 mod hostile;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn msh2gltf() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
-}
-
-fn gltf2msh() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_gltf2msh"))
-}
-
-fn sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("samples")
-        .join(name)
-}
+use common::{gltf2msh, msh2gltf, sample, stderr};
 
 fn run(c: &mut Command) -> Output {
     c.output().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// A folder with `m.msh` (a copy of a sample) and `m.glb` exported from it.

@@ -8,24 +8,12 @@ use std::process::Command;
 
 use hostile::{cases, Tool};
 
-fn exe(t: Tool) -> &'static str {
-    match t {
-        Tool::Msh2gltf => env!("CARGO_BIN_EXE_msh2gltf"),
-        Tool::Gltf2msh => env!("CARGO_BIN_EXE_gltf2msh"),
-    }
-}
-
 #[test]
 fn every_case_exits_with_its_rule() {
     let dir = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();
     for c in cases() {
-        let d = c.materialize(dir.path());
-        let out = Command::new(exe(c.tool))
-            .args(&c.args)
-            .current_dir(&d)
-            .output()
-            .unwrap();
+        let (d, out) = c.run(dir.path());
         let err = String::from_utf8_lossy(&out.stderr);
         let code = out.status.code();
         if code != Some(c.exit) || !err.contains(c.rule) {
@@ -56,12 +44,7 @@ fn batch_report_is_written_when_models_fail() {
         .into_iter()
         .find(|c| c.name == "msh_wide_archive_40000")
         .unwrap();
-    let d = c.materialize(dir.path());
-    let out = Command::new(exe(c.tool))
-        .args(&c.args)
-        .current_dir(&d)
-        .output()
-        .unwrap();
+    let (d, out) = c.run(dir.path());
     assert_eq!(out.status.code(), Some(1));
     let r: serde_json::Value =
         serde_json::from_slice(&std::fs::read(d.join("report.json")).unwrap()).unwrap();
@@ -81,7 +64,7 @@ fn allow_outside_reads_outside_but_never_special_files() {
     )
     .unwrap();
     let run = |extra: &[&str]| {
-        Command::new(exe(Tool::Gltf2msh))
+        Command::new(Tool::Gltf2msh.exe())
             .args(["g/in.gltf", "-o", "out.msh", "--force"])
             .args(extra)
             .current_dir(d)

@@ -6,33 +6,27 @@
 //! existing library entries are replaced only with --replace-entries; an
 //! untouched library is not rewritten; the smaller faults of item 9.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+
+use common::{glb, gltf2msh, msh2gltf, sample, stderr};
 
 use mshgltf::material::texm;
 use mshgltf::nres;
 use serde_json::{json, Value};
 
-fn msh2gltf() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
-}
-
-fn gltf2msh() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_gltf2msh"))
-}
-
-fn sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("samples")
-        .join(name)
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 fn code(o: &Output) -> Option<i32> {
     o.status.code()
+}
+
+/// Asserts the run exited with `exit` and its stderr contains `text`
+/// (both failures print stderr).
+#[track_caller]
+fn exits_naming(o: &Output, exit: i32, text: &str) {
+    assert_eq!(code(o), Some(exit), "{}", stderr(o));
+    assert!(stderr(o).contains(text), "{}", stderr(o));
 }
 
 /// Entry names of an NRes file.
@@ -89,25 +83,6 @@ fn scene(mat: &str, image: &str) -> (Value, Vec<u8>) {
         "buffers": [{"byteLength": bin.len()}],
     });
     (json, bin)
-}
-
-fn glb(json: &Value, bin: &[u8]) -> Vec<u8> {
-    let mut j = serde_json::to_vec(json).unwrap();
-    while j.len() % 4 != 0 {
-        j.push(b' ');
-    }
-    let total = 12 + 8 + j.len() + 8 + bin.len();
-    let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(j.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&j);
-    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"BIN\0");
-    out.extend_from_slice(bin);
-    out
 }
 
 /// A game folder (the demo's libraries plus a LightMap.lib) and a textured
@@ -333,8 +308,7 @@ fn libraries_and_images_are_inputs() {
         .arg("--force")
         .output()
         .unwrap();
-    assert_eq!(code(&o), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("input"), "{}", stderr(&o));
+    exits_naming(&o, 2, "input");
     assert_eq!(snapshot(&game), before);
     // Copies (no --in-place): the game's libraries are inputs.
     let o = gltf2msh()
@@ -515,8 +489,7 @@ fn smaller_faults_have_clear_messages_and_exit_codes() {
             .arg(&g)
             .output()
             .unwrap();
-        assert_eq!(code(&o), Some(2), "{}", stderr(&o));
-        assert!(stderr(&o).contains(g.to_str().unwrap()), "{}", stderr(&o));
+        exits_naming(&o, 2, g.to_str().unwrap());
         let o = gltf2msh()
             .arg(&input)
             .arg("-o")
@@ -525,8 +498,7 @@ fn smaller_faults_have_clear_messages_and_exit_codes() {
             .arg(&g)
             .output()
             .unwrap();
-        assert_eq!(code(&o), Some(2), "{}", stderr(&o));
-        assert!(stderr(&o).contains(g.to_str().unwrap()), "{}", stderr(&o));
+        exits_naming(&o, 2, g.to_str().unwrap());
     }
     // /dev/zero as input: "not a regular file", not "not found".
     let o = msh2gltf()
@@ -534,8 +506,7 @@ fn smaller_faults_have_clear_messages_and_exit_codes() {
         .arg(dir.path().join("z.glb"))
         .output()
         .unwrap();
-    assert_eq!(code(&o), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
+    exits_naming(&o, 2, "not a regular file");
     // --max-texture 0.
     let o = gltf2msh()
         .arg(&input)
@@ -543,8 +514,7 @@ fn smaller_faults_have_clear_messages_and_exit_codes() {
         .arg(dir.path().join("t.msh"))
         .output()
         .unwrap();
-    assert_eq!(code(&o), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("--max-texture"), "{}", stderr(&o));
+    exits_naming(&o, 2, "--max-texture");
     // --into a material library.
     let o = gltf2msh()
         .arg(&input)
@@ -554,12 +524,7 @@ fn smaller_faults_have_clear_messages_and_exit_codes() {
         .arg(dir.path().join("m.rlb"))
         .output()
         .unwrap();
-    assert_eq!(code(&o), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("not an archive of models"),
-        "{}",
-        stderr(&o)
-    );
+    exits_naming(&o, 2, "not an archive of models");
     // --textures-out that cannot be written: exit 1, on stderr.
     let o = msh2gltf()
         .arg(sample("demo/demo.rlb"))
@@ -570,8 +535,7 @@ fn smaller_faults_have_clear_messages_and_exit_codes() {
         .arg(&file)
         .output()
         .unwrap();
-    assert_eq!(code(&o), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("--textures-out"), "{}", stderr(&o));
+    exits_naming(&o, 1, "--textures-out");
     // A file as the parent of an output names it.
     let o = msh2gltf()
         .arg(sample("static_box.msh"))

@@ -3,48 +3,23 @@
 //! the seed rules, with regenerated bounds/Res7/Res19, strictly valid, and
 //! everything not edited identical to the base; mismatched glTF is refused.
 
+mod common;
+
 use mshgltf::convention::NameSource;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mshgltf::anim::{self, decode_quat, QuatLayout};
-use mshgltf::convert::{self, ConvertOptions, ModelRef};
-use mshgltf::gltf_export::{axes, Up};
+use mshgltf::gltf_export::{axes, CellChoice, Up};
 use mshgltf::gltf_import::{self, animation::quantize_gltf_rotation, GltfFile, ImportOptions};
 use mshgltf::msh::{self, build, derive, Model};
 use mshgltf::nres;
 use serde_json::{json, Value};
 
-fn sample(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("samples")
-        .join(name)
-}
+use common::sample;
 
 /// The base model and msh2gltf's glTF of it (JSON value + buffer).
 fn exported(name: &str) -> (Model, Vec<u8>, GltfFile) {
-    let bytes = std::fs::read(sample(name)).unwrap();
-    let base = msh::decode(&bytes, msh::Mode::Strict).unwrap().model;
-    let opts = ConvertOptions {
-        textures: false,
-        ..Default::default()
-    };
-    let m = ModelRef {
-        source: name.into(),
-        stem: "m".into(),
-        bytes: &bytes,
-        wear: None,
-    };
-    let e = convert::convert(&m, None, &opts).unwrap().exported;
-    let json = serde_json::to_value(&e.root).unwrap();
-    (
-        base,
-        bytes,
-        GltfFile {
-            json,
-            buffers: vec![e.bin],
-        },
-    )
+    common::export_sample(name, CellChoice::default())
 }
 
 fn import(doc: &GltfFile, base: &Model) -> gltf_import::Imported {
@@ -593,29 +568,16 @@ fn blender_like_reordering_is_not_an_edit() {
     assert_eq!(msh::encode(&imp.model).unwrap(), bytes);
 }
 
+/// The GLB of `doc`: its buffer `uri` dropped, its one buffer padded with
+/// zeros to 4 bytes as the binary chunk.
 fn glb(doc: &GltfFile) -> Vec<u8> {
     let mut j = doc.json.clone();
     j["buffers"][0].as_object_mut().unwrap().remove("uri");
-    let mut js = serde_json::to_vec(&j).unwrap();
-    while js.len() % 4 != 0 {
-        js.push(b' ');
-    }
     let mut bin = doc.buffers[0].clone();
     while bin.len() % 4 != 0 {
         bin.push(0);
     }
-    let total = 12 + 8 + js.len() + 8 + bin.len();
-    let mut out = Vec::new();
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(js.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&js);
-    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"BIN\0");
-    out.extend_from_slice(&bin);
-    out
+    common::glb(&j, &bin)
 }
 
 fn gltf2msh(args: &[&std::ffi::OsStr]) -> (i32, String) {

@@ -9,34 +9,30 @@ use std::process::Command;
 mod common;
 use common::corpus;
 
-#[test]
-#[ignore = "needs ../shared: cargo test -- --include-ignored"]
-fn whole_corpus_batch_report() {
-    let Some(root) = corpus() else { return };
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(root.join("manifest.json")).unwrap()).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let report = dir.path().join("report.json");
-    let out = dir.path().join("out");
-    let st = Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
-        .arg(&root)
-        .arg(&out)
-        .args(["-q", "--jobs", "2", "--report"])
-        .arg(&report)
-        .output()
-        .unwrap();
-    // bad/ holds broken models: 1 = some failed, all others converted.
-    assert_eq!(st.status.code(), Some(1));
-    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    let rows = r["models"].as_array().unwrap();
-    let rel = |s: &str| s.split("/shared/corpus/").nth(1).unwrap_or(s).to_string();
+/// A report source path relative to the corpus folder.
+fn rel(s: &str) -> String {
+    s.split("/shared/corpus/").nth(1).unwrap_or(s).to_string()
+}
 
-    // Every valid manifest model converted, to a file that exists.
-    let converted: BTreeMap<String, &serde_json::Value> = rows
-        .iter()
-        .filter(|m| m["status"] == "converted")
+/// The report rows of one status, by corpus-relative source.
+fn rows_by_status<'a>(
+    rows: &'a [serde_json::Value],
+    status: &str,
+) -> BTreeMap<String, &'a serde_json::Value> {
+    rows.iter()
+        .filter(|m| m["status"] == status)
         .map(|m| (rel(m["source"].as_str().unwrap()), m))
-        .collect();
+        .collect()
+}
+
+/// Checks every valid manifest model (models + legacy_models, as many as
+/// summary.models) converted to a file inside `out`.
+fn check_all_models_converted(
+    manifest: &serde_json::Value,
+    converted: &BTreeMap<String, &serde_json::Value>,
+    out: &std::path::Path,
+) {
+    // Every valid manifest model converted, to a file that exists.
     let mut expected = Vec::new();
     for m in manifest["models"]
         .as_array()
@@ -63,7 +59,11 @@ fn whole_corpus_batch_report() {
         assert!(std::path::Path::new(o).is_file(), "{o}");
         assert!(o.starts_with(out.to_str().unwrap()), "{o} outside OUT");
     }
+}
 
+/// Checks skips carry a kind and a reason, maps' Land.msh are never model
+/// failures, and the RsLi font and the registry are skipped as such.
+fn check_skips(manifest: &serde_json::Value, rows: &[serde_json::Value]) {
     // Skips carry a kind and a reason; terrain, RsLi and the registry among them.
     let skipped: Vec<&serde_json::Value> =
         rows.iter().filter(|m| m["status"] == "skipped").collect();
@@ -96,13 +96,16 @@ fn whole_corpus_batch_report() {
     }
     assert_eq!(kinds["gamefont.rlb"], "rsli");
     assert_eq!(kinds["objects.rlb"], "registry");
+}
 
+/// Checks each broken model of the manifest fails with its rule (naming the
+/// file) or, when tolerable, converts with warnings.
+fn check_bad_models(
+    manifest: &serde_json::Value,
+    converted: &BTreeMap<String, &serde_json::Value>,
+    failed: &BTreeMap<String, &serde_json::Value>,
+) {
     // Broken models fail with the manifest's rule; the warn files convert.
-    let failed: BTreeMap<String, &serde_json::Value> = rows
-        .iter()
-        .filter(|m| m["status"] == "failed")
-        .map(|m| (rel(m["source"].as_str().unwrap()), m))
-        .collect();
     for b in manifest["bad"].as_array().unwrap() {
         let file = b["file"].as_str().unwrap();
         // Terrain files (`kind: "terrain"`) are checked by the terrain tests.
@@ -128,6 +131,14 @@ fn whole_corpus_batch_report() {
             }
         }
     }
+}
+
+/// Checks a broken archive entry costs only that entry, and nested or
+/// WEAR damage fails with its rule.
+fn check_broken_archives(
+    converted: &BTreeMap<String, &serde_json::Value>,
+    failed: &BTreeMap<String, &serde_json::Value>,
+) {
     // One broken model in an archive costs only that model.
     for e in ["bad_127.msh", "bad_897.msh", "bad_398.msh"] {
         assert!(
@@ -150,6 +161,33 @@ fn whole_corpus_batch_report() {
         failed["bad/archive_bad_wear.rlb:bad_127.msh"]["rule"],
         "wear.lightmap_separator"
     );
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn whole_corpus_batch_report() {
+    let Some(root) = corpus() else { return };
+    let manifest = common::manifest(&root);
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let out = dir.path().join("out");
+    let st = Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
+        .arg(&root)
+        .arg(&out)
+        .args(["-q", "--jobs", "2", "--report"])
+        .arg(&report)
+        .output()
+        .unwrap();
+    // bad/ holds broken models: 1 = some failed, all others converted.
+    assert_eq!(st.status.code(), Some(1));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let rows = r["models"].as_array().unwrap();
+    let converted = rows_by_status(rows, "converted");
+    check_all_models_converted(&manifest, &converted, &out);
+    check_skips(&manifest, rows);
+    let failed = rows_by_status(rows, "failed");
+    check_bad_models(&manifest, &converted, &failed);
+    check_broken_archives(&converted, &failed);
     assert_eq!(r["converted"].as_u64().unwrap() as usize, converted.len());
 }
 
@@ -159,8 +197,7 @@ fn whole_corpus_batch_report() {
 #[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn tolerant_mode_converts_the_tolerable_bad_models() {
     let Some(root) = corpus() else { return };
-    let manifest: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(root.join("manifest.json")).unwrap()).unwrap();
+    let manifest = common::manifest(&root);
     let dir = tempfile::tempdir().unwrap();
     let mut n = 0;
     for b in manifest["bad"].as_array().unwrap() {

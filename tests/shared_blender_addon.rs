@@ -62,29 +62,30 @@ fn png_size(bytes: &[u8]) -> (u32, u32) {
     (be(16), be(20))
 }
 
-#[test]
-#[ignore = "needs ../shared: cargo test -- --include-ignored"]
-fn addon_imports_edits_exports_and_renders_in_blender() {
-    let Some(corpus) = common::corpus() else {
-        return;
-    };
-    let bpy_python = std::env::var_os("BPY_PYTHON");
-    let Some(blender) = common::blender().or_else(|| bpy_python.as_ref().map(PathBuf::from)) else {
-        println!("SKIP: Blender not found (set BLENDER=/path/to/blender)");
-        return;
-    };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let tmp = tempfile::tempdir().unwrap();
-    let zip = tmp.path().join("io_scene_parkan.zip");
-    common::package_addon(&zip);
+/// Paths of one add-on run: the zip, the archive imported from, the work
+/// folder the script writes into and the render.
+struct Run {
+    tmp: tempfile::TempDir,
+    zip: PathBuf,
+    archive: PathBuf,
+    work: PathBuf,
+    png: PathBuf,
+}
 
-    let archive = corpus.join(ARCHIVE).canonicalize().unwrap();
-    let work = tmp.path().join("work");
-    let png = tmp.path().join("render.png");
+/// Runs `tests/blender/addon_test.py` in `blender` (or in `bpy_python`)
+/// and returns its `ADDON_TEST {...}` report; panics when it prints none.
+fn run_addon_test(
+    blender: &Path,
+    bpy_python: Option<std::ffi::OsString>,
+    corpus: &Path,
+    run: &Run,
+) -> serde_json::Value {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = run.tmp.path();
     let mut cmd = match bpy_python {
         Some(py) => Command::new(py),
         None => {
-            let mut c = Command::new(&blender);
+            let mut c = Command::new(blender);
             c.env_remove("PYTHONPATH").env_remove("PYTHONHOME").args([
                 "-b",
                 "--factory-startup",
@@ -95,16 +96,16 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
         }
     };
     let out = cmd
-        .env("BLENDER_USER_SCRIPTS", tmp.path().join("scripts"))
-        .env("BLENDER_USER_CONFIG", tmp.path().join("config"))
+        .env("BLENDER_USER_SCRIPTS", tmp.join("scripts"))
+        .env("BLENDER_USER_CONFIG", tmp.join("config"))
         .arg(root.join("tests/blender/addon_test.py"))
         .arg("--")
-        .arg(&zip)
-        .arg(&archive)
+        .arg(&run.zip)
+        .arg(&run.archive)
         .arg(ENTRY)
-        .arg(&work)
+        .arg(&run.work)
         .arg("--render")
-        .arg(&png)
+        .arg(&run.png)
         .arg("--demo")
         .arg(root.join("samples/demo"))
         .arg("--bad")
@@ -121,12 +122,14 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
             String::from_utf8_lossy(&out.stderr)
         );
     };
-    let r: serde_json::Value = serde_json::from_str(&line).unwrap();
-    assert_eq!(r["errors"], serde_json::json!([]), "Blender side: {r:#}");
-    println!("Blender {}", r["blender"]);
+    serde_json::from_str(&line).unwrap()
+}
 
+/// Checks the add-on was installed into the temporary user scripts folder,
+/// runs its own binaries and added both menu entries.
+fn check_installed(r: &serde_json::Value, tmp: &Path) {
     // Installed into the temporary user scripts folder, running its own binaries.
-    let addon_dir = tmp.path().join("scripts/addons/io_scene_parkan");
+    let addon_dir = tmp.join("scripts/addons/io_scene_parkan");
     assert_eq!(
         r["addon_file"].as_str().unwrap(),
         addon_dir.join("__init__.py").to_str().unwrap()
@@ -139,18 +142,20 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
     }
     assert_eq!(r["menu_import"], true);
     assert_eq!(r["menu_export"], true);
+}
 
+/// Checks the entry list and the imported objects, animation, materials
+/// and collection extras against the archive and the manifest.
+fn check_import(r: &serde_json::Value, corpus: &Path, archive: &Path, a: &nres::Archive) {
     // The entry list is the archive's model entries.
-    let arch_bytes = std::fs::read(&archive).unwrap();
-    let a = nres::read(&arch_bytes, nres::Mode::Strict).unwrap();
-    let names: Vec<String> = source::model_entries(&a)
+    let names: Vec<String> = source::model_entries(a)
         .iter()
         .map(|&i| source::decode_name(a.entries[i].name))
         .collect();
     assert_eq!(r["entries"], serde_json::json!(names));
 
     // Objects, materials and animation as the manifest describes the model.
-    let manifest = common::manifest(&corpus);
+    let manifest = common::manifest(corpus);
     let mm = manifest["models"]
         .as_array()
         .unwrap()
@@ -178,13 +183,11 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
     let src = format!("{}:{ENTRY}", archive.display());
     assert_eq!(r["collection_msh"]["source"], src.as_str());
     assert_eq!(r["collection_msh"]["sha256"], mm["sha256"]);
+}
 
-    // The unedited trip gives the base back byte for byte (bare and archive copy).
-    let ei = a.find(ENTRY.as_bytes()).unwrap();
-    let base_bytes = a.entries[ei].data;
-    assert!(std::fs::read(work.join("unedited.msh")).unwrap() == base_bytes);
-    assert!(std::fs::read(work.join("unedited.rlb")).unwrap() == arch_bytes);
-
+/// Checks the edited export: exactly the moved vertex's corners moved, in
+/// its slot only, and everything else of the model is the base's.
+fn check_edit(r: &serde_json::Value, base_bytes: &[u8], work: &Path) {
     // The edit: exactly the moved vertex's corners moved, in its slot only.
     let base = msh::decode(base_bytes, msh::Mode::Strict).unwrap().model;
     let edited_bytes = std::fs::read(work.join("edited.msh")).unwrap();
@@ -203,7 +206,26 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
         .unwrap()
         .parse()
         .unwrap();
-    let (tb, te) = (slot_triangles(&base), slot_triangles(&edited));
+    check_moved_corners(&base, &edited, slot, old, new);
+    // Everything else of the model is the base's.
+    assert_eq!(edited.nodes, base.nodes, "Res1");
+    assert_eq!(edited.batches.len(), base.batches.len(), "Res13 batches");
+    let materials = |m: &Model| -> BTreeMap<usize, u16> {
+        m.batches
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (i, b.material_index))
+            .collect()
+    };
+    assert_eq!(materials(&edited), materials(&base));
+    assert_eq!(edited.keys, base.keys, "Res8 keys");
+    assert_eq!(edited.frame_map, base.frame_map, "Res19");
+}
+
+/// Checks every slot but `slot` kept its triangles and, in `slot`, moving
+/// the corners at `new` back to `old` gives the base's triangles.
+fn check_moved_corners(base: &Model, edited: &Model, slot: usize, old: [f32; 3], new: [f32; 3]) {
+    let (tb, te) = (slot_triangles(base), slot_triangles(edited));
     assert_eq!(tb.len(), te.len(), "slot count");
     let (ob, nb) = (old.map(f32::to_bits), new.map(f32::to_bits));
     let mut moved_corners = 0;
@@ -237,20 +259,11 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
         assert_eq!(&back, b, "slot {s}: only the moved vertex may differ");
     }
     assert!(moved_corners > 0, "the moved vertex is in no triangle");
-    // Everything else of the model is the base's.
-    assert_eq!(edited.nodes, base.nodes, "Res1");
-    assert_eq!(edited.batches.len(), base.batches.len(), "Res13 batches");
-    let materials = |m: &Model| -> BTreeMap<usize, u16> {
-        m.batches
-            .iter()
-            .enumerate()
-            .map(|(i, b)| (i, b.material_index))
-            .collect()
-    };
-    assert_eq!(materials(&edited), materials(&base));
-    assert_eq!(edited.keys, base.keys, "Res8 keys");
-    assert_eq!(edited.frame_map, base.frame_map, "Res19");
+}
 
+/// Checks the lightmap wiring (multiplied into Base Color through UV map 2)
+/// and that the export bypass leaves the material as imported.
+fn check_lightmap(r: &serde_json::Value) {
     // The lightmap is multiplied into Base Color, read through UV map 2, and
     // the add-on's export bypass leaves the exported material as imported.
     let lm = &r["lightmap"];
@@ -264,7 +277,11 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
     assert_eq!(lm["restored"], true);
     assert_eq!(lm["export_base_texcoord"], 0);
     assert_eq!(lm["export_occlusion_texcoord"], 1);
+}
 
+/// Checks the refusals reach the UI and write nothing: a colour edit with
+/// --base, a broken model, an ambiguous export.
+fn check_refusals(r: &serde_json::Value, work: &Path) {
     // A colour edit with --base is refused with a message naming the
     // material and the change (issue 15: written, or refused in Blender's UI).
     let ce = &r["colour_edit"];
@@ -293,7 +310,13 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
         .expect("an ambiguous export must fail");
     assert!(amb.contains("2 imported models"), "{amb}");
     assert!(!work.join("ambiguous.msh").exists());
+}
 
+/// Checks the game-folder import (folder > archive > model collections) and
+/// the new model's exports: bare with its WEAR, refused without replace,
+/// replaced, and into a copy of the archive.
+fn check_folder_and_new_model(r: &serde_json::Value, work: &Path) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     // A whole game folder: folder > archive > model collections.
     assert_eq!(r["folder"]["result"], serde_json::json!(["FINISHED"]));
     let demo = root.join("samples/demo").canonicalize().unwrap();
@@ -335,6 +358,47 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
         .expect("NEWMODEL.msh in the archive copy");
     assert!(into.entries[added].data == std::fs::read(work.join("new.msh")).unwrap());
     assert!(into.find(b"NEWMODEL.wea").is_some());
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn addon_imports_edits_exports_and_renders_in_blender() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let bpy_python = std::env::var_os("BPY_PYTHON");
+    let Some(blender) = common::blender().or_else(|| bpy_python.as_ref().map(PathBuf::from)) else {
+        println!("SKIP: Blender not found (set BLENDER=/path/to/blender)");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let zip = tmp.path().join("io_scene_parkan.zip");
+    common::package_addon(&zip);
+    let run = Run {
+        zip,
+        archive: corpus.join(ARCHIVE).canonicalize().unwrap(),
+        work: tmp.path().join("work"),
+        png: tmp.path().join("render.png"),
+        tmp,
+    };
+    let r = run_addon_test(&blender, bpy_python, &corpus, &run);
+    assert_eq!(r["errors"], serde_json::json!([]), "Blender side: {r:#}");
+    println!("Blender {}", r["blender"]);
+    check_installed(&r, run.tmp.path());
+
+    let arch_bytes = std::fs::read(&run.archive).unwrap();
+    let a = nres::read(&arch_bytes, nres::Mode::Strict).unwrap();
+    check_import(&r, &corpus, &run.archive, &a);
+
+    // The unedited trip gives the base back byte for byte (bare and archive copy).
+    let ei = a.find(ENTRY.as_bytes()).unwrap();
+    let base_bytes = a.entries[ei].data;
+    assert!(std::fs::read(run.work.join("unedited.msh")).unwrap() == base_bytes);
+    assert!(std::fs::read(run.work.join("unedited.rlb")).unwrap() == arch_bytes);
+    check_edit(&r, base_bytes, &run.work);
+    check_lightmap(&r);
+    check_refusals(&r, &run.work);
+    check_folder_and_new_model(&r, &run.work);
 
     // A picture.
     assert!(
@@ -342,6 +406,6 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
         "no render engine worked: {}",
         r["render"]
     );
-    let img = std::fs::read(&png).unwrap();
+    let img = std::fs::read(&run.png).unwrap();
     assert_eq!(png_size(&img), (480, 320));
 }

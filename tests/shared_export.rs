@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use mshgltf::gltf_export::{export, to_glb, ExportOptions};
+use mshgltf::gltf_export::{export, to_glb, ExportOptions, Exported};
 use mshgltf::msh::{self, Mode};
 use sha2::Digest;
 
@@ -57,11 +57,8 @@ fn validator() -> Option<PathBuf> {
     (tool.is_file() && installed).then_some(tool)
 }
 
-#[test]
-#[ignore = "needs ../shared: cargo test -- --include-ignored"]
-fn every_corpus_model_exports_and_matches_engine_world_matrices() {
-    let Some(root) = corpus() else { return };
-    let man = manifest(&root);
+/// The manifest's models by (file, entry; "" for bare `models/*.msh`).
+fn expected_models(man: &serde_json::Value) -> HashMap<(String, String), &serde_json::Value> {
     let mut expected: HashMap<(String, String), &serde_json::Value> = HashMap::new();
     for m in man["models"].as_array().expect("models") {
         let file = m["file"].as_str().unwrap().to_string();
@@ -72,6 +69,115 @@ fn every_corpus_model_exports_and_matches_engine_world_matrices() {
         };
         expected.insert((file, entry), m);
     }
+    expected
+}
+
+/// Exports `model` three times (the machine is shared); returns the last
+/// export, its GLB and the best time of export + GLB serialisation.
+fn export_best_of_3(
+    label: &str,
+    model: &msh::Model,
+    opts: &ExportOptions,
+) -> (Exported, Vec<u8>, Duration) {
+    // Best of 3 (the machine is shared): export + GLB serialisation.
+    let mut best = Duration::MAX;
+    let mut last = None;
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        let e = export(model, &[], opts).unwrap_or_else(|err| panic!("{label}: export: {err}"));
+        let glb = to_glb(&e).expect("glb");
+        best = best.min(t0.elapsed());
+        last = Some((e, glb));
+    }
+    let (e, glb) = last.expect("exported");
+    (e, glb, best)
+}
+
+/// The largest world-matrix error seen, where, and over how many sample
+/// times.
+#[derive(Default)]
+struct WorldErrors {
+    max_err: f64,
+    worst: String,
+    checked_times: usize,
+}
+
+/// Checks node counts against the manifest record `m` and the exported
+/// world matrices against its engine ones at every sample time (within
+/// [`TOL`]).
+fn check_against_manifest(
+    label: &str,
+    e: &Exported,
+    m: &serde_json::Value,
+    ev: &export_eval::Eval,
+    fps: f32,
+    errs: &mut WorldErrors,
+) {
+    assert_eq!(
+        e.report.nodes,
+        m["counts"]["nodes"].as_u64().unwrap() as usize,
+        "{label}"
+    );
+    assert_eq!(
+        e.report.animated_nodes,
+        m["counts"]["animated_nodes"].as_u64().unwrap() as usize,
+        "{label}"
+    );
+    for tr in m["transforms"].as_array().expect("transforms") {
+        let t = tr["t"].as_f64().unwrap() as f32;
+        let engine: Vec<[f32; 16]> = tr["world"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| {
+                let v: Vec<f32> = w
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().unwrap() as f32)
+                    .collect();
+                v.try_into().unwrap()
+            })
+            .collect();
+        let err = export_eval::max_error(&engine, &ev.worlds(t / fps));
+        errs.checked_times += 1;
+        if err > errs.max_err {
+            errs.max_err = err;
+            errs.worst = format!("{label} t={t}");
+        }
+        assert!(err <= TOL, "{label} t={t}: world matrix error {err}");
+    }
+}
+
+/// Runs `gltf-validate --strict` on `to_validate` when it is installed
+/// (else prints a skip line).
+fn validate(to_validate: &[PathBuf]) {
+    match validator() {
+        Some(tool) => {
+            let out = std::process::Command::new(&tool)
+                .arg("--strict")
+                .args(to_validate)
+                .output()
+                .expect("run gltf-validate");
+            let text = String::from_utf8_lossy(&out.stdout);
+            println!("{text}{}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "gltf-validate --strict failed on {to_validate:?}"
+            );
+        }
+        None => println!(
+            "SKIP validator: gltf-validate not installed (run ../shared/tools/gltf-validate once)"
+        ),
+    }
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn every_corpus_model_exports_and_matches_engine_world_matrices() {
+    let Some(root) = corpus() else { return };
+    let man = manifest(&root);
+    let expected = expected_models(&man);
     let models = corpus_models(&root);
     let n_legacy = man["legacy_models"].as_array().map_or(0, Vec::len);
     assert_eq!(
@@ -83,8 +189,8 @@ fn every_corpus_model_exports_and_matches_engine_world_matrices() {
     let dump = std::env::var_os("MSHGLTF_EXPORT_DUMP").map(PathBuf::from);
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut to_validate = Vec::new();
-    let (mut max_err, mut worst) = (0.0f64, String::new());
-    let (mut checked_times, mut total_export) = (0usize, Duration::ZERO);
+    let mut errs = WorldErrors::default();
+    let mut total_export = Duration::ZERO;
     let (mut baked, mut warned) = (0usize, 0usize);
     for (file, entry, bytes) in &models {
         let label = if entry.is_empty() {
@@ -106,19 +212,8 @@ fn every_corpus_model_exports_and_matches_engine_world_matrices() {
             name: stem.clone(),
             ..Default::default()
         };
-        // Best of 3 (the machine is shared): export + GLB serialisation.
-        let mut best = Duration::MAX;
-        let mut last = None;
-        for _ in 0..3 {
-            let t0 = Instant::now();
-            let e =
-                export(&model, &[], &opts).unwrap_or_else(|err| panic!("{label}: export: {err}"));
-            let glb = to_glb(&e).expect("glb");
-            best = best.min(t0.elapsed());
-            last = Some((e, glb));
-        }
+        let (e, glb, best) = export_best_of_3(&label, &model, &opts);
         total_export += best;
-        let (e, glb) = last.expect("exported");
         baked += e.report.baked_nodes.len();
         warned += usize::from(!e.report.warnings.is_empty());
         if let Some(d) = &dump {
@@ -145,63 +240,17 @@ fn every_corpus_model_exports_and_matches_engine_world_matrices() {
             );
             continue;
         };
-        assert_eq!(
-            e.report.nodes,
-            m["counts"]["nodes"].as_u64().unwrap() as usize,
-            "{label}"
-        );
-        assert_eq!(
-            e.report.animated_nodes,
-            m["counts"]["animated_nodes"].as_u64().unwrap() as usize,
-            "{label}"
-        );
-        for tr in m["transforms"].as_array().expect("transforms") {
-            let t = tr["t"].as_f64().unwrap() as f32;
-            let engine: Vec<[f32; 16]> = tr["world"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|w| {
-                    let v: Vec<f32> = w
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|x| x.as_f64().unwrap() as f32)
-                        .collect();
-                    v.try_into().unwrap()
-                })
-                .collect();
-            let err = export_eval::max_error(&engine, &ev.worlds(t / opts.fps));
-            checked_times += 1;
-            if err > max_err {
-                max_err = err;
-                worst = format!("{label} t={t}");
-            }
-            assert!(err <= TOL, "{label} t={t}: world matrix error {err}");
-        }
+        check_against_manifest(&label, &e, m, &ev, opts.fps, &mut errs);
     }
+    let WorldErrors {
+        max_err,
+        worst,
+        checked_times,
+    } = errs;
     println!(
         "exported {} models in {:?} (export + GLB, best of 3 per model, this build profile); {checked_times} sample times; max world error {max_err:.3e} ({worst}); {baked} baked nodes; {warned} models with warnings",
         models.len(),
         total_export
     );
-
-    match validator() {
-        Some(tool) => {
-            let out = std::process::Command::new(&tool)
-                .arg("--strict")
-                .args(&to_validate)
-                .output()
-                .expect("run gltf-validate");
-            let text = String::from_utf8_lossy(&out.stdout);
-            println!("{text}{}", String::from_utf8_lossy(&out.stderr));
-            assert!(
-                out.status.success(),
-                "gltf-validate --strict failed on {to_validate:?}"
-            );
-        }
-        None => println!(
-            "SKIP validator: gltf-validate not installed (run ../shared/tools/gltf-validate once)"
-        ),
-    }
+    validate(&to_validate);
 }

@@ -4,7 +4,6 @@
 
 use std::path::Path;
 
-use mshgltf::convert::{self, ConvertOptions, ModelRef};
 use mshgltf::gltf_export::{self, CellChoice};
 use mshgltf::gltf_import::{self, ImportOptions};
 use mshgltf::{msh, nres};
@@ -20,19 +19,9 @@ fn corpus_models(dir: &Path) -> Vec<(String, String, Vec<u8>)> {
         .collect()
 }
 
+/// msh2gltf's export of a corpus model (no textures, showing `cells`).
 fn export(bytes: &[u8], stem: &str, cells: CellChoice) -> gltf_export::Exported {
-    let opts = ConvertOptions {
-        textures: false,
-        cells,
-        ..Default::default()
-    };
-    let m = ModelRef {
-        source: stem.into(),
-        stem: stem.into(),
-        bytes,
-        wear: None,
-    };
-    convert::convert(&m, None, &opts).unwrap().exported
+    common::export_untextured(bytes, stem, stem, cells)
 }
 
 #[test]

@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::path::Path;
+
 use mshgltf::terrain::{self, map, read, validate, write, Mode};
 
 fn terrains(root: &std::path::Path) -> Vec<serde_json::Value> {
@@ -313,11 +315,9 @@ fn terrain_and_microtexture_pixels_equal_the_manifest() {
     }
 }
 
+/// Runs this build's `msh2gltf` with `args`.
 fn msh2gltf(args: &[&std::ffi::OsStr]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
-        .args(args)
-        .output()
-        .unwrap()
+    common::msh2gltf().args(args).output().unwrap()
 }
 
 fn validate_clean(files: &[std::path::PathBuf]) {
@@ -443,6 +443,11 @@ fn batch_converts_every_map_into_out_maps() {
     }
 }
 
+/// How many records differ between `a` and `b` (compared pairwise).
+fn differing<T: PartialEq>(a: &[T], b: &[T]) -> usize {
+    a.iter().zip(b).filter(|(a, b)| a != b).count()
+}
+
 #[test]
 #[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn derived_values_recomputed_from_scratch_equal_the_corpus() {
@@ -464,43 +469,11 @@ fn derived_values_recomputed_from_scratch_equal_the_corpus() {
             derive::draw_order(&mut l, s);
         }
         let diff = |a: usize, b: usize, what: &str| assert_eq!(a, b, "{}: {what}", t["map"]);
-        diff(
-            l.faces
-                .iter()
-                .zip(&base.faces)
-                .filter(|(a, b)| a != b)
-                .count(),
-            0,
-            "face normals",
-        );
-        diff(
-            l.normals
-                .iter()
-                .zip(&base.normals)
-                .filter(|(a, b)| a != b)
-                .count(),
-            0,
-            "vertex normals",
-        );
-        diff(
-            l.slots
-                .iter()
-                .zip(&base.slots)
-                .filter(|(a, b)| a != b)
-                .count(),
-            0,
-            "cell boxes",
-        );
+        diff(differing(&l.faces, &base.faces), 0, "face normals");
+        diff(differing(&l.normals, &base.normals), 0, "vertex normals");
+        diff(differing(&l.slots, &base.slots), 0, "cell boxes");
         assert_eq!(l.corners, base.corners, "{}: header", t["map"]);
-        diff(
-            l.order
-                .iter()
-                .zip(&base.order)
-                .filter(|(a, b)| a != b)
-                .count(),
-            0,
-            "Res11",
-        );
+        diff(differing(&l.order, &base.order), 0, "Res11");
     }
 }
 
@@ -578,35 +551,15 @@ fn unedited_maps_come_back_byte_identical_through_glb_and_gltf() {
     }
 }
 
+/// Runs this build's `gltf2msh` with `args`.
 fn gltf2msh(args: &[&std::ffi::OsStr]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_gltf2msh"))
-        .args(args)
-        .output()
-        .unwrap()
+    common::gltf2msh().args(args).output().unwrap()
 }
 
-#[test]
-#[ignore = "needs ../shared: cargo test -- --include-ignored"]
-fn raised_hill_and_repainted_patch_convert_back_and_re_export() {
-    let Some(root) = common::corpus() else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let t = &terrains(&root)[0];
-    let msh = root.join(t["dir"].as_str().unwrap()).join("Land.msh");
-    let mut g = Glb::parse(&export_map(&root, t["dir"].as_str().unwrap()));
-    let samples: Vec<&serde_json::Value> = t["samples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["kind"] == "land")
-        .collect();
-    let hill = samples[0];
-    let patch = samples
-        .iter()
-        .copied()
-        .find(|s| s["material"] != "L24" && s["material"] != hill["material"])
-        .unwrap();
-    let xy = |s: &serde_json::Value| (s["x"].as_f64().unwrap(), s["y"].as_f64().unwrap());
-    let (hx, hy) = xy(hill);
+/// Raises every vertex within 40 units of (`hx`, `hy`) (game axes) by 8
+/// units (glTF +Y) and the POSITION max with them; returns the POSITION
+/// accessor.
+fn raise_hill(g: &mut Glb, hx: f64, hy: f64) -> usize {
     // Raise every vertex within 40 units of the hill sample by 8 units (glTF +Y).
     let pos_acc = g.json["meshes"][0]["primitives"][0]["attributes"]["POSITION"]
         .as_u64()
@@ -632,8 +585,13 @@ fn raised_hill_and_repainted_patch_convert_back_and_re_export() {
     assert!(raised > 0);
     let max_acc = &mut g.json["accessors"][pos_acc]["max"];
     max_acc[1] = (max_acc[1].as_f64().unwrap() + 8.0).into();
+    pos_acc
+}
+
+/// Moves the LOD0 faces within 25 units of (`px`, `py`) (game axes) from
+/// their primitives (water excepted) to the primitive of material "L24".
+fn repaint_patch(g: &mut Glb, pos_acc: usize, px: f64, py: f64) {
     // Repaint the LOD0 faces within 25 units of the patch sample with material "L24".
-    let (px, py) = xy(patch);
     let prims = g.json["meshes"][0]["primitives"]
         .as_array()
         .unwrap()
@@ -679,9 +637,15 @@ fn raised_hill_and_repainted_patch_convert_back_and_re_export() {
     let (mut t_idx, _) = g.read(prims[target]["indices"].as_u64().unwrap() as usize);
     t_idx.extend(moved.iter().map(|&i| f64::from(i)));
     g.set_indices(target, &t_idx.iter().map(|&i| i as u32).collect::<Vec<_>>());
-    let edited = tmp.path().join("edited.glb");
+}
+
+/// Converts the edited `g` back with `gltf2msh --base msh` into `dir`,
+/// checks the result passes the strict validator, and re-exports it (with
+/// the map's Land.map and WEAR files beside it).
+fn convert_back_and_re_export(root: &Path, dir: &Path, msh: &Path, g: &Glb) -> Glb {
+    let edited = dir.join("edited.glb");
     std::fs::write(&edited, g.write()).unwrap();
-    let back = tmp.path().join("Land.msh");
+    let back = dir.join("Land.msh");
     let o = gltf2msh(&[
         edited.as_os_str(),
         "--base".as_ref(),
@@ -694,18 +658,50 @@ fn raised_hill_and_repainted_patch_convert_back_and_re_export() {
     let land = read::decode(&std::fs::read(&back).unwrap()).unwrap();
     validate::validate(&land, Mode::Strict).unwrap();
     for f in ["Land.map", "Land1.wea", "Land2.wea"] {
-        std::fs::copy(msh.with_file_name(f), tmp.path().join(f)).unwrap();
+        std::fs::copy(msh.with_file_name(f), dir.join(f)).unwrap();
     }
-    let libs = mshgltf::material::Libraries::load(&root).unwrap();
+    let libs = mshgltf::material::Libraries::load(root).unwrap();
     let src = terrain::source::TerrainSource::load(&back, Mode::Strict, Some(&libs)).unwrap();
-    let re = Glb::parse(
+    Glb::parse(
         &terrain::export::to_glb(&terrain::export::export(
             &src,
             Some(&libs),
             &Default::default(),
         ))
         .unwrap(),
-    );
+    )
+}
+
+/// A sample's (x, y) in game axes.
+fn sample_xy(s: &serde_json::Value) -> (f64, f64) {
+    (s["x"].as_f64().unwrap(), s["y"].as_f64().unwrap())
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn raised_hill_and_repainted_patch_convert_back_and_re_export() {
+    let Some(root) = common::corpus() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let t = &terrains(&root)[0];
+    let msh = root.join(t["dir"].as_str().unwrap()).join("Land.msh");
+    let mut g = Glb::parse(&export_map(&root, t["dir"].as_str().unwrap()));
+    let samples: Vec<&serde_json::Value> = t["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["kind"] == "land")
+        .collect();
+    let hill = samples[0];
+    let patch = samples
+        .iter()
+        .copied()
+        .find(|s| s["material"] != "L24" && s["material"] != hill["material"])
+        .unwrap();
+    let (hx, hy) = sample_xy(hill);
+    let pos_acc = raise_hill(&mut g, hx, hy);
+    let (px, py) = sample_xy(patch);
+    repaint_patch(&mut g, pos_acc, px, py);
+    let re = convert_back_and_re_export(&root, tmp.path(), &msh, &g);
     let (z, _, _) = surface_at(&re, hx, hy).unwrap();
     assert!(
         (z - (hill["z"].as_f64().unwrap() + 8.0)).abs() < 1e-3,
@@ -716,7 +712,7 @@ fn raised_hill_and_repainted_patch_convert_back_and_re_export() {
     assert_eq!(name, "L24");
     assert!((alpha - 1.0).abs() < 1e-3 || patch["alpha"].as_f64().unwrap() != 1.0);
     for s in t["samples"].as_array().unwrap() {
-        let (x, y) = xy(s);
+        let (x, y) = sample_xy(s);
         let far = ((x - hx).powi(2) + (y - hy).powi(2)).sqrt() > 45.0
             && ((x - px).powi(2) + (y - py).powi(2)).sqrt() > 30.0;
         if far {

@@ -1,9 +1,15 @@
-//! Helpers shared by the `shared_*` tests, which read `../shared` and skip
-//! themselves when it is absent.
+//! Helpers shared by the integration tests: the `shared_*` ones read
+//! `../shared` through [`corpus`] and skip themselves when it is absent;
+//! the others use the binaries, the committed samples and the GLB framing.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
+use mshgltf::convert::{self, ConvertOptions, ModelRef};
+use mshgltf::gltf_export::{CellChoice, Exported};
+use mshgltf::gltf_import::GltfFile;
+use mshgltf::msh::{self, Model};
 use mshgltf::{nres, source};
 
 /// The Blender to run headless: `$BLENDER`, else `blender` on PATH, else
@@ -136,4 +142,106 @@ pub fn most_lit_retail_model(man: &serde_json::Value) -> &serde_json::Value {
             })
         })
         .expect("a retail lightmapped model")
+}
+
+/// This build's `msh2gltf`, ready for arguments.
+pub fn msh2gltf() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
+}
+
+/// This build's `gltf2msh`, ready for arguments.
+pub fn gltf2msh() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_gltf2msh"))
+}
+
+/// A committed sample: `samples/<name>` (made by `scripts/make_samples.sh`).
+pub fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("samples")
+        .join(name)
+}
+
+/// A run's stderr as text (lossy UTF-8).
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A GLB of `json` and the binary chunk `bin` (glTF 2.0 §4.4): the JSON
+/// chunk padded with spaces to 4 bytes, `bin` written as given.
+pub fn glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
+    let mut j = serde_json::to_vec(json).unwrap();
+    while j.len() % 4 != 0 {
+        j.push(b' ');
+    }
+    let total = 12 + 8 + j.len() + 8 + bin.len();
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&(total as u32).to_le_bytes());
+    out.extend_from_slice(&(j.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&j);
+    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"BIN\0");
+    out.extend_from_slice(bin);
+    out
+}
+
+/// msh2gltf's export of the model `bytes` (no WEAR, no textures, showing
+/// `cells`) under the report name `source` and node-name stem `stem`.
+pub fn export_untextured(bytes: &[u8], source: &str, stem: &str, cells: CellChoice) -> Exported {
+    let opts = ConvertOptions {
+        textures: false,
+        cells,
+        ..Default::default()
+    };
+    let m = ModelRef {
+        source: source.into(),
+        stem: stem.into(),
+        bytes,
+        wear: None,
+    };
+    convert::convert(&m, None, &opts).unwrap().exported
+}
+
+/// A committed sample as msh2gltf exports it (no textures, showing
+/// `cells`): the decoded base model, its bytes and the glTF (JSON value +
+/// the one buffer).
+pub fn export_sample(name: &str, cells: CellChoice) -> (Model, Vec<u8>, GltfFile) {
+    let bytes = std::fs::read(sample(name)).unwrap();
+    let base = msh::decode(&bytes, msh::Mode::Strict).unwrap().model;
+    let e = export_untextured(&bytes, name, "m", cells);
+    let json = serde_json::to_value(&e.root).unwrap();
+    (
+        base,
+        bytes,
+        GltfFile {
+            json,
+            buffers: vec![e.bin],
+        },
+    )
+}
+
+/// The `--texm-order` arguments of each side (gltf2msh's, msh2gltf's): when
+/// msh2gltf takes `--texm-order` (after issue 8) both sides use the retail
+/// order; before, gltf2msh writes the order msh2gltf reads.
+pub fn order_args() -> (Vec<&'static str>, Vec<&'static str>) {
+    let help = msh2gltf().arg("--help").output().unwrap();
+    if String::from_utf8_lossy(&help.stdout).contains("--texm-order") {
+        (vec![], vec!["--texm-order", "retail"])
+    } else {
+        (vec!["--texm-order", "argb"], vec![])
+    }
+}
+
+/// The largest per-channel difference of two images of one size (panics
+/// when the sizes differ).
+pub fn max_diff(a: &image::RgbaImage, b: &image::RgbaImage) -> i32 {
+    assert_eq!(a.dimensions(), b.dimensions());
+    a.as_raw()
+        .iter()
+        .zip(b.as_raw())
+        .map(|(x, y)| (i32::from(*x) - i32::from(*y)).abs())
+        .max()
+        .unwrap_or(0)
 }

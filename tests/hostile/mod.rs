@@ -30,6 +30,14 @@ impl Tool {
             Tool::Gltf2msh => "gltf2msh",
         }
     }
+
+    /// The path of this build's binary.
+    pub fn exe(self) -> &'static str {
+        match self {
+            Tool::Msh2gltf => env!("CARGO_BIN_EXE_msh2gltf"),
+            Tool::Gltf2msh => env!("CARGO_BIN_EXE_gltf2msh"),
+        }
+    }
 }
 
 /// One hostile case.
@@ -65,6 +73,18 @@ impl Case {
         }
         d
     }
+
+    /// Writes the case's files under `dir/<name>` and runs its command
+    /// there; returns the folder and the run's output.
+    pub fn run(&self, dir: &Path) -> (std::path::PathBuf, std::process::Output) {
+        let d = self.materialize(dir);
+        let out = std::process::Command::new(self.tool.exe())
+            .args(&self.args)
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        (d, out)
+    }
 }
 
 /// File content that [`Case::materialize`] turns into a sparse file of
@@ -91,15 +111,34 @@ pub fn flat_png(w: u32, h: u32, rgba: [u8; 4]) -> Vec<u8> {
 /// The new memory and time cases of issue 15 (budgets cover everything a
 /// model costs).
 fn budget_cases(v: &mut Vec<Case>) {
-    // 300 buffers naming one 20 MB .bin: 6 GB of reads, refused from the
-    // byteLengths before any is read.
+    v.push(buffer_refs_case());
+    v.push(images_case());
+    bake_cases(v);
+    // A game folder holding a 3 GiB file of another kind: the batch reads
+    // its first 16 bytes, skips it, and converts the rest.
+    v.push(Case {
+        name: "msh_batch_3gib_file",
+        files: vec![
+            ("game/huge.dat".into(), sparse(3 << 30)),
+            ("game/m.msh".into(), shared_map(1, 4, [0.0, 2.0])),
+        ],
+        tool: Tool::Msh2gltf,
+        args: args(&["-q", "game", "out"]),
+        exit: 0,
+        rule: "",
+    });
+}
+
+/// 300 buffers naming one 20 MB .bin: 6 GB of reads, refused from the
+/// byteLengths before any is read.
+fn buffer_refs_case() -> Case {
     let mut doc: serde_json::Value =
         serde_json::from_slice(&triangle_gltf("big.bin", 20 << 20, serde_json::json!({}))).unwrap();
     let b = doc["buffers"][0].clone();
     doc["buffers"] = serde_json::Value::Array(vec![b; 300]);
     let mut big = triangle_bin();
     big.resize(20 << 20, 0);
-    v.push(Case {
+    Case {
         name: "gltf_buffer_refs_300x20mb",
         files: vec![
             ("in.gltf".into(), serde_json::to_vec(&doc).unwrap()),
@@ -109,11 +148,13 @@ fn budget_cases(v: &mut Vec<Case>) {
         args: args(&["in.gltf", "-o", "out.msh"]),
         exit: 1,
         rule: "limits.work",
-    });
-    // 256 materials with a 1024² image each, into a game folder: 268
-    // million pixels, refused from the headers before any is decoded.
-    let mut doc: serde_json::Value =
-        serde_json::from_slice(&triangle_gltf(&data_uri(), 44, serde_json::json!({}))).unwrap();
+    }
+}
+
+/// 256 materials with a 1024² image each, into a game folder: 268 million
+/// pixels, refused from the headers before any is decoded.
+fn images_case() -> Case {
+    let mut doc = triangle_doc();
     doc["meshes"][0]["primitives"][0]["material"] = serde_json::json!(0);
     let n = 256;
     doc["materials"] = (0..n)
@@ -129,18 +170,22 @@ fn budget_cases(v: &mut Vec<Case>) {
         ("game/README".into(), b"an empty game folder".to_vec()),
     ];
     files.extend((0..n).map(|i| (format!("img{i}.png"), png.clone())));
-    v.push(Case {
+    Case {
         name: "gltf_images_256x1024",
         files,
         tool: Tool::Gltf2msh,
         args: args(&["in.gltf", "-o", "out.msh", "--game-dir", "game"]),
         exit: 1,
         rule: "limits.work",
-    });
+    }
+}
+
+/// Animations too costly to bake: 100 nodes over 65 535 frames (work
+/// budget), 3 nodes over 40 000 frames (frame map past hdr2's reach).
+fn bake_cases(v: &mut Vec<Case>) {
     // 100 nodes turning over 65 535 frames: 6.5 million node-frames to
     // bake, refused before baking.
-    let mut doc: serde_json::Value =
-        serde_json::from_slice(&triangle_gltf(&data_uri(), 44, serde_json::json!({}))).unwrap();
+    let mut doc = triangle_doc();
     let mut bin = triangle_bin();
     let t_off = bin.len();
     for t in [0.0f32, 65_535.0 / 24.0] {
@@ -184,14 +229,11 @@ fn budget_cases(v: &mut Vec<Case>) {
             .map(|i| serde_json::json!({"sampler": 0, "target": {"node": i, "path": "rotation"}}))
             .collect::<Vec<_>>()
     }]);
-    v.push(Case {
-        name: "gltf_bake_100_nodes_65535_frames",
-        files: vec![("in.gltf".into(), serde_json::to_vec(&doc).unwrap())],
-        tool: Tool::Gltf2msh,
-        args: args(&["in.gltf", "-o", "out.msh"]),
-        exit: 1,
-        rule: "limits.work",
-    });
+    v.push(doc_case(
+        "gltf_bake_100_nodes_65535_frames",
+        &doc,
+        "limits.work",
+    ));
     // The same with 3 nodes and 40 000 frames: within the work budget, but
     // its frame map (3 blocks of 40 001 words, the last starting at word
     // 80 002) cannot be addressed by hdr2: refused before baking.
@@ -210,27 +252,7 @@ fn budget_cases(v: &mut Vec<Case>) {
         "data:application/octet-stream;base64,{}",
         b64(&bin2)
     ));
-    v.push(Case {
-        name: "gltf_bake_frame_map_over_u16",
-        files: vec![("in.gltf".into(), serde_json::to_vec(&d2).unwrap())],
-        tool: Tool::Gltf2msh,
-        args: args(&["in.gltf", "-o", "out.msh"]),
-        exit: 1,
-        rule: "gltf.limits",
-    });
-    // A game folder holding a 3 GiB file of another kind: the batch reads
-    // its first 16 bytes, skips it, and converts the rest.
-    v.push(Case {
-        name: "msh_batch_3gib_file",
-        files: vec![
-            ("game/huge.dat".into(), sparse(3 << 30)),
-            ("game/m.msh".into(), shared_map(1, 4, [0.0, 2.0])),
-        ],
-        tool: Tool::Msh2gltf,
-        args: args(&["-q", "game", "out"]),
-        exit: 0,
-        rule: "",
-    });
+    v.push(doc_case("gltf_bake_frame_map_over_u16", &d2, "gltf.limits"));
 }
 
 fn args(a: &[&str]) -> Vec<String> {
@@ -529,6 +551,36 @@ fn gltf_case(name: &'static str, pos: serde_json::Value, rule: &'static str) -> 
     }
 }
 
+/// The one-triangle glTF (buffer in a `data:` URI) as JSON, for cases to
+/// edit.
+fn triangle_doc() -> serde_json::Value {
+    serde_json::from_slice(&triangle_gltf(&data_uri(), 44, serde_json::json!({}))).unwrap()
+}
+
+/// [`triangle_doc`] with `n` nodes `n0`… sharing its mesh, all in the scene.
+fn nodes_doc(n: u32) -> serde_json::Value {
+    let mut doc = triangle_doc();
+    doc["nodes"] = serde_json::Value::Array(
+        (0..n)
+            .map(|i| serde_json::json!({"name": format!("n{i}"), "mesh": 0}))
+            .collect(),
+    );
+    doc["scenes"][0]["nodes"] = serde_json::json!((0..n).collect::<Vec<u32>>());
+    doc
+}
+
+/// `gltf2msh in.gltf -o out.msh` of `doc`, failing (exit 1) with `rule`.
+fn doc_case(name: &'static str, doc: &serde_json::Value, rule: &'static str) -> Case {
+    Case {
+        name,
+        files: vec![("in.gltf".into(), serde_json::to_vec(doc).unwrap())],
+        tool: Tool::Gltf2msh,
+        args: args(&["in.gltf", "-o", "out.msh"]),
+        exit: 1,
+        rule,
+    }
+}
+
 /// CRC-32 (ISO-HDLC, as PNG chunks use).
 fn crc32(bytes: &[u8]) -> u32 {
     let mut c = !0u32;
@@ -572,9 +624,31 @@ pub fn png_bomb(w: u32, h: u32) -> Vec<u8> {
 
 /// Every hostile case of the suite (the filesystem ones that need FIFOs,
 /// devices or signals live in `hostile_files.rs`).
-#[allow(clippy::vec_init_then_push)]
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
+    model_cases(&mut v);
+    uri_cases(&mut v);
+    accessor_cases(&mut v);
+    gltf_size_cases(&mut v);
+    v.push(Case {
+        name: "gltf_fps_nan",
+        files: vec![(
+            "in.gltf".into(),
+            triangle_gltf(&data_uri(), 44, serde_json::json!({})),
+        )],
+        tool: Tool::Gltf2msh,
+        args: args(&["in.gltf", "-o", "out.msh", "--fps", "NaN"]),
+        exit: 2,
+        rule: "--fps",
+    });
+    budget_cases(&mut v);
+    image_uri_cases(&mut v);
+    v
+}
+
+/// Models that explode or take quadratic time (points 4/5) and models
+/// that would convert to a wrong success (point 6), with option limits.
+fn model_cases(v: &mut Vec<Case>) {
     // --- 4/5: models that explode or take quadratic time ---
     // The hierarchy check runs first (linear), then the node budget
     // refuses 65 000 nodes (2.08 million units).
@@ -653,6 +727,10 @@ pub fn cases() -> Vec<Case> {
         exit: 2,
         rule: "--jobs",
     });
+}
+
+/// Buffer URIs that leave the glTF's folder or name a device (point 2).
+fn uri_cases(v: &mut Vec<Case>) {
     // --- 2: URIs ---
     for (name, uri) in [
         ("gltf_uri_absolute", "/etc/passwd"),
@@ -676,6 +754,11 @@ pub fn cases() -> Vec<Case> {
             rule: "gltf.uri",
         });
     }
+}
+
+/// Crafted accessors: overflowing offsets, strides and sparse counts,
+/// non-finite values in the JSON and in the buffer (point 3).
+fn accessor_cases(v: &mut Vec<Case>) {
     // --- 3: crafted accessors ---
     v.push(gltf_case(
         "gltf_stride_overflow",
@@ -729,20 +812,17 @@ pub fn cases() -> Vec<Case> {
         exit: 1,
         rule: "gltf.non_finite",
     });
+}
+
+/// glTF files too large in primitives, triangles, nodes, JSON or image
+/// pixels, refused before the work; 10 000 nodes still convert.
+fn gltf_size_cases(v: &mut Vec<Case>) {
     // One triangle referenced by 40 000 primitives: over the primitive
     // budget (2.6 million units) before any of them is read.
-    let mut doc: serde_json::Value =
-        serde_json::from_slice(&triangle_gltf(&data_uri(), 44, serde_json::json!({}))).unwrap();
+    let mut doc = triangle_doc();
     let prim = doc["meshes"][0]["primitives"][0].clone();
     doc["meshes"][0]["primitives"] = serde_json::Value::Array(vec![prim; 40_000]);
-    v.push(Case {
-        name: "gltf_many_primitives",
-        files: vec![("in.gltf".into(), serde_json::to_vec(&doc).unwrap())],
-        tool: Tool::Gltf2msh,
-        args: args(&["in.gltf", "-o", "out.msh"]),
-        exit: 1,
-        rule: "limits.work",
-    });
+    v.push(doc_case("gltf_many_primitives", &doc, "limits.work"));
     // Indices that claim 100 000 triangles: refused by the triangle limit
     // before they are read.
     v.push(gltf_case(
@@ -757,54 +837,29 @@ pub fn cases() -> Vec<Case> {
     }
     // 60 000 nodes sharing one mesh: over the node budget (1.9 million
     // units); 10 000 are converted.
-    let mut doc: serde_json::Value =
-        serde_json::from_slice(&triangle_gltf(&data_uri(), 44, serde_json::json!({}))).unwrap();
-    doc["nodes"] = serde_json::Value::Array(
-        (0..60_000)
-            .map(|i| serde_json::json!({"name": format!("n{i}"), "mesh": 0}))
-            .collect(),
-    );
-    doc["scenes"][0]["nodes"] = serde_json::json!((0..60_000).collect::<Vec<u32>>());
-    v.push(Case {
-        name: "gltf_many_nodes",
-        files: vec![("in.gltf".into(), serde_json::to_vec(&doc).unwrap())],
-        tool: Tool::Gltf2msh,
-        args: args(&["in.gltf", "-o", "out.msh"]),
-        exit: 1,
-        rule: "limits.work",
-    });
-    let mut doc: serde_json::Value =
-        serde_json::from_slice(&triangle_gltf(&data_uri(), 44, serde_json::json!({}))).unwrap();
-    doc["nodes"] = serde_json::Value::Array(
-        (0..10_000)
-            .map(|i| serde_json::json!({"name": format!("n{i}"), "mesh": 0}))
-            .collect(),
-    );
-    doc["scenes"][0]["nodes"] = serde_json::json!((0..10_000).collect::<Vec<u32>>());
+    v.push(doc_case(
+        "gltf_many_nodes",
+        &nodes_doc(60_000),
+        "limits.work",
+    ));
     v.push(Case {
         name: "gltf_nodes_10000",
-        files: vec![("in.gltf".into(), serde_json::to_vec(&doc).unwrap())],
+        files: vec![(
+            "in.gltf".into(),
+            serde_json::to_vec(&nodes_doc(10_000)).unwrap(),
+        )],
         tool: Tool::Gltf2msh,
         args: args(&["-q", "in.gltf", "-o", "out.msh"]),
         exit: 0,
         rule: "",
     });
     // 5 MB of JSON: over the JSON budget before parsing.
-    let mut doc: serde_json::Value =
-        serde_json::from_slice(&triangle_gltf(&data_uri(), 44, serde_json::json!({}))).unwrap();
+    let mut doc = triangle_doc();
     doc["extras"] = serde_json::json!("x".repeat(5 << 20));
-    v.push(Case {
-        name: "gltf_json_5mb",
-        files: vec![("in.gltf".into(), serde_json::to_vec(&doc).unwrap())],
-        tool: Tool::Gltf2msh,
-        args: args(&["in.gltf", "-o", "out.msh"]),
-        exit: 1,
-        rule: "limits.work",
-    });
+    v.push(doc_case("gltf_json_5mb", &doc, "limits.work"));
     // A 100-byte PNG claiming 100 000 x 100 000 pixels, authored into a
     // game folder: refused from its header, before any pixel is decoded.
-    let mut doc: serde_json::Value =
-        serde_json::from_slice(&triangle_gltf(&data_uri(), 44, serde_json::json!({}))).unwrap();
+    let mut doc = triangle_doc();
     doc["meshes"][0]["primitives"][0]["material"] = serde_json::json!(0);
     doc["materials"] = serde_json::json!([
         {"name": "bomb", "pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}
@@ -823,26 +878,16 @@ pub fn cases() -> Vec<Case> {
         exit: 1,
         rule: "limits.work",
     });
-    v.push(Case {
-        name: "gltf_fps_nan",
-        files: vec![(
-            "in.gltf".into(),
-            triangle_gltf(&data_uri(), 44, serde_json::json!({})),
-        )],
-        tool: Tool::Gltf2msh,
-        args: args(&["in.gltf", "-o", "out.msh", "--fps", "NaN"]),
-        exit: 2,
-        rule: "--fps",
-    });
-    budget_cases(&mut v);
-    // Issue 15: image URIs are confined like buffer URIs; /dev/zero is
-    // refused before it is opened, even with --allow-outside.
+}
+
+/// Issue 15: image URIs are confined like buffer URIs; /dev/zero is
+/// refused before it is opened, even with --allow-outside.
+fn image_uri_cases(v: &mut Vec<Case>) {
     for (name, allow) in [
         ("gltf_image_dev_zero", false),
         ("gltf_image_dev_zero_allowed", true),
     ] {
-        let mut doc: serde_json::Value =
-            serde_json::from_slice(&triangle_gltf(&data_uri(), 44, serde_json::json!({}))).unwrap();
+        let mut doc = triangle_doc();
         doc["materials"] =
             serde_json::json!([{"pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}]);
         doc["meshes"][0]["primitives"][0]["material"] = serde_json::json!(0);
@@ -864,5 +909,4 @@ pub fn cases() -> Vec<Case> {
             rule: "gltf.uri",
         });
     }
-    v
 }
