@@ -79,6 +79,57 @@ pub struct Entry<'a> {
     pub data: &'a [u8],
 }
 
+/// One directory record kept with the IR of a model or a map, in file order
+/// (format-notes §1; msh-core §9, terrain-notes §1): the header fields as
+/// stored and, for a stream the IR does not decode, its payload.
+///
+/// Shared by the model ([`crate::msh::Model::entries`]) and terrain
+/// ([`crate::terrain::Land::entries`]) pipelines. Decoded streams are
+/// re-encoded from the IR's typed fields; `attr1` and `attr3` are then
+/// recomputed (count and stride), `attr2` is kept (model `Res19.attr2` =
+/// frame count). Terrain streams are all decoded: their `raw` is `None`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamEntry {
+    /// Stream type id (1..21 in models; 1, 2, 3, 4, 5, 11, 14, 18 or 21 in
+    /// Land.msh).
+    pub type_id: u32,
+    /// Entry name bytes (meaningless to the engine; kept for the round trip;
+    /// `Land` in retail maps).
+    pub name: Vec<u8>,
+    /// attr1 as stored (the element count of decoded streams).
+    pub attr1: u32,
+    /// attr2 as stored (Land.msh Res1: grid cells along X).
+    pub attr2: u32,
+    /// attr3 as stored (the stride of decoded streams).
+    pub attr3: u32,
+    /// Payload of an undecoded stream; `None` for streams held in typed fields.
+    pub raw: Option<Vec<u8>>,
+}
+
+impl StreamEntry {
+    /// The header fields of `e` (type id, name, attributes) for a stream the
+    /// IR decodes: `raw` is `None`.
+    pub fn decoded(e: &Entry<'_>) -> StreamEntry {
+        StreamEntry {
+            type_id: e.type_id,
+            name: e.name.to_vec(),
+            attr1: e.attr1,
+            attr2: e.attr2,
+            attr3: e.attr3,
+            raw: None,
+        }
+    }
+
+    /// The header fields of `e` with a copy of its payload, for a stream the
+    /// IR keeps raw.
+    pub fn undecoded(e: &Entry<'_>) -> StreamEntry {
+        StreamEntry {
+            raw: Some(e.data.to_vec()),
+            ..StreamEntry::decoded(e)
+        }
+    }
+}
+
 /// A parsed NRes file: entries in directory order.
 #[derive(Debug, Clone)]
 pub struct Archive<'a> {

@@ -397,17 +397,12 @@ pub fn decode_entries(archive: &nres::Archive<'_>, mode: Mode) -> Result<Decoded
 
     let stream_entries = entries
         .iter()
-        .map(|e| StreamEntry {
-            type_id: e.type_id,
-            name: e.name.to_vec(),
-            attr1: e.attr1,
-            attr2: e.attr2,
-            attr3: e.attr3,
-            raw: if DECODED_TYPES.contains(&e.type_id) {
-                None
+        .map(|e| {
+            if DECODED_TYPES.contains(&e.type_id) {
+                StreamEntry::decoded(e)
             } else {
-                Some(e.data.to_vec())
-            },
+                StreamEntry::undecoded(e)
+            }
         })
         .collect();
 
