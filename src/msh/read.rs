@@ -282,10 +282,7 @@ fn check_attributes(
             );
             // The Res1 layout is chosen by attr3; any value but 38/24 is
             // read as 38 in tolerant mode (the size fits 38 at this point).
-            if !tolerant {
-                return Err(err);
-            }
-            warnings.push(err);
+            strict_or_warn(err, tolerant, warnings)?;
         }
         let count = match t {
             1 => node_count,
@@ -306,12 +303,26 @@ fn check_attributes(
                 t,
                 format!("attr1 is {} but the {what} is {count}", e.attr1),
             );
-            if !tolerant {
-                return Err(err);
-            }
-            warnings.push(err);
+            strict_or_warn(err, tolerant, warnings)?;
         }
     }
+    Ok(())
+}
+
+/// A finding that is an error in strict mode and a warning (pushed to
+/// `warnings`) in tolerant mode.
+///
+/// # Errors
+/// `err` itself when not `tolerant`.
+fn strict_or_warn(
+    err: MshError,
+    tolerant: bool,
+    warnings: &mut Vec<MshError>,
+) -> Result<(), MshError> {
+    if !tolerant {
+        return Err(err);
+    }
+    warnings.push(err);
     Ok(())
 }
 
@@ -533,10 +544,7 @@ fn decode_res10(
                     data[cur + len]
                 ),
             );
-            if !tolerant {
-                return Err(err);
-            }
-            warnings.push(err);
+            strict_or_warn(err, tolerant, warnings)?;
         }
         out.push(Some(text.to_vec()));
         cur += len + 1;
@@ -551,10 +559,7 @@ fn decode_res10(
                 data.len()
             ),
         );
-        if !tolerant {
-            return Err(err);
-        }
-        warnings.push(err);
+        strict_or_warn(err, tolerant, warnings)?;
     }
     Ok(out)
 }

@@ -85,7 +85,11 @@ fn stream_payload(m: &Model, e: &StreamEntry) -> Result<(Vec<u8>, u32, u32, u32)
         }
         res::UVS => {
             let v = m.uvs.as_deref().unwrap_or(&[]);
-            (put_records(o, v, 4, |o, uv| put_i16s(o, uv)), e.attr2, 4)
+            let count = put_records(o, v, 4, |o, uv| {
+                o.extend_from_slice(&uv[0].to_le_bytes());
+                o.extend_from_slice(&uv[1].to_le_bytes());
+            });
+            (count, e.attr2, 4)
         }
         res::INDICES => (
             put_records(o, &m.indices, 2, |o, i| put_words(o, &[*i])),
@@ -196,7 +200,9 @@ fn put_res2(out: &mut Vec<u8>, m: &Model) -> usize {
 fn put_tri(out: &mut Vec<u8>, d: &TriDesc16) {
     put_words(out, &[d.flags]);
     put_words(out, &d.links);
-    put_i16s(out, &d.normal);
+    for n in d.normal {
+        out.extend_from_slice(&n.to_le_bytes());
+    }
     put_words(out, &[d.sel]);
 }
 
@@ -204,7 +210,9 @@ fn put_tri(out: &mut Vec<u8>, d: &TriDesc16) {
 fn put_key(out: &mut Vec<u8>, k: &AnimKey24) {
     put3(out, &k.pos);
     put_f(out, k.time);
-    put_i16s(out, &k.q);
+    for q in k.q {
+        out.extend_from_slice(&q.to_le_bytes());
+    }
 }
 
 /// One 20-byte Res13 record (msh-core §5.8).
@@ -243,13 +251,6 @@ fn put_res10(out: &mut Vec<u8>, names: &[Option<Vec<u8>>]) -> Result<(), MshErro
         }
     }
     Ok(())
-}
-
-/// Appends little-endian i16 values.
-fn put_i16s(out: &mut Vec<u8>, values: &[i16]) {
-    for v in values {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
 }
 
 /// Appends little-endian u16 words.
