@@ -79,6 +79,57 @@ pub struct Entry<'a> {
     pub data: &'a [u8],
 }
 
+/// One directory record kept with the IR of a model or a map, in file order
+/// (format-notes §1; msh-core §9, terrain-notes §1): the header fields as
+/// stored and, for a stream the IR does not decode, its payload.
+///
+/// Shared by the model ([`crate::msh::Model::entries`]) and terrain
+/// ([`crate::terrain::Land::entries`]) pipelines. Decoded streams are
+/// re-encoded from the IR's typed fields; `attr1` and `attr3` are then
+/// recomputed (count and stride), `attr2` is kept (model `Res19.attr2` =
+/// frame count). Terrain streams are all decoded: their `raw` is `None`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamEntry {
+    /// Stream type id (1..21 in models; 1, 2, 3, 4, 5, 11, 14, 18 or 21 in
+    /// Land.msh).
+    pub type_id: u32,
+    /// Entry name bytes (meaningless to the engine; kept for the round trip;
+    /// `Land` in retail maps).
+    pub name: Vec<u8>,
+    /// attr1 as stored (the element count of decoded streams).
+    pub attr1: u32,
+    /// attr2 as stored (Land.msh Res1: grid cells along X).
+    pub attr2: u32,
+    /// attr3 as stored (the stride of decoded streams).
+    pub attr3: u32,
+    /// Payload of an undecoded stream; `None` for streams held in typed fields.
+    pub raw: Option<Vec<u8>>,
+}
+
+impl StreamEntry {
+    /// The header fields of `e` (type id, name, attributes) for a stream the
+    /// IR decodes: `raw` is `None`.
+    pub fn decoded(e: &Entry<'_>) -> StreamEntry {
+        StreamEntry {
+            type_id: e.type_id,
+            name: e.name.to_vec(),
+            attr1: e.attr1,
+            attr2: e.attr2,
+            attr3: e.attr3,
+            raw: None,
+        }
+    }
+
+    /// The header fields of `e` with a copy of its payload, for a stream the
+    /// IR keeps raw.
+    pub fn undecoded(e: &Entry<'_>) -> StreamEntry {
+        StreamEntry {
+            raw: Some(e.data.to_vec()),
+            ..StreamEntry::decoded(e)
+        }
+    }
+}
+
 /// A parsed NRes file: entries in directory order.
 #[derive(Debug, Clone)]
 pub struct Archive<'a> {
@@ -116,6 +167,36 @@ pub fn is_nres(data: &[u8]) -> bool {
 /// `nres.entry_range`, `nres.name`, `nres.overlap` or (strict only)
 /// `nres.sort_index`.
 pub fn read(data: &[u8], mode: Mode) -> Result<Archive<'_>, NresError> {
+    let (count, dir_off) = check_header(data)?;
+    let mut warnings = Vec::new();
+    let (entries, sort) = read_directory(data, dir_off, count, &mut warnings)?;
+    check_layout(data, dir_off, &entries, &mut warnings)?;
+    let sort_table = match check_sort_table(&entries, &sort) {
+        Ok(()) => Some(sort),
+        Err(e) => {
+            if mode == Mode::Strict {
+                return Err(e);
+            }
+            warnings.push(e);
+            None
+        }
+    };
+    Ok(Archive {
+        entries,
+        sort_table,
+        warnings,
+    })
+}
+
+/// The header checks (format-notes §1): magic, size, version, entry count
+/// and `total_size` against the file length. Returns the entry count and the
+/// directory's offset (`total_size - count * 64`, inside the file).
+///
+/// # Errors
+/// `nres.magic`, `nres.header`, `nres.version`, `nres.entry_count`,
+/// `nres.directory` or `nres.total_size` (a truncated file is told from a
+/// corrupt `total_size` by [`directory_at_eof_is_plausible`]).
+fn check_header(data: &[u8]) -> Result<(usize, usize), NresError> {
     if data.len() < 4 || &data[..4] != MAGIC {
         return Err(NresError::new(
             "nres.magic",
@@ -184,11 +265,27 @@ pub fn read(data: &[u8], mode: Mode) -> Result<Archive<'_>, NresError> {
             format!("header total_size {total} but the file has {len} bytes"),
         ));
     }
-    let dir_off = dir_off as usize;
-    let mut entries = Vec::with_capacity(count as usize);
-    let mut sort = Vec::with_capacity(count as usize);
-    let mut warnings = Vec::new();
-    for i in 0..count as usize {
+    Ok((count as usize, dir_off as usize))
+}
+
+/// Reads the `count` directory records at `dir_off` (format-notes §1): each
+/// entry's name (NUL-terminated, non-empty; bytes after the NUL that are not
+/// zero give an `nres.name_fill` warning) and its payload, a slice checked to
+/// lie in the data area `16..dir_off`. Returns the entries and the stored
+/// `sort_index` column. The directory is inside the file ([`check_header`]).
+///
+/// # Errors
+/// `nres.name` (no NUL, empty name), `nres.entry_range` (payload outside
+/// the data area).
+fn read_directory<'a>(
+    data: &'a [u8],
+    dir_off: usize,
+    count: usize,
+    warnings: &mut Vec<NresError>,
+) -> Result<(Vec<Entry<'a>>, Vec<u32>), NresError> {
+    let mut entries = Vec::with_capacity(count);
+    let mut sort = Vec::with_capacity(count);
+    for i in 0..count {
         let r = &data[dir_off + i * DIR_ENTRY_SIZE..dir_off + (i + 1) * DIR_ENTRY_SIZE];
         let name_field = &r[0x14..0x14 + NAME_FIELD];
         let nul = name_field.iter().position(|&c| c == 0).ok_or_else(|| {
@@ -235,22 +332,7 @@ pub fn read(data: &[u8], mode: Mode) -> Result<Archive<'_>, NresError> {
             data: &data[off as usize..(off + size) as usize],
         });
     }
-    check_layout(data, dir_off, &entries, &mut warnings)?;
-    let sort_table = match check_sort_table(&entries, &sort) {
-        Ok(()) => Some(sort),
-        Err(e) => {
-            if mode == Mode::Strict {
-                return Err(e);
-            }
-            warnings.push(e);
-            None
-        }
-    };
-    Ok(Archive {
-        entries,
-        sort_table,
-        warnings,
-    })
+    Ok((entries, sort))
 }
 
 /// True when the last `count * 64` bytes of the file read as a directory

@@ -30,6 +30,7 @@ fn tiny_land(g: usize) -> Land {
                 attr1: 0,
                 attr2: if t == 1 { g as u32 } else { 0 },
                 attr3: 0,
+                raw: None,
             })
             .collect(),
         squares: (0..s)

@@ -32,46 +32,8 @@ pub fn build(
     warnings: &mut Vec<String>,
 ) -> Result<BTreeMap<BatchMaterial, Index<json::Material>>, ExportError> {
     let mut out = BTreeMap::new();
-    let mut textures: HashMap<String, Index<json::Texture>> = HashMap::new();
-    let mut sampler: Option<Index<json::texture::Sampler>> = None;
+    let mut textures = Textures::default();
     let mut skipped_tex = 0usize;
-    let mut texture =
-        |root: &mut Root, bin: &mut Bin, tex: &TextureImage| -> Index<json::Texture> {
-            if let Some(t) = textures.get(tex.name.as_str()) {
-                return *t;
-            }
-            let s = *sampler.get_or_insert_with(|| {
-                root.push(json::texture::Sampler {
-                    mag_filter: Some(Checked::Valid(MagFilter::Linear)),
-                    min_filter: Some(Checked::Valid(MinFilter::LinearMipmapLinear)),
-                    name: None,
-                    wrap_s: Checked::Valid(WrappingMode::Repeat),
-                    wrap_t: Checked::Valid(WrappingMode::Repeat),
-                    extensions: None,
-                    extras: None,
-                })
-            });
-            let start = bin.begin();
-            bin.data.extend_from_slice(&tex.png);
-            let v = view(root, bin, start, None, None, &tex.name);
-            let image = root.push(json::Image {
-                buffer_view: Some(v),
-                mime_type: Some(json::image::MimeType("image/png".into())),
-                name: Some(tex.name.clone()),
-                uri: None,
-                extensions: None,
-                extras: None,
-            });
-            let t = root.push(json::Texture {
-                name: Some(tex.name.clone()),
-                sampler: Some(s),
-                source: image,
-                extensions: None,
-                extras: None,
-            });
-            textures.insert(tex.name.clone(), t);
-            t
-        };
     for &bm in used {
         let m = materials.iter().find(|m| m.key == bm);
         let name = m.and_then(|m| m.name.clone());
@@ -79,7 +41,7 @@ pub fn build(
         if let Some(tex) = m.and_then(|m| m.texture.as_ref()) {
             if has_uv {
                 base_color_texture = Some(json::texture::Info {
-                    index: texture(root, bin, tex),
+                    index: textures.get(root, bin, tex),
                     tex_coord: 0,
                     extensions: None,
                     extras: None,
@@ -93,7 +55,7 @@ pub fn build(
         if bm.lit {
             if let (Some(lm), true) = (m.and_then(|m| m.lightmap.as_ref()), has_uv1) {
                 occlusion_texture = Some(json::material::OcclusionTexture {
-                    index: texture(root, bin, lm),
+                    index: textures.get(root, bin, lm),
                     strength: StrengthFactor(1.0),
                     tex_coord: 1,
                     extensions: None,
@@ -114,14 +76,6 @@ pub fn build(
             display.push('+');
             display.push_str(lightmap_name.as_deref().unwrap_or("lightmap"));
         }
-        let mut ex = serde_json::json!({"msh": {"material_index": bm.key, "name": name}});
-        if bm.lit {
-            ex["msh"]["lit"] = serde_json::Value::Bool(true);
-            ex["msh"]["lightmap"] = serde_json::json!(lightmap_name);
-        }
-        if blend == Blend::Additive {
-            ex["msh"]["blend"] = serde_json::json!("additive");
-        }
         // What this material looked like when exported, so that gltf2msh
         // --base can tell an edited colour, opacity or texture from an
         // unedited one (crate::gltf_import::material_edits).
@@ -129,11 +83,17 @@ pub fn build(
             .as_ref()
             .and(m.and_then(|m| m.texture.as_ref()))
             .map(|t| t.name.clone());
-        ex["msh"]["exported"] = serde_json::json!({
-            "color": color,
-            "texture": tex_name,
-            "alpha_mode": if alpha == AlphaMode::Opaque { "OPAQUE" } else { "BLEND" },
-        });
+        let ex = material_extras(
+            bm,
+            name,
+            lightmap_name,
+            blend,
+            Exported {
+                color,
+                texture: tex_name,
+                alpha,
+            },
+        );
         let mat = json::Material {
             alpha_cutoff: None,
             alpha_mode: Checked::Valid(alpha),
@@ -160,4 +120,92 @@ pub fn build(
         ));
     }
     Ok(out)
+}
+
+/// The embedded images of one export: one image + texture per distinct
+/// image name, PNG bytes in the buffer, one shared REPEAT sampler made with
+/// the first texture (gltf-mapping.md, "Materials and textures").
+#[derive(Default)]
+struct Textures {
+    /// glTF texture per image name.
+    by_name: HashMap<String, Index<json::Texture>>,
+    /// The shared sampler, once pushed.
+    sampler: Option<Index<json::texture::Sampler>>,
+}
+
+impl Textures {
+    /// The glTF texture of `tex`: pushed (sampler on first use, buffer
+    /// view, image, texture) the first time its name is seen.
+    fn get(&mut self, root: &mut Root, bin: &mut Bin, tex: &TextureImage) -> Index<json::Texture> {
+        if let Some(t) = self.by_name.get(tex.name.as_str()) {
+            return *t;
+        }
+        let s = *self.sampler.get_or_insert_with(|| {
+            root.push(json::texture::Sampler {
+                mag_filter: Some(Checked::Valid(MagFilter::Linear)),
+                min_filter: Some(Checked::Valid(MinFilter::LinearMipmapLinear)),
+                name: None,
+                wrap_s: Checked::Valid(WrappingMode::Repeat),
+                wrap_t: Checked::Valid(WrappingMode::Repeat),
+                extensions: None,
+                extras: None,
+            })
+        });
+        let start = bin.begin();
+        bin.data.extend_from_slice(&tex.png);
+        let v = view(root, bin, start, None, None, &tex.name);
+        let image = root.push(json::Image {
+            buffer_view: Some(v),
+            mime_type: Some(json::image::MimeType("image/png".into())),
+            name: Some(tex.name.clone()),
+            uri: None,
+            extensions: None,
+            extras: None,
+        });
+        let t = root.push(json::Texture {
+            name: Some(tex.name.clone()),
+            sampler: Some(s),
+            source: image,
+            extensions: None,
+            extras: None,
+        });
+        self.by_name.insert(tex.name.clone(), t);
+        t
+    }
+}
+
+/// What a material looked like when exported (`extras.msh.exported`).
+struct Exported {
+    /// Linear RGBA base colour factor.
+    color: [f32; 4],
+    /// Name of the attached base colour texture.
+    texture: Option<String>,
+    /// glTF alpha mode.
+    alpha: AlphaMode,
+}
+
+/// The material's `extras.msh` (gltf-mapping.md, "Extras"): material key,
+/// WEAR name, `lit` and `lightmap` of a lit variant, `blend: additive`, and
+/// the `exported` look gltf2msh `--base` compares edits against.
+fn material_extras(
+    bm: BatchMaterial,
+    name: Option<String>,
+    lightmap_name: Option<String>,
+    blend: Blend,
+    exported: Exported,
+) -> serde_json::Value {
+    let mut ex = serde_json::json!({"msh": {"material_index": bm.key, "name": name}});
+    if bm.lit {
+        ex["msh"]["lit"] = serde_json::Value::Bool(true);
+        ex["msh"]["lightmap"] = serde_json::json!(lightmap_name);
+    }
+    if blend == Blend::Additive {
+        ex["msh"]["blend"] = serde_json::json!("additive");
+    }
+    ex["msh"]["exported"] = serde_json::json!({
+        "color": exported.color,
+        "texture": exported.texture,
+        "alpha_mode": if exported.alpha == AlphaMode::Opaque { "OPAQUE" } else { "BLEND" },
+    });
+    ex
 }

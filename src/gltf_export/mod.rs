@@ -35,7 +35,7 @@ use json::{Index, Root};
 
 use crate::anim::{AnimError, Sampler};
 use crate::convention::{self, ConventionChoices, Conventions, Decided};
-use crate::msh::{Model, Nodes, CELLS, NONE16};
+use crate::msh::{Model, Node38, Nodes, CELLS, NONE16};
 
 use bin::Bin;
 pub use glb::{to_glb, to_gltf};
@@ -428,6 +428,25 @@ pub fn export(
     materials: &[ExportMaterial],
     opts: &ExportOptions,
 ) -> Result<Exported, ExportError> {
+    check_options(opts)?;
+    let decided = match &opts.conventions {
+        Some(d) => d.clone(),
+        None => convention::detect(model, None, &ConventionChoices::default()),
+    };
+    let mut x = Export::begin(model, materials, opts, decided)?;
+    match &model.nodes {
+        Nodes::Legacy24 { raw } => x.legacy24(raw)?,
+        Nodes::Node38(nodes) => x.node38(nodes)?,
+    }
+    x.finish()
+}
+
+/// Checks the options an export cannot run with.
+///
+/// # Errors
+/// `gltf.options` when `fps` is not a positive number, or the cell's state
+/// or level is outside 3 states x 5 levels (format-notes §6 R7).
+fn check_options(opts: &ExportOptions) -> Result<(), ExportError> {
     if !(opts.fps.is_finite() && opts.fps > 0.0) {
         return Err(ExportError::model(
             "gltf.options",
@@ -443,230 +462,439 @@ pub fn export(
             ),
         ));
     }
-    let decided = match &opts.conventions {
-        Some(d) => d.clone(),
-        None => convention::detect(model, None, &ConventionChoices::default()),
-    };
-    let conv = decided.conventions;
-    let layout = conv.quat;
-    let lit_allowed = opts.lightmaps && model.res18.is_some();
-    let up = opts.up;
-    let mut root = Root::default();
-    let mut bin = Bin::default();
-    let mut report = ExportReport {
-        conventions: Some(decided.clone()),
-        ..Default::default()
-    };
-    let mut geo = Geometry::write(
-        &mut root,
-        &mut bin,
-        model,
-        up,
-        conv.uv,
-        &mut report.warnings,
-    )?;
-    let has_uv = model
-        .uvs
-        .as_ref()
-        .is_some_and(|u| u.len() == model.positions.len() && !u.is_empty());
-    let has_uv1 = model
-        .res18
-        .as_ref()
-        .is_some_and(|u| u.len() == model.positions.len() && !u.is_empty());
-    let mut empty_batches = 0usize;
-    let mut scene_nodes: Vec<Index<json::Node>> = Vec::new();
+    Ok(())
+}
 
-    match &model.nodes {
-        Nodes::Legacy24 { raw } => {
-            let mut ranges: Vec<BatchRange> = (0..model.batches.len())
-                .filter_map(|b| check_batch(model, b).transpose())
-                .collect::<Result<_, _>>()?;
-            for r in &mut ranges {
-                r.material = batch_material(&conv, lit_allowed, &r.batch);
+/// Which `(node, cell, slot)` triples a Node38 model shows: the chosen cell
+/// of every node, or every non-empty cell with `--all-cells`
+/// (gltf-mapping.md "Meshes", format-notes §6 R7).
+///
+/// # Errors
+/// `msh.slot_index` when a cell names a slot outside Res2.
+fn shown_cells(
+    model: &Model,
+    nodes: &[Node38],
+    cells: CellChoice,
+) -> Result<Vec<(usize, usize, usize)>, ExportError> {
+    let chosen = cells.cell();
+    let mut shown: Vec<(usize, usize, usize)> = Vec::new();
+    for (i, nd) in nodes.iter().enumerate() {
+        for c in 0..CELLS {
+            if !cells.all_cells && c != chosen {
+                continue;
             }
-            empty_batches = model.batches.len() - ranges.len();
-            let mats = material::build(
-                &mut root,
-                &mut bin,
-                &used_materials(ranges.iter()),
-                materials,
-                has_uv,
-                has_uv1,
-                &mut report.warnings,
-            )?;
-            let name = if opts.name.is_empty() {
-                "model".to_string()
-            } else {
-                opts.name.clone()
-            };
-            let mesh = geo.mesh(
-                &mut root,
-                &mut bin,
-                name.clone(),
-                &ranges,
-                &mats,
-                serde_json::json!({"msh": {"legacy24": true, "batches": [0, model.batches.len()]}}),
-            )?;
-            let node_extras =
-                extras(&serde_json::json!({"msh": {"legacy24": true, "records": raw.len() / 24}}))?;
-            scene_nodes.push(root.push(trs_node(name, None, None, mesh, node_extras)));
-            report.warnings.push(format!(
-                "Res1: legacy 24-byte node table ({} records, layout unknown): exported as one untransformed root node holding all {} batches",
-                raw.len() / 24,
-                model.batches.len()
-            ));
-        }
-        Nodes::Node38(nodes) => {
-            let n = nodes.len();
-            let parents: Vec<u16> = nodes.iter().map(|nd| nd.parent).collect();
-            check_hierarchy(&parents)?;
-            let sampler = Sampler::new(model, layout)?;
-            let tracks = crate::anim::tracks(model)?;
-            let chosen = opts.cells.cell();
-            // (node, cell, slot) to show.
-            let mut shown: Vec<(usize, usize, usize)> = Vec::new();
-            for (i, nd) in nodes.iter().enumerate() {
-                for c in 0..CELLS {
-                    if !opts.cells.all_cells && c != chosen {
-                        continue;
-                    }
-                    let s = nd.slots[c];
-                    if s == NONE16 {
-                        continue;
-                    }
-                    if usize::from(s) >= model.slots.len() {
-                        return Err(ExportError::model(
-                            "msh.slot_index",
-                            format!(
-                                "Res1 node {i} cell {c}: slot {s} outside the {} Res2 slots",
-                                model.slots.len()
-                            ),
-                        ));
-                    }
-                    shown.push((i, c, usize::from(s)));
-                }
+            let s = nd.slots[c];
+            if s == NONE16 {
+                continue;
             }
-            let used_slots: BTreeSet<usize> = shown.iter().map(|&(_, _, s)| s).collect();
-            // The budget is spent before any per-primitive data is built.
-            let mut work = crate::limits::Budget::new(opts.max_work);
-            budget::spend_structure(
-                &mut work,
-                n + shown.len(),
-                used_slots
-                    .iter()
-                    .map(|&s| usize::from(model.slots[s].batch_count))
-                    .sum(),
-                bin.data.len(),
-            )?;
-            let mut slot_batches: BTreeMap<usize, Vec<BatchRange>> = BTreeMap::new();
-            for &s in &used_slots {
-                let mut ranges = slot_ranges(model, s, &mut empty_batches)?;
-                for r in &mut ranges {
-                    r.material = batch_material(&conv, lit_allowed, &r.batch);
-                }
-                slot_batches.insert(s, ranges);
-            }
-            let mats = material::build(
-                &mut root,
-                &mut bin,
-                &used_materials(slot_batches.values().flatten()),
-                materials,
-                has_uv,
-                has_uv1,
-                &mut report.warnings,
-            )?;
-            let mut slot_mesh: BTreeMap<usize, Option<Index<json::Mesh>>> = BTreeMap::new();
-            for (&s, ranges) in &slot_batches {
-                let sl = model.slots[s];
-                let ex = serde_json::json!({"msh": {"slot": s, "batches": [sl.batch_start, sl.batch_count]}});
-                slot_mesh.insert(
-                    s,
-                    geo.mesh(&mut root, &mut bin, format!("slot{s}"), ranges, &mats, ex)?,
-                );
-            }
-
-            let mut namer = Namer::default();
-            let names = node_names(model, conv.names, n, &mut namer);
-            let mut children: Vec<Vec<Index<json::Node>>> = vec![Vec::new(); n];
-            for (i, &p) in parents.iter().enumerate() {
-                if p == NONE16 {
-                    scene_nodes.push(Index::new(i as u32));
-                } else {
-                    children[usize::from(p)].push(Index::new(i as u32));
-                }
-            }
-            for (i, nd) in nodes.iter().enumerate() {
-                let pose = sampler.node_pose(i, 0.0);
-                let t = axes::vec3(up, pose.pos);
-                let q = axes::engine_quat_to_gltf(up, pose.q);
-                let mesh = if opts.cells.all_cells {
-                    None
-                } else {
-                    nd.slots
-                        .get(chosen)
-                        .and_then(|&s| slot_mesh.get(&usize::from(s)).copied().flatten())
-                };
-                let label = conv.names.label(model, i).map(convention::decode_name);
-                let mut ex = serde_json::json!({"msh": {"node": i, "flags": nd.flags}});
-                if let Some(l) = label {
-                    ex["msh"]["label"] = serde_json::Value::String(l);
-                }
-                if nd.flags & COCKPIT_FLAG != 0 {
-                    ex["msh"]["cockpit"] = serde_json::Value::Bool(true);
-                }
-                let ex = extras(&ex)?;
-                root.push(trs_node(names[i].clone(), Some(t), Some(q), mesh, ex));
-            }
-            if opts.cells.all_cells {
-                for &(i, c, s) in &shown {
-                    let Some(mesh) = slot_mesh.get(&s).copied().flatten() else {
-                        continue;
-                    };
-                    let name = namer.unique(cell_name(&names[i], c));
-                    let ex = extras(&serde_json::json!({"msh": {"node": i, "cell": c}}))?;
-                    let idx = root.push(trs_node(name, None, None, Some(mesh), ex));
-                    children[i].push(idx);
-                }
-            }
-            for (i, ch) in children.into_iter().enumerate() {
-                if !ch.is_empty() {
-                    root.nodes[i].children = Some(ch);
-                }
-            }
-            let a = anim::build(
-                &mut root, &mut bin, &sampler, &tracks, up, opts.fps, &opts.name, &mut work,
-            )?;
-            report.animated_nodes = a.animated;
-            report.baked_nodes = a.baked;
-            if !report.baked_nodes.is_empty() {
-                report.warnings.push(format!(
-                    "Res8/Res19: non-canonical tracks of nodes {:?} baked at every frame",
-                    report.baked_nodes
+            if usize::from(s) >= model.slots.len() {
+                return Err(ExportError::model(
+                    "msh.slot_index",
+                    format!(
+                        "Res1 node {i} cell {c}: slot {s} outside the {} Res2 slots",
+                        model.slots.len()
+                    ),
                 ));
             }
+            shown.push((i, c, usize::from(s)));
         }
     }
-    if empty_batches > 0 {
-        report.warnings.push(format!(
-            "Res13: {empty_batches} empty batches (index_count 0) left out"
-        ));
+    Ok(shown)
+}
+
+/// The glTF material of every batch material, by key.
+type MaterialMap = BTreeMap<BatchMaterial, Index<json::Material>>;
+
+/// One export in progress: what every step reads (model, caller's
+/// materials, options, decided conventions) and what they build (the glTF
+/// document, buffer 0, the model-wide geometry views, the report).
+struct Export<'m> {
+    /// The model.
+    model: &'m Model,
+    /// What the caller knows about the used materials.
+    materials: &'m [ExportMaterial],
+    /// The options.
+    opts: &'m ExportOptions,
+    /// The conventions and how they were decided.
+    decided: Decided,
+    /// `decided.conventions`.
+    conv: Conventions,
+    /// Lit batches are lit: `opts.lightmaps` and Res18 present.
+    lit_allowed: bool,
+    /// Res5 covers every vertex (`TEXCOORD_0`).
+    has_uv: bool,
+    /// Res18 covers every vertex (`TEXCOORD_1`).
+    has_uv1: bool,
+    /// The document.
+    root: Root,
+    /// Buffer 0.
+    bin: Bin,
+    /// The summary.
+    report: ExportReport,
+    /// Vertex and index views and accessor caches.
+    geo: Geometry<'m>,
+    /// Empty Res13 batches left out.
+    empty_batches: usize,
+    /// The scene's root nodes.
+    scene_nodes: Vec<Index<json::Node>>,
+}
+
+impl<'m> Export<'m> {
+    /// Starts the export: the report and the geometry views (vertex streams
+    /// and the Res6 index view, [`Geometry::write`]).
+    ///
+    /// # Errors
+    /// Those of [`Geometry::write`].
+    fn begin(
+        model: &'m Model,
+        materials: &'m [ExportMaterial],
+        opts: &'m ExportOptions,
+        decided: Decided,
+    ) -> Result<Self, ExportError> {
+        let conv = decided.conventions;
+        let mut root = Root::default();
+        let mut bin = Bin::default();
+        let mut report = ExportReport {
+            conventions: Some(decided.clone()),
+            ..Default::default()
+        };
+        let geo = Geometry::write(
+            &mut root,
+            &mut bin,
+            model,
+            opts.up,
+            conv.uv,
+            &mut report.warnings,
+        )?;
+        let covers = |n: Option<usize>| n.is_some_and(|n| n == model.positions.len() && n != 0);
+        Ok(Export {
+            model,
+            materials,
+            opts,
+            decided,
+            conv,
+            lit_allowed: opts.lightmaps && model.res18.is_some(),
+            has_uv: covers(model.uvs.as_ref().map(Vec::len)),
+            has_uv1: covers(model.res18.as_ref().map(Vec::len)),
+            root,
+            bin,
+            report,
+            geo,
+            empty_batches: 0,
+            scene_nodes: Vec::new(),
+        })
     }
 
-    bin.align4();
-    budget::check_finite(&root, &bin.data)?;
-    if !bin.data.is_empty() {
-        root.push(json::Buffer {
-            byte_length: USize64(bin.data.len() as u64),
-            name: None,
-            uri: None,
-            extensions: None,
-            extras: None,
-        });
+    /// Sets each range's [`BatchMaterial`] under the conventions.
+    fn set_materials(&self, ranges: &mut [BatchRange]) {
+        for r in ranges {
+            r.material = batch_material(&self.conv, self.lit_allowed, &r.batch);
+        }
     }
-    let scene_extras = serde_json::json!({"msh": {
+
+    /// One glTF material per batch material used by `ranges`
+    /// ([`material::build`]).
+    ///
+    /// # Errors
+    /// Those of [`material::build`].
+    fn build_materials<'r>(
+        &mut self,
+        ranges: impl Iterator<Item = &'r BatchRange>,
+    ) -> Result<MaterialMap, ExportError> {
+        material::build(
+            &mut self.root,
+            &mut self.bin,
+            &used_materials(ranges),
+            self.materials,
+            self.has_uv,
+            self.has_uv1,
+            &mut self.report.warnings,
+        )
+    }
+
+    /// The legacy 24-byte node table (format-notes §2, layout unknown): one
+    /// untransformed root node holding every batch, with a warning.
+    ///
+    /// # Errors
+    /// `msh.index_range` / `msh.index_count` from [`check_batch`]; those of
+    /// the material and mesh builders.
+    fn legacy24(&mut self, raw: &[u8]) -> Result<(), ExportError> {
+        let model = self.model;
+        let mut ranges: Vec<BatchRange> = (0..model.batches.len())
+            .filter_map(|b| check_batch(model, b).transpose())
+            .collect::<Result<_, _>>()?;
+        self.set_materials(&mut ranges);
+        self.empty_batches = model.batches.len() - ranges.len();
+        let mats = self.build_materials(ranges.iter())?;
+        let name = if self.opts.name.is_empty() {
+            "model".to_string()
+        } else {
+            self.opts.name.clone()
+        };
+        let mesh = self.geo.mesh(
+            &mut self.root,
+            &mut self.bin,
+            name.clone(),
+            &ranges,
+            &mats,
+            serde_json::json!({"msh": {"legacy24": true, "batches": [0, model.batches.len()]}}),
+        )?;
+        let node_extras =
+            extras(&serde_json::json!({"msh": {"legacy24": true, "records": raw.len() / 24}}))?;
+        self.scene_nodes.push(
+            self.root
+                .push(trs_node(name, None, None, mesh, node_extras)),
+        );
+        self.report.warnings.push(format!(
+            "Res1: legacy 24-byte node table ({} records, layout unknown): exported as one untransformed root node holding all {} batches",
+            raw.len() / 24,
+            model.batches.len()
+        ));
+        Ok(())
+    }
+
+    /// The Node38 table (gltf-mapping.md "Nodes", "Meshes", "Animation"):
+    /// check the hierarchy, choose the cells, spend the budget, build the
+    /// slot meshes, then the nodes (glTF node `i` = Res1 node `i`), the cell
+    /// children, the parent links and the animation.
+    ///
+    /// # Errors
+    /// `msh.hierarchy.*`, `msh.slot_index`, `msh.batch_range`,
+    /// `limits.work`, [`ExportError::Anim`], and those of the builders.
+    fn node38(&mut self, nodes: &[Node38]) -> Result<(), ExportError> {
+        let model = self.model;
+        let n = nodes.len();
+        let parents: Vec<u16> = nodes.iter().map(|nd| nd.parent).collect();
+        check_hierarchy(&parents)?;
+        let sampler = Sampler::new(model, self.conv.quat)?;
+        let tracks = crate::anim::tracks(model)?;
+        let shown = shown_cells(model, nodes, self.opts.cells)?;
+        let used_slots: BTreeSet<usize> = shown.iter().map(|&(_, _, s)| s).collect();
+        // The budget is spent before any per-primitive data is built.
+        let mut work = crate::limits::Budget::new(self.opts.max_work);
+        budget::spend_structure(
+            &mut work,
+            n + shown.len(),
+            used_slots
+                .iter()
+                .map(|&s| usize::from(model.slots[s].batch_count))
+                .sum(),
+            self.bin.data.len(),
+        )?;
+        let slot_mesh = self.slot_meshes(&used_slots)?;
+
+        let mut namer = Namer::default();
+        let names = node_names(model, self.conv.names, n, &mut namer);
+        let mut children: Vec<Vec<Index<json::Node>>> = vec![Vec::new(); n];
+        for (i, &p) in parents.iter().enumerate() {
+            if p == NONE16 {
+                self.scene_nodes.push(Index::new(i as u32));
+            } else {
+                children[usize::from(p)].push(Index::new(i as u32));
+            }
+        }
+        self.push_nodes(nodes, &sampler, &slot_mesh, &names)?;
+        if self.opts.cells.all_cells {
+            for &(i, c, s) in &shown {
+                let Some(mesh) = slot_mesh.get(&s).copied().flatten() else {
+                    continue;
+                };
+                let name = namer.unique(cell_name(&names[i], c));
+                let ex = extras(&serde_json::json!({"msh": {"node": i, "cell": c}}))?;
+                let idx = self.root.push(trs_node(name, None, None, Some(mesh), ex));
+                children[i].push(idx);
+            }
+        }
+        for (i, ch) in children.into_iter().enumerate() {
+            if !ch.is_empty() {
+                self.root.nodes[i].children = Some(ch);
+            }
+        }
+        self.animation(&sampler, &tracks, &mut work)
+    }
+
+    /// The meshes of the used slots: each slot's batch ranges (empty
+    /// batches counted and left out), their materials, then one glTF mesh
+    /// per slot (`None` when every batch is empty).
+    ///
+    /// # Errors
+    /// `msh.batch_range`, `msh.index_range`, `msh.index_count`; those of the
+    /// material and mesh builders.
+    fn slot_meshes(
+        &mut self,
+        used_slots: &BTreeSet<usize>,
+    ) -> Result<BTreeMap<usize, Option<Index<json::Mesh>>>, ExportError> {
+        let model = self.model;
+        let mut slot_batches: BTreeMap<usize, Vec<BatchRange>> = BTreeMap::new();
+        for &s in used_slots {
+            let mut ranges = slot_ranges(model, s, &mut self.empty_batches)?;
+            self.set_materials(&mut ranges);
+            slot_batches.insert(s, ranges);
+        }
+        let mats = self.build_materials(slot_batches.values().flatten())?;
+        let mut slot_mesh: BTreeMap<usize, Option<Index<json::Mesh>>> = BTreeMap::new();
+        for (&s, ranges) in &slot_batches {
+            let sl = model.slots[s];
+            let ex = serde_json::json!({"msh": {"slot": s, "batches": [sl.batch_start, sl.batch_count]}});
+            slot_mesh.insert(
+                s,
+                self.geo.mesh(
+                    &mut self.root,
+                    &mut self.bin,
+                    format!("slot{s}"),
+                    ranges,
+                    &mats,
+                    ex,
+                )?,
+            );
+        }
+        Ok(slot_mesh)
+    }
+
+    /// One glTF node per Res1 node, in order: the `t = 0` pose in glTF axes
+    /// (msh-animation §3, §4.4), the chosen cell's mesh (none with
+    /// `--all-cells`), extras with the node index, flags, label and cockpit
+    /// bit (format-notes §6 R11).
+    ///
+    /// # Errors
+    /// `gltf.json` when the extras do not serialise.
+    fn push_nodes(
+        &mut self,
+        nodes: &[Node38],
+        sampler: &Sampler<'_>,
+        slot_mesh: &BTreeMap<usize, Option<Index<json::Mesh>>>,
+        names: &[String],
+    ) -> Result<(), ExportError> {
+        let up = self.opts.up;
+        let chosen = self.opts.cells.cell();
+        for (i, nd) in nodes.iter().enumerate() {
+            let pose = sampler.node_pose(i, 0.0);
+            let t = axes::vec3(up, pose.pos);
+            let q = axes::engine_quat_to_gltf(up, pose.q);
+            let mesh = if self.opts.cells.all_cells {
+                None
+            } else {
+                nd.slots
+                    .get(chosen)
+                    .and_then(|&s| slot_mesh.get(&usize::from(s)).copied().flatten())
+            };
+            let label = self
+                .conv
+                .names
+                .label(self.model, i)
+                .map(convention::decode_name);
+            let mut ex = serde_json::json!({"msh": {"node": i, "flags": nd.flags}});
+            if let Some(l) = label {
+                ex["msh"]["label"] = serde_json::Value::String(l);
+            }
+            if nd.flags & COCKPIT_FLAG != 0 {
+                ex["msh"]["cockpit"] = serde_json::Value::Bool(true);
+            }
+            let ex = extras(&ex)?;
+            self.root
+                .push(trs_node(names[i].clone(), Some(t), Some(q), mesh, ex));
+        }
+        Ok(())
+    }
+
+    /// The model's animation ([`anim::build`]) and its report lines.
+    ///
+    /// # Errors
+    /// `limits.work`, [`ExportError::Anim`].
+    fn animation(
+        &mut self,
+        sampler: &Sampler<'_>,
+        tracks: &[crate::anim::Track],
+        work: &mut crate::limits::Budget,
+    ) -> Result<(), ExportError> {
+        let opts = self.opts;
+        let a = anim::build(
+            &mut self.root,
+            &mut self.bin,
+            sampler,
+            tracks,
+            opts.up,
+            opts.fps,
+            &opts.name,
+            work,
+        )?;
+        self.report.animated_nodes = a.animated;
+        self.report.baked_nodes = a.baked;
+        if !self.report.baked_nodes.is_empty() {
+            self.report.warnings.push(format!(
+                "Res8/Res19: non-canonical tracks of nodes {:?} baked at every frame",
+                self.report.baked_nodes
+            ));
+        }
+        Ok(())
+    }
+
+    /// Finishes the document: the empty-batch warning, buffer 0 (aligned,
+    /// checked finite), the scene with its extras, the asset and the
+    /// report's counts.
+    ///
+    /// # Errors
+    /// `gltf.non_finite` from [`budget::check_finite`]; `gltf.json`.
+    fn finish(self) -> Result<Exported, ExportError> {
+        let Export {
+            opts,
+            decided,
+            lit_allowed,
+            mut root,
+            mut bin,
+            mut report,
+            geo,
+            empty_batches,
+            scene_nodes,
+            ..
+        } = self;
+        if empty_batches > 0 {
+            report.warnings.push(format!(
+                "Res13: {empty_batches} empty batches (index_count 0) left out"
+            ));
+        }
+        bin.align4();
+        budget::check_finite(&root, &bin.data)?;
+        if !bin.data.is_empty() {
+            root.push(json::Buffer {
+                byte_length: USize64(bin.data.len() as u64),
+                name: None,
+                uri: None,
+                extensions: None,
+                extras: None,
+            });
+        }
+        let scene = root.push(json::Scene {
+            extensions: None,
+            extras: extras(&scene_extras(opts, &decided, lit_allowed))?,
+            name: (!opts.name.is_empty()).then(|| opts.name.clone()),
+            nodes: scene_nodes,
+        });
+        root.scene = Some(scene);
+        root.asset = json::Asset {
+            generator: Some(format!("mshgltf {}", env!("CARGO_PKG_VERSION"))),
+            ..Default::default()
+        };
+        report.nodes = root.nodes.len();
+        report.meshes = root.meshes.len();
+        report.primitives = geo.primitives;
+        Ok(Exported {
+            root,
+            bin: bin.data,
+            report,
+        })
+    }
+}
+
+/// The scene's extras (gltf-mapping.md, "Extras"): fps, up axis, quaternion
+/// layout, source, SHA-256, lightmaps, the conventions and how each was
+/// decided.
+fn scene_extras(opts: &ExportOptions, decided: &Decided, lit_allowed: bool) -> serde_json::Value {
+    let conv = decided.conventions;
+    serde_json::json!({"msh": {
         "fps": opts.fps,
-        "up": match up { Up::Y => "y", Up::Z => "z" },
-        "quat_layout": convention::quat_str(layout),
+        "up": match opts.up { Up::Y => "y", Up::Z => "z" },
+        "quat_layout": convention::quat_str(conv.quat),
         "source": opts.source,
         "sha256": opts.sha256,
         "lightmaps": lit_allowed,
@@ -675,24 +903,5 @@ pub fn export(
             "names": decided.names, "material": decided.material, "quat": decided.quat,
             "wear_key": decided.wear_key, "uv": decided.uv,
         },
-    }, "conventions": conv});
-    let scene = root.push(json::Scene {
-        extensions: None,
-        extras: extras(&scene_extras)?,
-        name: (!opts.name.is_empty()).then(|| opts.name.clone()),
-        nodes: scene_nodes,
-    });
-    root.scene = Some(scene);
-    root.asset = json::Asset {
-        generator: Some(format!("mshgltf {}", env!("CARGO_PKG_VERSION"))),
-        ..Default::default()
-    };
-    report.nodes = root.nodes.len();
-    report.meshes = root.meshes.len();
-    report.primitives = geo.primitives;
-    Ok(Exported {
-        root,
-        bin: bin.data,
-        report,
-    })
+    }, "conventions": conv})
 }

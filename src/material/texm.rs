@@ -228,6 +228,102 @@ fn u32_at(b: &[u8], o: usize) -> u32 {
     u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
 }
 
+/// The image shape of a Texm header (format-notes §4): mip 0 size in
+/// pixels, mip count and pixel format, for the mip size checks.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    /// Mip 0 width in pixels (>= 1).
+    width: u32,
+    /// Mip 0 height in pixels (>= 1).
+    height: u32,
+    /// The header's `mip_count` (>= 1).
+    mip_count: u32,
+    /// Pixel format.
+    format: TexFormat,
+}
+
+impl Shape {
+    /// Slices the `mip_count` levels, largest first, from byte `off` of
+    /// `data` on; returns them and the offset after the last one. Sizes use
+    /// saturating 64-bit arithmetic; nothing is allocated per level before
+    /// its bytes are known present.
+    ///
+    /// # Errors
+    /// `texm.size` when a level runs past the payload (the message gives the
+    /// least total the levels need).
+    fn slice_mips<'a>(
+        &self,
+        data: &'a [u8],
+        mut off: u64,
+    ) -> Result<(Vec<&'a [u8]>, u64), MaterialError> {
+        let Shape {
+            width,
+            height,
+            mip_count,
+            format,
+        } = *self;
+        let code = format.code();
+        let len = data.len() as u64;
+        let bpp = format.bytes_per_pixel() as u64;
+        let mut mips = Vec::new();
+        for level in 0..mip_count {
+            let (w, h) = mip_dims(width, height, level);
+            let size = (u64::from(w) * u64::from(h)).saturating_mul(bpp);
+            let end = off.saturating_add(size);
+            if end > len {
+                // Total expected size, for the message (saturating: mip_count may be huge).
+                let mut need = off;
+                for l in level..mip_count.min(level + 64) {
+                    let (w, h) = mip_dims(width, height, l);
+                    need = need.saturating_add((u64::from(w) * u64::from(h)).saturating_mul(bpp));
+                }
+                return Err(MaterialError::new(
+                    "texm.size",
+                    format!(
+                        "{width} x {height} format {code} with {mip_count} mips: mip {level} ({w} x {h}) ends at {end}, \
+                         the payload has {len} bytes (header + palette + mips need at least {need})"
+                    ),
+                ));
+            }
+            mips.push(&data[off as usize..end as usize]);
+            off = end;
+        }
+        Ok((mips, off))
+    }
+}
+
+/// The `Page` chunk after the mips (format-notes §4): `"Page"`, u32 rect
+/// count, then `i16 x, w, y, h` per rect. `off` is the chunk's offset in the
+/// payload, for the message.
+///
+/// # Errors
+/// `texm.page` when the rect count does not match the bytes that follow.
+fn parse_page(rest: &[u8], off: u64) -> Result<Vec<PageRect>, MaterialError> {
+    let n = u64::from(u32_at(rest, 4));
+    let have = rest.len() as u64 - 8;
+    if n * 8 != have {
+        return Err(MaterialError::new(
+            "texm.page",
+            format!(
+                "Page chunk at {off} declares {n} rects ({} bytes), {have} bytes follow",
+                n * 8
+            ),
+        ));
+    }
+    Ok(rest[8..]
+        .chunks_exact(8)
+        .map(|c| {
+            let v = |i: usize| i16::from_le_bytes([c[i], c[i + 1]]);
+            PageRect {
+                x: v(0),
+                w: v(2),
+                y: v(4),
+                h: v(6),
+            }
+        })
+        .collect())
+}
+
 /// Size of mip level `level` of a `w` x `h` image: `max(1, w >> level)` x
 /// `max(1, h >> level)`.
 pub fn mip_dims(w: u32, h: u32, level: u32) -> (u32, u32) {
@@ -309,59 +405,18 @@ impl<'a> Texm<'a> {
         } else {
             None
         };
-        let bpp = format.bytes_per_pixel() as u64;
-        let mut mips = Vec::new();
-        for level in 0..mip_count {
-            let (w, h) = mip_dims(width, height, level);
-            let size = (u64::from(w) * u64::from(h)).saturating_mul(bpp);
-            let end = off.saturating_add(size);
-            if end > len {
-                // Total expected size, for the message (saturating: mip_count may be huge).
-                let mut need = off;
-                for l in level..mip_count.min(level + 64) {
-                    let (w, h) = mip_dims(width, height, l);
-                    need = need.saturating_add((u64::from(w) * u64::from(h)).saturating_mul(bpp));
-                }
-                return Err(MaterialError::new(
-                    "texm.size",
-                    format!(
-                        "{width} x {height} format {code} with {mip_count} mips: mip {level} ({w} x {h}) ends at {end}, \
-                         the payload has {len} bytes (header + palette + mips need at least {need})"
-                    ),
-                ));
-            }
-            mips.push(&data[off as usize..end as usize]);
-            off = end;
-        }
+        let shape = Shape {
+            width,
+            height,
+            mip_count,
+            format,
+        };
+        let (mips, off) = shape.slice_mips(data, off)?;
         let rest = &data[off as usize..];
         let page = if rest.is_empty() {
             None
         } else if rest.len() >= 8 && &rest[..4] == PAGE_MAGIC {
-            let n = u64::from(u32_at(rest, 4));
-            let have = rest.len() as u64 - 8;
-            if n * 8 != have {
-                return Err(MaterialError::new(
-                    "texm.page",
-                    format!(
-                        "Page chunk at {off} declares {n} rects ({} bytes), {have} bytes follow",
-                        n * 8
-                    ),
-                ));
-            }
-            Some(
-                rest[8..]
-                    .chunks_exact(8)
-                    .map(|c| {
-                        let v = |i: usize| i16::from_le_bytes([c[i], c[i + 1]]);
-                        PageRect {
-                            x: v(0),
-                            w: v(2),
-                            y: v(4),
-                            h: v(6),
-                        }
-                    })
-                    .collect(),
-            )
+            Some(parse_page(rest, off)?)
         } else {
             return Err(MaterialError::new(
                 "texm.size",

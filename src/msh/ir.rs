@@ -48,22 +48,9 @@ pub mod res {
 
 /// One directory record of the model NRes, in file order. Known streams are
 /// re-encoded from the typed fields of [`Model`]; `raw` holds the payload of
-/// streams the IR does not decode (types 9, 17, 20 and any other).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StreamEntry {
-    /// Stream type id (1..21 in models).
-    pub type_id: u32,
-    /// Entry name bytes (meaningless to the engine; kept for the round trip).
-    pub name: Vec<u8>,
-    /// Stored attr1 (recomputed on encode for decoded streams: the count).
-    pub attr1: u32,
-    /// Stored attr2 (kept on encode except `Res19.attr2` = frame count).
-    pub attr2: u32,
-    /// Stored attr3 (recomputed on encode for decoded streams: the stride).
-    pub attr3: u32,
-    /// Payload of an undecoded stream; `None` for streams held in typed fields.
-    pub raw: Option<Vec<u8>>,
-}
+/// streams the IR does not decode (types 9, 17, 20 and any other). The type
+/// is shared with the terrain IR and lives beside the container.
+pub use crate::nres::StreamEntry;
 
 /// `Res1` record, stride 38 (msh-core §5.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -135,45 +135,90 @@ fn vec3_at(b: &[u8], o: usize) -> [f32; 3] {
 pub fn decode_entries(archive: &nres::Archive<'_>, mode: Mode) -> Result<Decoded, MshError> {
     let tolerant = mode == Mode::Tolerant;
     let mut warnings: Vec<MshError> = archive.warnings.iter().cloned().map(Into::into).collect();
-    let entries = &archive.entries;
-
-    // Locate the decoded streams by type id (format-notes §2).
-    let mut slot_of = [None::<usize>; 20];
-    for (i, e) in entries.iter().enumerate() {
-        if DECODED_TYPES.contains(&e.type_id) {
-            let s = &mut slot_of[e.type_id as usize];
-            if let Some(first) = *s {
-                return Err(MshError::at_stream(
-                    "msh.duplicate_stream",
-                    e.type_id,
-                    format!(
-                        "entries {first} and {i} both have type {}; a model holds each stream once",
-                        e.type_id
-                    ),
-                ));
-            }
-            *s = Some(i);
-        }
-    }
-    for t in REQUIRED_TYPES {
-        if slot_of[t as usize].is_none() {
-            return Err(MshError::at_stream(
-                "msh.missing_stream",
-                t,
-                format!("required stream Res{t} is absent"),
-            ));
-        }
-    }
-    let get = |t: u32| slot_of[t as usize].map(|i| &entries[i]);
-    let req = |t: u32| &entries[slot_of[t as usize].expect("required stream located")];
+    let streams = Streams::locate(&archive.entries)?;
 
     // Res1 layout: 38-byte nodes, or the legacy 24-byte table.
-    let res1 = req(res::NODES);
+    let res1 = streams.req(res::NODES);
     let legacy = res1.attr3 == NODE24_SIZE as u32;
     let node_size = if legacy { NODE24_SIZE } else { NODE38_SIZE };
 
-    // Pass 1: payload sizes (msh.res2_size, msh.stride).
-    let res2 = req(res::SLOTS);
+    check_sizes(&streams, node_size)?;
+    let node_count = res1.data.len() / node_size;
+    check_attributes(&streams, node_size, tolerant, &mut warnings)?;
+
+    let mut model = decode_model(&streams, legacy, node_count, tolerant, &mut warnings)?;
+    if tolerant {
+        validate::repair(&mut model, &mut warnings)?;
+    }
+    warnings.extend(validate::validate(&model)?);
+    Ok(Decoded { model, warnings })
+}
+
+/// The entries of a model NRes with its decoded streams located by type id
+/// (format-notes §2): `slot_of[t]` is the entry index of stream `Res{t}`.
+struct Streams<'e, 'a> {
+    /// The container's entries in directory order.
+    entries: &'e [nres::Entry<'a>],
+    /// Entry index per decoded type id (ids are below 20).
+    slot_of: [Option<usize>; 20],
+}
+
+impl<'e, 'a> Streams<'e, 'a> {
+    /// Locates the decoded streams by type id, never by name or order.
+    ///
+    /// # Errors
+    /// `msh.duplicate_stream` when a decoded type appears twice,
+    /// `msh.missing_stream` when one of [`REQUIRED_TYPES`] is absent
+    /// (msh-core §3.1).
+    fn locate(entries: &'e [nres::Entry<'a>]) -> Result<Self, MshError> {
+        let mut slot_of = [None::<usize>; 20];
+        for (i, e) in entries.iter().enumerate() {
+            if DECODED_TYPES.contains(&e.type_id) {
+                let s = &mut slot_of[e.type_id as usize];
+                if let Some(first) = *s {
+                    return Err(MshError::at_stream(
+                        "msh.duplicate_stream",
+                        e.type_id,
+                        format!(
+                            "entries {first} and {i} both have type {}; a model holds each stream once",
+                            e.type_id
+                        ),
+                    ));
+                }
+                *s = Some(i);
+            }
+        }
+        for t in REQUIRED_TYPES {
+            if slot_of[t as usize].is_none() {
+                return Err(MshError::at_stream(
+                    "msh.missing_stream",
+                    t,
+                    format!("required stream Res{t} is absent"),
+                ));
+            }
+        }
+        Ok(Streams { entries, slot_of })
+    }
+
+    /// The entry of stream `t`, if present.
+    fn get(&self, t: u32) -> Option<&'e nres::Entry<'a>> {
+        self.slot_of[t as usize].map(|i| &self.entries[i])
+    }
+
+    /// The entry of required stream `t` (present after [`Streams::locate`]).
+    fn req(&self, t: u32) -> &'e nres::Entry<'a> {
+        &self.entries[self.slot_of[t as usize].expect("required stream located")]
+    }
+}
+
+/// Pass 1: payload sizes (msh-core §7.1). `node_size` is the Res1 record
+/// size (38, or 24 for the legacy table).
+///
+/// # Errors
+/// `msh.res2_size` (`size < 0x8C` or `(size - 0x8C) % 68 != 0`) and
+/// `msh.stride` (a payload not a multiple of its record size), in both modes.
+fn check_sizes(streams: &Streams<'_, '_>, node_size: usize) -> Result<(), MshError> {
+    let res2 = streams.req(res::SLOTS);
     if res2.data.len() < RES2_HEADER || (res2.data.len() - RES2_HEADER) % SLOT_SIZE != 0 {
         return Err(MshError::at_stream(
             "msh.res2_size",
@@ -185,7 +230,7 @@ pub fn decode_entries(archive: &nres::Archive<'_>, mode: Mode) -> Result<Decoded
         ));
     }
     for &t in &DECODED_TYPES {
-        let Some(e) = get(t) else { continue };
+        let Some(e) = streams.get(t) else { continue };
         let stride = if t == 1 {
             node_size
         } else {
@@ -205,11 +250,25 @@ pub fn decode_entries(archive: &nres::Archive<'_>, mode: Mode) -> Result<Decoded
             ));
         }
     }
+    Ok(())
+}
 
-    // Pass 2: attributes (msh.stride for attr3, msh.attr_count for attr1).
-    let node_count = res1.data.len() / node_size;
+/// Pass 2: attributes (msh-core §7.1, §8.2): `attr3` against the format's
+/// value ([`expected_attr3`], Res1: `node_size`) and `attr1` against the
+/// record count (Res2: slot count, Res10: node count). Sizes are checked.
+///
+/// # Errors
+/// `msh.stride` (attr3) and `msh.attr_count` (attr1); in tolerant mode both
+/// are pushed to `warnings` instead.
+fn check_attributes(
+    streams: &Streams<'_, '_>,
+    node_size: usize,
+    tolerant: bool,
+    warnings: &mut Vec<MshError>,
+) -> Result<(), MshError> {
+    let node_count = streams.req(res::NODES).data.len() / node_size;
     for &t in &DECODED_TYPES {
-        let Some(e) = get(t) else { continue };
+        let Some(e) = streams.get(t) else { continue };
         let want3 = if t == 1 {
             node_size as u32
         } else {
@@ -223,10 +282,7 @@ pub fn decode_entries(archive: &nres::Archive<'_>, mode: Mode) -> Result<Decoded
             );
             // The Res1 layout is chosen by attr3; any value but 38/24 is
             // read as 38 in tolerant mode (the size fits 38 at this point).
-            if !tolerant {
-                return Err(err);
-            }
-            warnings.push(err);
+            strict_or_warn(err, tolerant, warnings)?;
         }
         let count = match t {
             1 => node_count,
@@ -247,39 +303,128 @@ pub fn decode_entries(archive: &nres::Archive<'_>, mode: Mode) -> Result<Decoded
                 t,
                 format!("attr1 is {} but the {what} is {count}", e.attr1),
             );
-            if !tolerant {
-                return Err(err);
-            }
-            warnings.push(err);
+            strict_or_warn(err, tolerant, warnings)?;
         }
     }
+    Ok(())
+}
 
-    // Typed decoding; sizes are exact multiples here.
-    let nodes = if legacy {
-        Nodes::Legacy24 {
-            raw: res1.data.to_vec(),
-        }
-    } else {
-        Nodes::Node38(
-            res1.data
-                .chunks_exact(NODE38_SIZE)
-                .map(|c| {
-                    let mut slots = [0u16; CELLS];
-                    for (k, s) in slots.iter_mut().enumerate() {
-                        *s = u16_at(c, 8 + 2 * k);
-                    }
-                    Node38 {
-                        flags: u16_at(c, 0),
-                        parent: u16_at(c, 2),
-                        map_start: u16_at(c, 4),
-                        fallback_key: u16_at(c, 6),
-                        slots,
-                    }
-                })
-                .collect(),
-        )
+/// A finding that is an error in strict mode and a warning (pushed to
+/// `warnings`) in tolerant mode.
+///
+/// # Errors
+/// `err` itself when not `tolerant`.
+fn strict_or_warn(
+    err: MshError,
+    tolerant: bool,
+    warnings: &mut Vec<MshError>,
+) -> Result<(), MshError> {
+    if !tolerant {
+        return Err(err);
+    }
+    warnings.push(err);
+    Ok(())
+}
+
+/// Fixed-stride records of `data` decoded with `f` (the size is an exact
+/// multiple of `stride` after [`check_sizes`]).
+fn records<T>(data: &[u8], stride: usize, f: impl Fn(&[u8]) -> T) -> Vec<T> {
+    data.chunks_exact(stride).map(f).collect()
+}
+
+/// Typed decoding of every located stream into the [`Model`] (msh-core §5,
+/// msh-animation §2); sizes are exact multiples here. Entries the IR does
+/// not decode are kept raw in [`Model::entries`].
+///
+/// # Errors
+/// `msh.res10` from [`decode_res10`] (tolerant: its repairable findings go
+/// to `warnings`).
+fn decode_model(
+    s: &Streams<'_, '_>,
+    legacy: bool,
+    node_count: usize,
+    tolerant: bool,
+    warnings: &mut Vec<MshError>,
+) -> Result<Model, MshError> {
+    let (header, slots) = decode_res2(s.req(res::SLOTS).data);
+    let names = match s.get(res::NAMES) {
+        Some(e) => Some(decode_res10(e.data, node_count, tolerant, warnings)?),
+        None => None,
     };
-    let h = &res2.data[..RES2_HEADER];
+    let bytes8 = |t: u32| {
+        s.get(t)
+            .map(|e| records(e.data, 8, |c| c.try_into().expect("8-byte chunk")))
+    };
+    let res19 = s.get(res::FRAME_MAP);
+    Ok(Model {
+        entries: stream_entries(s.entries),
+        nodes: decode_res1(s.req(res::NODES).data, legacy),
+        header,
+        slots,
+        positions: records(s.req(res::POSITIONS).data, 12, |c| vec3_at(c, 0)),
+        normals: s.get(res::NORMALS).map(|e| {
+            records(e.data, 4, |c| {
+                [c[0] as i8, c[1] as i8, c[2] as i8, c[3] as i8]
+            })
+        }),
+        uvs: s
+            .get(res::UVS)
+            .map(|e| records(e.data, 4, |c| [i16_at(c, 0), i16_at(c, 2)])),
+        indices: records(s.req(res::INDICES).data, 2, |c| u16_at(c, 0)),
+        tris: s.get(res::TRIS).map(|e| records(e.data, 16, tri_desc)),
+        batches: records(s.req(res::BATCHES).data, 20, batch),
+        names,
+        res15: bytes8(res::RES15),
+        res16: bytes8(res::RES16),
+        res18: s
+            .get(res::RES18)
+            .map(|e| records(e.data, 4, |c| c.try_into().expect("4-byte chunk"))),
+        keys: s.get(res::KEYS).map(|e| records(e.data, 24, anim_key)),
+        frame_map: res19.map(|e| records(e.data, 2, |c| u16_at(c, 0))),
+        frame_count: res19.map_or(1, |e| e.attr2),
+    })
+}
+
+/// The directory records in file order: header fields of every entry, and
+/// the payload of each stream not in [`DECODED_TYPES`] (msh-core §9).
+fn stream_entries(entries: &[nres::Entry<'_>]) -> Vec<StreamEntry> {
+    entries
+        .iter()
+        .map(|e| {
+            if DECODED_TYPES.contains(&e.type_id) {
+                StreamEntry::decoded(e)
+            } else {
+                StreamEntry::undecoded(e)
+            }
+        })
+        .collect()
+}
+
+/// Res1 (msh-core §5.1): `Node38` records, or the legacy 24-byte table kept
+/// raw when `legacy`.
+fn decode_res1(data: &[u8], legacy: bool) -> Nodes {
+    if legacy {
+        return Nodes::Legacy24 { raw: data.to_vec() };
+    }
+    Nodes::Node38(records(data, NODE38_SIZE, |c| {
+        let mut slots = [0u16; CELLS];
+        for (k, s) in slots.iter_mut().enumerate() {
+            *s = u16_at(c, 8 + 2 * k);
+        }
+        Node38 {
+            flags: u16_at(c, 0),
+            parent: u16_at(c, 2),
+            map_start: u16_at(c, 4),
+            fallback_key: u16_at(c, 6),
+            slots,
+        }
+    }))
+}
+
+/// Res2 (msh-core §5.2): the 0x8C-byte header (hull, sphere, capsule) and
+/// the `Slot68` records after it.
+fn decode_res2(data: &[u8]) -> (Res2Header, Vec<Slot68>) {
+    let h = &data[..RES2_HEADER];
     let mut hull = [[0f32; 3]; 8];
     for (k, c) in hull.iter_mut().enumerate() {
         *c = vec3_at(h, 12 * k);
@@ -292,149 +437,57 @@ pub fn decode_entries(archive: &nres::Archive<'_>, mode: Mode) -> Result<Decoded
         capsule_b: vec3_at(h, 0x7C),
         capsule_radius: f32_at(h, 0x88),
     };
-    let slots = res2.data[RES2_HEADER..]
-        .chunks_exact(SLOT_SIZE)
-        .map(|c| {
-            let mut tail = [0u32; 5];
-            for (k, t) in tail.iter_mut().enumerate() {
-                *t = u32_at(c, 48 + 4 * k);
-            }
-            Slot68 {
-                tri_start: u16_at(c, 0),
-                tri_count: u16_at(c, 2),
-                batch_start: u16_at(c, 4),
-                batch_count: u16_at(c, 6),
-                aabb_min: vec3_at(c, 8),
-                aabb_max: vec3_at(c, 20),
-                sphere_center: vec3_at(c, 32),
-                sphere_radius: f32_at(c, 44),
-                tail,
-            }
-        })
-        .collect();
-    let positions = req(res::POSITIONS)
-        .data
-        .chunks_exact(12)
-        .map(|c| vec3_at(c, 0))
-        .collect();
-    let normals = get(res::NORMALS).map(|e| {
-        e.data
-            .chunks_exact(4)
-            .map(|c| [c[0] as i8, c[1] as i8, c[2] as i8, c[3] as i8])
-            .collect()
+    let slots = records(&data[RES2_HEADER..], SLOT_SIZE, |c| {
+        let mut tail = [0u32; 5];
+        for (k, t) in tail.iter_mut().enumerate() {
+            *t = u32_at(c, 48 + 4 * k);
+        }
+        Slot68 {
+            tri_start: u16_at(c, 0),
+            tri_count: u16_at(c, 2),
+            batch_start: u16_at(c, 4),
+            batch_count: u16_at(c, 6),
+            aabb_min: vec3_at(c, 8),
+            aabb_max: vec3_at(c, 20),
+            sphere_center: vec3_at(c, 32),
+            sphere_radius: f32_at(c, 44),
+            tail,
+        }
     });
-    let uvs = get(res::UVS).map(|e| {
-        e.data
-            .chunks_exact(4)
-            .map(|c| [i16_at(c, 0), i16_at(c, 2)])
-            .collect()
-    });
-    let indices = req(res::INDICES)
-        .data
-        .chunks_exact(2)
-        .map(|c| u16_at(c, 0))
-        .collect();
-    let tris = get(res::TRIS).map(|e| {
-        e.data
-            .chunks_exact(16)
-            .map(|c| TriDesc16 {
-                flags: u16_at(c, 0),
-                links: [u16_at(c, 2), u16_at(c, 4), u16_at(c, 6)],
-                normal: [i16_at(c, 8), i16_at(c, 10), i16_at(c, 12)],
-                sel: u16_at(c, 14),
-            })
-            .collect()
-    });
-    let batches = req(res::BATCHES)
-        .data
-        .chunks_exact(20)
-        .map(|c| Batch20 {
-            flags: u16_at(c, 0),
-            material_index: u16_at(c, 2),
-            opaque4: u16_at(c, 4),
-            opaque6: u16_at(c, 6),
-            index_count: u16_at(c, 8),
-            index_start: u32_at(c, 10),
-            opaque14: u16_at(c, 14),
-            base_vertex: u32_at(c, 16),
-        })
-        .collect();
-    let names = match get(res::NAMES) {
-        Some(e) => Some(decode_res10(e.data, node_count, tolerant, &mut warnings)?),
-        None => None,
-    };
-    let res15 = get(res::RES15).map(|e| {
-        e.data
-            .chunks_exact(8)
-            .map(|c| c.try_into().expect("8-byte chunk"))
-            .collect()
-    });
-    let res16 = get(res::RES16).map(|e| {
-        e.data
-            .chunks_exact(8)
-            .map(|c| c.try_into().expect("8-byte chunk"))
-            .collect()
-    });
-    let res18 = get(res::RES18).map(|e| {
-        e.data
-            .chunks_exact(4)
-            .map(|c| c.try_into().expect("4-byte chunk"))
-            .collect()
-    });
-    let keys = get(res::KEYS).map(|e| {
-        e.data
-            .chunks_exact(24)
-            .map(|c| AnimKey24 {
-                pos: vec3_at(c, 0),
-                time: f32_at(c, 12),
-                q: [i16_at(c, 16), i16_at(c, 18), i16_at(c, 20), i16_at(c, 22)],
-            })
-            .collect()
-    });
-    let res19 = get(res::FRAME_MAP);
-    let frame_map = res19.map(|e| e.data.chunks_exact(2).map(|c| u16_at(c, 0)).collect());
-    let frame_count = res19.map_or(1, |e| e.attr2);
+    (header, slots)
+}
 
-    let stream_entries = entries
-        .iter()
-        .map(|e| StreamEntry {
-            type_id: e.type_id,
-            name: e.name.to_vec(),
-            attr1: e.attr1,
-            attr2: e.attr2,
-            attr3: e.attr3,
-            raw: if DECODED_TYPES.contains(&e.type_id) {
-                None
-            } else {
-                Some(e.data.to_vec())
-            },
-        })
-        .collect();
-
-    let mut model = Model {
-        entries: stream_entries,
-        nodes,
-        header,
-        slots,
-        positions,
-        normals,
-        uvs,
-        indices,
-        tris,
-        batches,
-        names,
-        res15,
-        res16,
-        res18,
-        keys,
-        frame_map,
-        frame_count,
-    };
-    if tolerant {
-        validate::repair(&mut model, &mut warnings)?;
+/// One 16-byte Res7 record (msh-core §5.7).
+fn tri_desc(c: &[u8]) -> TriDesc16 {
+    TriDesc16 {
+        flags: u16_at(c, 0),
+        links: [u16_at(c, 2), u16_at(c, 4), u16_at(c, 6)],
+        normal: [i16_at(c, 8), i16_at(c, 10), i16_at(c, 12)],
+        sel: u16_at(c, 14),
     }
-    warnings.extend(validate::validate(&model)?);
-    Ok(Decoded { model, warnings })
+}
+
+/// One 20-byte Res13 record (msh-core §5.8).
+fn batch(c: &[u8]) -> Batch20 {
+    Batch20 {
+        flags: u16_at(c, 0),
+        material_index: u16_at(c, 2),
+        opaque4: u16_at(c, 4),
+        opaque6: u16_at(c, 6),
+        index_count: u16_at(c, 8),
+        index_start: u32_at(c, 10),
+        opaque14: u16_at(c, 14),
+        base_vertex: u32_at(c, 16),
+    }
+}
+
+/// One 24-byte Res8 key (msh-animation §2.1).
+fn anim_key(c: &[u8]) -> AnimKey24 {
+    AnimKey24 {
+        pos: vec3_at(c, 0),
+        time: f32_at(c, 12),
+        q: [i16_at(c, 16), i16_at(c, 18), i16_at(c, 20), i16_at(c, 22)],
+    }
 }
 
 /// Res10 (msh-core §5.9): exactly `node_count` records `u32 len`, then
@@ -491,10 +544,7 @@ fn decode_res10(
                     data[cur + len]
                 ),
             );
-            if !tolerant {
-                return Err(err);
-            }
-            warnings.push(err);
+            strict_or_warn(err, tolerant, warnings)?;
         }
         out.push(Some(text.to_vec()));
         cur += len + 1;
@@ -509,10 +559,7 @@ fn decode_res10(
                 data.len()
             ),
         );
-        if !tolerant {
-            return Err(err);
-        }
-        warnings.push(err);
+        strict_or_warn(err, tolerant, warnings)?;
     }
     Ok(out)
 }

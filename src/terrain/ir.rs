@@ -26,20 +26,10 @@ pub const SURFACE_WATER: u16 = 0x02;
 /// Surface bit: clear on lava and lava bed.
 pub const SURFACE_NOT_LAVA: u16 = 0x10;
 
-/// The NRes directory record of one stream, as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StreamEntry {
-    /// Type id (1, 2, 3, 4, 5, 11, 14, 18 or 21).
-    pub type_id: u32,
-    /// Name bytes (`Land` in retail data).
-    pub name: Vec<u8>,
-    /// attr1 as stored (element count).
-    pub attr1: u32,
-    /// attr2 as stored (Res1: grid cells along X; 0 elsewhere).
-    pub attr2: u32,
-    /// attr3 as stored (stride).
-    pub attr3: u32,
-}
+/// The NRes directory record of one stream, as stored (the type shared with
+/// the model IR; `raw` is always `None` here: every Land.msh stream is
+/// decoded, and [`super::write::encode`] writes from the typed fields).
+pub use crate::nres::StreamEntry;
 
 /// Res1 square record: 19 u16 words (terrain-notes §1.1): `hdr[4]` then
 /// `slot[15]` (`slot[0]` LOD0 cell, `slot[1]` LOD1 cell, rest 0xFFFF).

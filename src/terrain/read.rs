@@ -203,17 +203,7 @@ pub fn decode(bytes: &[u8]) -> Result<Land, TerrainError> {
     let d = |t: usize| data(t).unwrap_or(&[]);
     let res2 = d(2);
     let land = Land {
-        entries: a
-            .entries
-            .iter()
-            .map(|e| StreamEntry {
-                type_id: e.type_id,
-                name: e.name.to_vec(),
-                attr1: e.attr1,
-                attr2: e.attr2,
-                attr3: e.attr3,
-            })
-            .collect(),
+        entries: a.entries.iter().map(StreamEntry::decoded).collect(),
         squares: records(d(1), SQUARE_SIZE, square),
         corners: std::array::from_fn(|k| vec3_at(res2, 12 * k)),
         header_tail: res2[0x60..RES2_HEADER].try_into().expect("44 bytes"),
