@@ -137,6 +137,49 @@ pub fn classify(data: &[u8]) -> FileKind {
     }
 }
 
+/// Which pipeline converts a file: its [`FileKind`] refined by its name
+/// and the unit magic, decided once per file and handed to that pipeline
+/// (models [`crate::convert`], units [`crate::unit`], maps
+/// [`crate::terrain`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Content {
+    /// A bare model; also an NRes named `.msh` that is not a complete model
+    /// (the model reader names the missing stream).
+    Model,
+    /// A unit file (unit-files-notes §3.3): one assembled scene.
+    Unit,
+    /// An NRes holding `.msh` entries.
+    ModelArchive,
+    /// A map's `Land.msh` (terrain recognised by its streams).
+    Map,
+    /// A file named `.msh` that is not an NRes container.
+    BrokenModel,
+    /// An RsLi archive (fonts, sprites).
+    Rsli,
+    /// An NRes without models (a library, the registry, `Land.map`).
+    OtherNres,
+    /// Anything else.
+    NotNres,
+}
+
+/// The [`Content`] of a file from its bytes (as [`read_for_kind`] or
+/// [`read_regular`] returns them) and its name (`.msh` in any case marks a
+/// model).
+pub fn content_kind(data: &[u8], name: &[u8]) -> Content {
+    let msh = is_msh_name(name);
+    match classify(data) {
+        FileKind::Model => Content::Model,
+        FileKind::OtherNres if msh => Content::Model,
+        FileKind::NotNres if crate::unit::assemble::is_unit_file(data) => Content::Unit,
+        FileKind::NotNres if msh => Content::BrokenModel,
+        FileKind::Terrain => Content::Map,
+        FileKind::ModelArchive => Content::ModelArchive,
+        FileKind::Rsli => Content::Rsli,
+        FileKind::OtherNres => Content::OtherNres,
+        FileKind::NotNres => Content::NotNres,
+    }
+}
+
 /// Reads an input file whole, after checking that it is a regular file of
 /// at most `max_bytes` (a FIFO or `/dev/zero` is refused before any read).
 ///
