@@ -132,23 +132,14 @@ fn edit_model(
         }
         _ => model_bytes,
     };
-    let n_bytes = bytes.len();
-    txn.stage(&out, bytes).map_err(output_fail)?;
-    txn.commit().map_err(output_fail)?;
+    let r = &imp.report;
+    commit_one(cli, txn, &out, bytes, r.unchanged, || {
+        format!(
+            "{} moved vertices, {} new vertices, slots changed {:?}, rebuilt {:?}, tracks changed {:?}",
+            r.moved_vertices, r.new_vertices, r.changed_slots, r.rebuilt_slots, r.changed_tracks
+        )
+    })?;
     if !cli.quiet {
-        let r = &imp.report;
-        let what = if r.unchanged {
-            "unchanged".to_string()
-        } else {
-            format!(
-                "{} moved vertices, {} new vertices, slots changed {:?}, rebuilt {:?}, tracks changed {:?}",
-                r.moved_vertices, r.new_vertices, r.changed_slots, r.rebuilt_slots, r.changed_tracks
-            )
-        };
-        eprintln!(
-            "gltf2msh: wrote {} ({n_bytes} bytes; {what})",
-            out.display()
-        );
         if cli.verbose {
             eprintln!("{}", serde_json::to_string_pretty(r).unwrap_or_default());
         } else if !r.warnings.is_empty() {
@@ -179,26 +170,51 @@ fn edit_map(
         .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
     let bytes = terrain::write::encode(&land)
         .map_err(|e| conversion(format!("the edited map is invalid: {e}")))?;
-    let n_bytes = bytes.len();
-    txn.stage(&out, bytes).map_err(output_fail)?;
-    txn.commit().map_err(output_fail)?;
+    commit_one(cli, txn, &out, bytes, rep.unchanged, || {
+        format!(
+            "{} moved vertices, {} repainted faces, {} alpha and {} UV edits, squares rebuilt {:?}",
+            rep.moved_vertices,
+            rep.repainted_faces,
+            rep.alpha_changed,
+            rep.uv_changed,
+            rep.changed_squares
+        )
+    })?;
     if !cli.quiet {
-        let what = if rep.unchanged {
-            "unchanged".to_string()
-        } else {
-            format!(
-                "{} moved vertices, {} repainted faces, {} alpha and {} UV edits, squares rebuilt {:?}",
-                rep.moved_vertices, rep.repainted_faces, rep.alpha_changed, rep.uv_changed, rep.changed_squares
-            )
-        };
-        eprintln!(
-            "gltf2msh: wrote {} ({} bytes; {what})",
-            out.display(),
-            n_bytes
-        );
         for w in &rep.warnings {
             eprintln!("gltf2msh: warning: {w}");
         }
     }
     Ok(serde_json::to_value(&rep).unwrap_or_default())
+}
+
+/// Stages `bytes` as `out`, commits the run's transaction and, unless
+/// `-q`, says what was written: `gltf2msh: wrote OUT (N bytes; WHAT)`,
+/// WHAT being `unchanged` or the `edits` summary.
+///
+/// # Errors
+/// The transaction's refusal or failure ([`output_fail`]).
+fn commit_one(
+    cli: &Args,
+    txn: &mut Transaction,
+    out: &Path,
+    bytes: Vec<u8>,
+    unchanged: bool,
+    edits: impl FnOnce() -> String,
+) -> Result<(), RunError> {
+    let n_bytes = bytes.len();
+    txn.stage(out, bytes).map_err(output_fail)?;
+    txn.commit().map_err(output_fail)?;
+    if !cli.quiet {
+        let what = if unchanged {
+            "unchanged".to_string()
+        } else {
+            edits()
+        };
+        eprintln!(
+            "gltf2msh: wrote {} ({n_bytes} bytes; {what})",
+            out.display()
+        );
+    }
+    Ok(())
 }
