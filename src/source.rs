@@ -471,4 +471,40 @@ mod tests {
         assert_eq!(idx.get(b"TANK.MSH"), find_wear(&a, b"TANK.MSH"));
         assert_eq!(idx.get(b"other.msh"), None);
     }
+
+    /// An NRes of one entry per `(type, name)`, each holding `b"x"`.
+    fn nres_of(entries: &[(u32, &[u8])]) -> Vec<u8> {
+        let es: Vec<nres::Entry<'_>> = entries
+            .iter()
+            .map(|&(type_id, name)| nres::Entry {
+                type_id,
+                attr1: 0,
+                attr2: 0,
+                attr3: 0,
+                name,
+                data: b"x",
+            })
+            .collect();
+        nres::write(&es).unwrap()
+    }
+
+    #[test]
+    fn content_kind_picks_one_pipeline_per_file() {
+        let model = nres_of(&[(1, b"a"), (2, b"b"), (3, b"c"), (6, b"d"), (13, b"e")]);
+        assert_eq!(content_kind(&model, b"x.bin"), Content::Model);
+        let land = nres_of(&[(1, b"a"), (11, b"b")]);
+        assert_eq!(content_kind(&land, b"Land.msh"), Content::Map);
+        let archive = nres_of(&[(0, b"T.MSH"), (WEAR_TYPE, b"T.WEA")]);
+        assert_eq!(content_kind(&archive, b"units.rlb"), Content::ModelArchive);
+        let lib = nres_of(&[(7, b"MAT")]);
+        assert_eq!(content_kind(&lib, b"Material.lib"), Content::OtherNres);
+        // An incomplete NRes named .msh goes to the model reader.
+        assert_eq!(content_kind(&lib, b"broken.MSH"), Content::Model);
+        let mut unit = crate::unit::dat::MAGIC.to_le_bytes().to_vec();
+        unit.resize(16, 0);
+        assert_eq!(content_kind(&unit, b"tank.msh"), Content::Unit);
+        assert_eq!(content_kind(b"plain text", b"a.msh"), Content::BrokenModel);
+        assert_eq!(content_kind(b"plain text", b"a.txt"), Content::NotNres);
+        assert_eq!(content_kind(b"NL\x00\x01rest", b"font.rlb"), Content::Rsli);
+    }
 }

@@ -234,3 +234,27 @@ fn write_report(
         eprintln!("gltf2msh: report {}: {e}", path.display());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_failures_exit_1_for_the_environment_2_for_refusals() {
+        let refused = output_fail(output::OutputError::Exists("a.msh".into()));
+        assert_eq!(refused.exit_code(), 2);
+        let failed = output_fail(output::OutputError::Io {
+            path: "a.msh".into(),
+            source: std::io::Error::other("disk full"),
+        });
+        assert_eq!(failed.exit_code(), 1);
+        assert_eq!(
+            failed.to_string(),
+            output::OutputError::Io {
+                path: "a.msh".into(),
+                source: std::io::Error::other("disk full"),
+            }
+            .to_string()
+        );
+    }
+}

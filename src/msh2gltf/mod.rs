@@ -200,3 +200,36 @@ fn claim_report(args: &Args, plan: &mut WritePlan) -> Result<(), RunError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Error, ErrorKind};
+
+    #[test]
+    fn exit_codes_follow_the_first_io_or_output_cause() {
+        let code = |e: RunError| exit_code(&e);
+        assert_eq!(code(RunError::Usage("--fps: 0".into())), 2);
+        let io = |kind| RunError::io("cannot read X".into(), Error::new(kind, "why"));
+        assert_eq!(code(io(ErrorKind::NotFound)), 2);
+        assert_eq!(code(io(ErrorKind::InvalidInput)), 2);
+        assert_eq!(code(io(ErrorKind::PermissionDenied)), 1);
+        let out = |source| RunError::Output {
+            context: "--report r.json".into(),
+            source,
+        };
+        assert_eq!(code(out(OutputError::Exists("r.json".into()))), 2);
+        let failed = OutputError::Io {
+            path: "r.json".into(),
+            source: Error::other("disk full"),
+        };
+        assert_eq!(code(out(failed)), 1);
+        // The message is the context; the cause follows in the chain.
+        let e = io(ErrorKind::NotFound);
+        assert_eq!(e.to_string(), "cannot read X");
+        assert_eq!(
+            std::error::Error::source(&e).map(|c| c.to_string()),
+            Some("why".into())
+        );
+    }
+}
