@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::{claim, conversion, load_doc, output_fail, read_input, usage, Args, RunError};
 use crate::gltf_import::{self, AuthorOptions};
-use crate::material::write::NewEntry;
-use crate::material::write::{add_entries, LibraryEdit};
+use crate::material::write::{add_entries, LibraryEdit, NewEntry};
 use crate::msh;
 use crate::nres;
 use crate::output::{self, Transaction};
