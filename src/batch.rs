@@ -1,7 +1,12 @@
-//! Batch conversion (application layer): discover every model under a game
-//! folder (bare models and `.msh` entries of archives, detected by magic),
-//! skip what is not a model with a reason (format-notes §2), convert in
-//! parallel, and report per model.
+//! Batch conversion (application layer), the driver every content kind
+//! shares: discover every file under a game folder, decide its kind once
+//! by content ([`source::content_kind`]) and make a job for its pipeline
+//! (models and `.msh` entries of archives, unit files: [`ModelJob`] with
+//! its [`Pipeline`]; maps: [`crate::terrain::batch::TerrainJob`]), skip
+//! what holds no model with a reason (format-notes §2), convert (models
+//! and units in parallel, then maps: [`run_discovered`]) through the
+//! shared options ([`BatchOptions`]) and write plan, and report per job
+//! ([`Report`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;

@@ -1,9 +1,9 @@
 //! `gltf2msh`'s run (application layer): a glTF written back into the
 //! game's formats, losslessly against a base (gltf-mapping.md "Reverse
-//! rules"): a model or a map, decided by the base's content ([`edit`]);
+//! rules"): a model or a map, decided by the base's content (module `edit`);
 //! or, without `--base`, a new model and its WEAR table authored from any
 //! scene, with its materials and textures added to the libraries
-//! ([`author`], [`libraries`]). Every file of a run goes through one write
+//! (modules `author`, `libraries`). Every file of a run goes through one write
 //! transaction, planned before any work ([`crate::output`]); the JSON
 //! report is written after it, whether the run succeeded or not. The
 //! binary parses [`Args`], calls [`run`] and prints the error.

@@ -1,6 +1,6 @@
 //! `msh2gltf`'s run (application layer): INPUT (a model, a unit file, a
 //! map's Land.msh, an archive, `ARCHIVE:ENTRY` or a game folder) → the
-//! jobs of each content kind ([`inputs`]) → the write plan of the run →
+//! jobs of each content kind (module `inputs`) → the write plan of the run →
 //! the batch driver ([`crate::batch::run_discovered`]) → the report and the
 //! summary. The binary parses [`Args`], calls [`run`] (or [`list`] for
 //! `--list`) and prints the error.
