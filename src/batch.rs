@@ -1,7 +1,12 @@
-//! Batch conversion (application layer): discover every model under a game
-//! folder (bare models and `.msh` entries of archives, detected by magic),
-//! skip what is not a model with a reason (format-notes §2), convert in
-//! parallel, and report per model.
+//! Batch conversion (application layer), the driver every content kind
+//! shares: discover every file under a game folder, decide its kind once
+//! by content ([`source::content_kind`]) and make a job for its pipeline
+//! (models and `.msh` entries of archives, unit files: [`ModelJob`] with
+//! its [`Pipeline`]; maps: [`crate::terrain::batch::TerrainJob`]), skip
+//! what holds no model with a reason (format-notes §2), convert (models
+//! and units in parallel, then maps: [`run_discovered`]) through the
+//! shared options ([`BatchOptions`]) and write plan, and report per job
+//! ([`Report`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
@@ -17,7 +22,7 @@ use crate::material::Libraries;
 use crate::msh::MshError;
 use crate::nres;
 use crate::output::{Durability, OutputError, Transaction, TxnOptions, WritePlan};
-use crate::source::{self, FileKind};
+use crate::source::{self, Content};
 
 /// Output container format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -54,6 +59,50 @@ pub struct ModelJob {
     pub stem: String,
     /// Output path.
     pub output: PathBuf,
+    /// The pipeline that converts it (decided once, at discovery).
+    pub pipeline: Pipeline,
+}
+
+impl ModelJob {
+    /// The job of a whole file `file` named `name` (a bare model or a unit
+    /// file), written to `output`.
+    pub fn whole_file(file: &Path, name: &str, pipeline: Pipeline, output: PathBuf) -> Self {
+        ModelJob {
+            file: file.to_path_buf(),
+            entry: None,
+            entry_name: None,
+            source: file.display().to_string(),
+            stem: source::stem_of(name).to_string(),
+            output,
+            pipeline,
+        }
+    }
+
+    /// The job of entry `index` (named `entry_name`) of the archive `file`;
+    /// its output is set later.
+    pub fn entry(file: &Path, index: usize, entry_name: String) -> Self {
+        ModelJob {
+            file: file.to_path_buf(),
+            entry: Some(index),
+            source: format!("{}:{entry_name}", file.display()),
+            stem: source::stem_of(&entry_name).to_string(),
+            entry_name: Some(entry_name),
+            output: PathBuf::new(),
+            pipeline: Pipeline::Model,
+        }
+    }
+}
+
+/// Which pipeline converts a [`ModelJob`] (maps have their own job,
+/// [`crate::terrain::batch::TerrainJob`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pipeline {
+    /// A model: [`crate::convert::convert`], then its `.cpt`/`.ctl`
+    /// siblings ([`crate::unit::pipeline::decorate`]).
+    Model,
+    /// A unit file assembled from its parts
+    /// ([`crate::unit::assemble::convert_unit`], unit-files-notes §3.3).
+    Unit,
 }
 
 /// Status of one model or file in a run.
@@ -188,6 +237,24 @@ impl Report {
             models: rows,
             seconds,
         }
+    }
+}
+
+impl Report {
+    /// Writes the report as pretty JSON to `path` (`--report`) through its
+    /// own write transaction ([`Transaction`]); without `force` an existing
+    /// file is not replaced.
+    ///
+    /// # Errors
+    /// The transaction's [`OutputError`] (serialisation failures as `Io`).
+    pub fn write(&self, path: &Path, force: bool) -> Result<(), OutputError> {
+        let json = serde_json::to_vec_pretty(self).map_err(|e| OutputError::Io {
+            path: path.to_path_buf(),
+            source: e.into(),
+        })?;
+        let mut txn = Transaction::new(TxnOptions::from_env(force));
+        txn.stage(path, json)?;
+        txn.commit().map(|_| ())
     }
 }
 
@@ -342,18 +409,9 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
         files.push(root.to_path_buf());
     }
     // Output names per folder, resolved for collisions at the end.
-    let mut planned: BTreeMap<PathBuf, Vec<(usize, String)>> = BTreeMap::new();
+    let mut planned = PlannedNames::new();
     for file in files {
-        let rel_dir: PathBuf = file
-            .strip_prefix(root)
-            .ok()
-            .and_then(|r| r.parent())
-            .map(|p| {
-                p.components()
-                    .map(|c| sanitize_component(&c.as_os_str().to_string_lossy()))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let rel_dir = rel_dir(root, &file);
         let display = file.display().to_string();
         let name = file
             .file_name()
@@ -371,83 +429,42 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
                 continue;
             }
         };
-        // A `.msh` NRes that is not a complete model goes to the model
-        // reader, which names the missing stream.
-        let kind = match source::classify(&data) {
-            FileKind::OtherNres if source::is_msh_name(name.as_bytes()) => FileKind::Model,
-            k => k,
-        };
-        // A bare model, or a unit file (one assembled scene, unit-files-notes
-        // §3.5): one job for the whole file.
-        let whole_file = matches!(kind, FileKind::Model)
-            || (matches!(kind, FileKind::NotNres) && crate::unit::assemble::is_unit_file(&data));
-        if whole_file {
-            let stem = source::stem_of(&name).to_string();
-            let idx = d.jobs.len();
-            d.jobs.push(ModelJob {
-                file: file.clone(),
-                entry: None,
-                entry_name: None,
-                source: display,
-                stem: stem.clone(),
-                output: PathBuf::new(),
-            });
-            planned
-                .entry(out.join(&rel_dir))
-                .or_default()
-                .push((idx, sanitize_component(&stem)));
-            continue;
-        }
-        match kind {
-            FileKind::NotNres => {
-                if source::is_msh_name(name.as_bytes()) {
-                    let e = nres::read(&data, nres::Mode::Strict).err();
-                    let (rule, msg) = e
-                        .map(|e| (e.rule, e.to_string()))
-                        .unwrap_or(("nres.magic", "not an NRes file".into()));
-                    d.failed.push(ReportRow::fail(display, rule, msg, 0.0));
+        // The file's kind, decided once; each kind goes to its pipeline.
+        match source::content_kind(&data, name.as_bytes()) {
+            // A bare model, or a unit file (one assembled scene,
+            // unit-files-notes §3.5): one job for the whole file.
+            kind @ (Content::Model | Content::Unit) => {
+                let pipeline = if kind == Content::Unit {
+                    Pipeline::Unit
                 } else {
-                    d.skipped.push(ReportRow::skip(
-                        display,
-                        "not-nres",
-                        "not an NRes container".into(),
-                    ));
-                }
+                    Pipeline::Model
+                };
+                let job = ModelJob::whole_file(&file, &name, pipeline, PathBuf::new());
+                planned.add(out.join(&rel_dir), &mut d.jobs, job);
             }
-            FileKind::Rsli => d.skipped.push(ReportRow::skip(
+            Content::BrokenModel => {
+                let e = nres::read(&data, nres::Mode::Strict).err();
+                let (rule, msg) = e
+                    .map(|e| (e.rule, e.to_string()))
+                    .unwrap_or(("nres.magic", "not an NRes file".into()));
+                d.failed.push(ReportRow::fail(display, rule, msg, 0.0));
+            }
+            Content::NotNres => d.skipped.push(ReportRow::skip(
+                display,
+                "not-nres",
+                "not an NRes container".into(),
+            )),
+            Content::Rsli => d.skipped.push(ReportRow::skip(
                 display,
                 "rsli",
                 "RsLi archive ('NL' magic): fonts/sprites, no models".into(),
             )),
-            FileKind::Terrain => d.terrains.push(crate::terrain::batch::TerrainJob {
+            Content::Map => d.terrains.push(crate::terrain::batch::TerrainJob {
                 output: crate::terrain::batch::output_for(out, &rel_dir, root, format),
                 msh: file.clone(),
             }),
-            FileKind::Model => {} // a whole-file job, above
-            FileKind::OtherNres => {
-                let a = nres::read(&data, nres::Mode::Tolerant).ok();
-                let reason = a
-                    .as_ref()
-                    .and_then(registry_reason)
-                    .map(|r| ("registry", r))
-                    .unwrap_or_else(|| {
-                        let types: Vec<String> = a
-                            .as_ref()
-                            .map(|a| {
-                                let mut t: Vec<u32> = a.entries.iter().map(|e| e.type_id).collect();
-                                t.sort_unstable();
-                                t.dedup();
-                                t.iter().map(|t| fourcc(*t)).collect()
-                            })
-                            .unwrap_or_default();
-                        (
-                            "library",
-                            format!("NRes without models (entry types {})", types.join(",")),
-                        )
-                    });
-                d.skipped.push(ReportRow::skip(display, reason.0, reason.1));
-            }
-            FileKind::ModelArchive => {
+            Content::OtherNres => d.skipped.push(library_row(display, &data)),
+            Content::ModelArchive => {
                 let a = match nres::read(&data, nres::Mode::Tolerant) {
                     Ok(a) => a,
                     Err(e) => {
@@ -465,32 +482,82 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
                     out.to_path_buf()
                 };
                 for i in source::model_entries(&a) {
-                    let entry_name = source::decode_name(a.entries[i].name);
-                    let stem = source::stem_of(&entry_name).to_string();
-                    let idx = d.jobs.len();
-                    d.jobs.push(ModelJob {
-                        file: file.clone(),
-                        entry: Some(i),
-                        entry_name: Some(entry_name.clone()),
-                        source: format!("{display}:{entry_name}"),
-                        stem: stem.clone(),
-                        output: PathBuf::new(),
-                    });
-                    planned
-                        .entry(folder.clone())
-                        .or_default()
-                        .push((idx, sanitize_component(&stem)));
+                    let job = ModelJob::entry(&file, i, source::decode_name(a.entries[i].name));
+                    planned.add(folder.clone(), &mut d.jobs, job);
                 }
             }
         }
     }
-    for (folder, list) in planned {
-        let names: Vec<String> = list.iter().map(|(_, n)| n.clone()).collect();
-        for ((idx, _), n) in list.iter().zip(unique_names(&names)) {
-            d.jobs[*idx].output = folder.join(format!("{n}.{}", format.ext()));
+    planned.assign(&mut d.jobs, format);
+    Ok(d)
+}
+
+/// The folders of `file` below `root`, each component made safe
+/// ([`sanitize_component`]); empty for `root` itself.
+fn rel_dir(root: &Path, file: &Path) -> PathBuf {
+    file.strip_prefix(root)
+        .ok()
+        .and_then(|r| r.parent())
+        .map(|p| {
+            p.components()
+                .map(|c| sanitize_component(&c.as_os_str().to_string_lossy()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The skip row of an NRes without models: the `objects.rlb` registry, or
+/// a library named by its entry types.
+fn library_row(display: String, data: &[u8]) -> ReportRow {
+    let a = nres::read(data, nres::Mode::Tolerant).ok();
+    let reason = a
+        .as_ref()
+        .and_then(registry_reason)
+        .map(|r| ("registry", r))
+        .unwrap_or_else(|| {
+            let types: Vec<String> = a
+                .as_ref()
+                .map(|a| {
+                    let mut t: Vec<u32> = a.entries.iter().map(|e| e.type_id).collect();
+                    t.sort_unstable();
+                    t.dedup();
+                    t.iter().map(|t| fourcc(*t)).collect()
+                })
+                .unwrap_or_default();
+            (
+                "library",
+                format!("NRes without models (entry types {})", types.join(",")),
+            )
+        });
+    ReportRow::skip(display, reason.0, reason.1)
+}
+
+/// The output names of discovered jobs, per output folder, in discovery
+/// order: collisions are resolved once every job is known
+/// ([`unique_names`]).
+struct PlannedNames(BTreeMap<PathBuf, Vec<(usize, String)>>);
+
+impl PlannedNames {
+    fn new() -> Self {
+        PlannedNames(BTreeMap::new())
+    }
+
+    /// Adds `job` to `jobs`, its output to be named in `folder`.
+    fn add(&mut self, folder: PathBuf, jobs: &mut Vec<ModelJob>, job: ModelJob) {
+        let name = sanitize_component(&job.stem);
+        self.0.entry(folder).or_default().push((jobs.len(), name));
+        jobs.push(job);
+    }
+
+    /// Sets every job's output: `<folder>/<unique name>.<ext>`.
+    fn assign(self, jobs: &mut [ModelJob], format: Format) {
+        for (folder, list) in self.0 {
+            let names: Vec<String> = list.iter().map(|(_, n)| n.clone()).collect();
+            for ((idx, _), n) in list.iter().zip(unique_names(&names)) {
+                jobs[*idx].output = folder.join(format!("{n}.{}", format.ext()));
+            }
         }
     }
-    Ok(d)
 }
 
 fn fourcc(t: u32) -> String {
@@ -517,6 +584,9 @@ pub struct BatchOptions {
     pub textures_out: Option<PathBuf>,
     /// Texm byte order (`--texm-order`, format-notes §6 R8).
     pub texm_order: crate::convention::TexmOrder,
+    /// Maps: add Land.map's navigation polygons as a node of outlines
+    /// (`--areals`).
+    pub areals: bool,
 }
 
 /// `DIR (Material.lib, Textures.lib)` for library file paths (all in one
@@ -682,6 +752,28 @@ pub fn run(
         plan.add_input(&p);
     }
     run_planned(jobs, opts, &mut plan, progress)
+}
+
+/// The batch driver: every job of `d` through its pipeline, each output
+/// claimed in `plan` first. Models and unit files run in parallel on the
+/// current rayon pool ([`run_planned`]), then maps, one by one
+/// ([`crate::terrain::batch::run`]); `progress` gets each row as it is
+/// done. Returns the rows in that order (without `d`'s skipped and failed
+/// rows).
+pub fn run_discovered(
+    d: &Discovery,
+    opts: &BatchOptions,
+    plan: &mut WritePlan,
+    progress: &(dyn Fn(&ReportRow) + Sync),
+) -> Vec<ReportRow> {
+    let mut rows = run_planned(&d.jobs, opts, plan, progress);
+    rows.extend(crate::terrain::batch::run(
+        &d.terrains,
+        opts,
+        plan,
+        progress,
+    ));
+    rows
 }
 
 /// Every file a run over `jobs` reads: the model files and archives, and
@@ -936,60 +1028,11 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
             ms(t0),
         );
     };
-    // A unit file (unit-files-notes §3.3) is assembled from its parts.
-    let unit = j.entry.is_none() && crate::unit::assemble::is_unit_file(&loaded.bytes);
-    // Locate the model bytes (and the WEAR sibling) inside the archive.
-    let (bytes, wear): (&[u8], Option<&[u8]>) = match (j.entry, &loaded.entries) {
-        (None, _) => (&loaded.bytes, loaded.wea.as_deref()),
-        (Some(_), Err(e)) => {
-            return ReportRow::fail(j.source.clone(), e.rule, e.to_string(), ms(t0))
-        }
-        (Some(i), Ok(map)) => match map.get(&i) {
-            Some((m, w)) => (
-                &loaded.bytes[m.clone()],
-                w.clone().map(|w| &loaded.bytes[w]),
-            ),
-            None => {
-                return ReportRow::fail(
-                    j.source.clone(),
-                    "io",
-                    "the archive changed since it was listed: no such .msh entry".into(),
-                    ms(t0),
-                )
-            }
-        },
+    let (bytes, wear) = match locate(j, &loaded) {
+        Ok(found) => found,
+        Err((rule, msg)) => return ReportRow::fail(j.source.clone(), rule, msg, ms(t0)),
     };
-    let m = ModelRef {
-        source: j.source.clone(),
-        stem: j.stem.clone(),
-        bytes,
-        wear,
-    };
-    let conv = if unit {
-        crate::unit::assemble::convert_unit(
-            &j.file,
-            &loaded.bytes,
-            loaded.libs.libs.as_deref(),
-            &opts.convert,
-        )
-    } else {
-        convert(&m, loaded.libs.libs.as_deref(), &opts.convert)
-    };
-    let conv = conv.and_then(|mut c| {
-        let more = loaded.libs.warnings(&c.wear_materials);
-        c.warnings.extend(more);
-        if unit {
-            return Ok(c);
-        }
-        let siblings = crate::unit::siblings::of_job(&j.file, &loaded.bytes, j.entry);
-        crate::unit::pipeline::decorate(&mut c, &siblings, opts.convert.fps, opts.convert.up)
-            .map_err(|e| ConvertError {
-                source: j.source.clone(),
-                kind: ConvertErrorKind::Export(e),
-            })?;
-        Ok(c)
-    });
-    let written = conv.and_then(|c| {
+    let written = convert_job(j, &loaded, bytes, wear, opts).and_then(|c| {
         write_output_to(
             &j.output,
             &c,
@@ -1041,6 +1084,77 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
             ReportRow::fail(j.source.clone(), rule, msg, ms(t0))
         }
     }
+}
+
+/// A model's bytes and its WEAR table's, inside a [`Loaded`] file.
+type Located<'a> = (&'a [u8], Option<&'a [u8]>);
+
+/// The model bytes of job `j` in its loaded file, and its WEAR table (the
+/// archive's sibling entry, or the `.wea` beside a bare model).
+///
+/// # Errors
+/// (rule, message): the archive's NRes rule, or `io` when the entry is gone.
+fn locate<'a>(j: &ModelJob, loaded: &'a Loaded) -> Result<Located<'a>, (&'static str, String)> {
+    match (j.entry, &loaded.entries) {
+        (None, _) => Ok((&loaded.bytes, loaded.wea.as_deref())),
+        (Some(_), Err(e)) => Err((e.rule, e.to_string())),
+        (Some(i), Ok(map)) => match map.get(&i) {
+            Some((m, w)) => Ok((
+                &loaded.bytes[m.clone()],
+                w.clone().map(|w| &loaded.bytes[w]),
+            )),
+            None => Err((
+                "io",
+                "the archive changed since it was listed: no such .msh entry".into(),
+            )),
+        },
+    }
+}
+
+/// Hands job `j` to its pipeline ([`Pipeline`]): a unit file is assembled
+/// from its parts (unit-files-notes §3.3); a model is converted from
+/// `bytes` and `wear`, then gets its `.cpt`/`.ctl` siblings (§6). Both add
+/// the library warnings of the materials they use.
+///
+/// # Errors
+/// The pipeline's [`ConvertError`].
+fn convert_job(
+    j: &ModelJob,
+    loaded: &Loaded,
+    bytes: &[u8],
+    wear: Option<&[u8]>,
+    opts: &BatchOptions,
+) -> Result<crate::convert::Converted, ConvertError> {
+    let libs = loaded.libs.libs.as_deref();
+    let unit = j.pipeline == Pipeline::Unit;
+    let conv = match j.pipeline {
+        Pipeline::Unit => {
+            crate::unit::assemble::convert_unit(&j.file, &loaded.bytes, libs, &opts.convert)
+        }
+        Pipeline::Model => {
+            let m = ModelRef {
+                source: j.source.clone(),
+                stem: j.stem.clone(),
+                bytes,
+                wear,
+            };
+            convert(&m, libs, &opts.convert)
+        }
+    };
+    conv.and_then(|mut c| {
+        let more = loaded.libs.warnings(&c.wear_materials);
+        c.warnings.extend(more);
+        if unit {
+            return Ok(c);
+        }
+        let siblings = crate::unit::siblings::of_job(&j.file, &loaded.bytes, j.entry);
+        crate::unit::pipeline::decorate(&mut c, &siblings, opts.convert.fps, opts.convert.up)
+            .map_err(|e| ConvertError {
+                source: j.source.clone(),
+                kind: ConvertErrorKind::Export(e),
+            })?;
+        Ok(c)
+    })
 }
 
 /// A nested `.msh` payload that is not a readable NRes is reported as

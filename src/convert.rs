@@ -3,6 +3,7 @@
 //! ([`crate::gltf_export`]). Used by the single-model CLI, archives and the
 //! batch converter alike.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 
@@ -244,110 +245,27 @@ pub fn convert(
     let decoded = decode(m.bytes, opts.mode).map_err(|e| err(ConvertErrorKind::Msh(e)))?;
     let model = decoded.model;
     let mut warnings: Vec<String> = decoded.warnings.iter().map(|w| w.to_string()).collect();
-
-    let wear = match m.wear {
-        None => None,
-        Some(text) => match Wear::parse(text) {
-            Ok(w) => Some(w),
-            Err(e) if opts.mode == Mode::Tolerant => {
-                warnings.push(format!(
-                    "WEAR: {e}; materials fall back to DEFAULT, untextured"
-                ));
-                None
-            }
-            Err(e) => {
-                let rule = e.rule;
-                return Err(err(ConvertErrorKind::Wear(e.to_string(), rule)));
-            }
-        },
-    };
+    let wear = read_wear(m, opts.mode, &mut warnings)?;
 
     let decided = convention::detect(&model, wear.as_ref(), &opts.conventions);
     let conv = decided.conventions;
     let lightmaps = wear.as_ref().map_or(true, |w| !w.lightmaps.is_empty());
     let lit_allowed = lightmaps && model.res18.is_some();
-    let used: std::collections::BTreeSet<BatchMaterial> = model
+    let used: BTreeSet<BatchMaterial> = model
         .batches
         .iter()
         .map(|b| batch_material(&conv, lit_allowed, b))
         .collect();
-    let mut materials = Vec::with_capacity(used.len());
-    let mut texture_names: Vec<String> = Vec::new();
-    let mut pixels = TexturePixels::new(opts.max_work);
-    let mut missing_rows: std::collections::BTreeSet<u16> = Default::default();
-    for &bm in &used {
-        let row = wear.as_ref().and_then(|w| conv.wear_key.row(w, bm.key));
-        let name = row.and_then(|r| wear.as_ref().map(|w| w.materials[r].name.clone()));
-        if wear.is_some() && name.is_none() {
-            missing_rows.insert(bm.key);
-        }
-        let lightmap_name = if bm.lit {
-            wear.as_ref()
-                .and_then(|w| w.lightmaps.first())
-                .map(|r| r.name.clone())
-        } else {
-            None
-        };
-        let mut em = ExportMaterial {
-            key: bm,
-            name: name.clone(),
-            lightmap_name: lightmap_name.clone(),
-            ..Default::default()
-        };
-        if let (Some(libs), Some(name)) = (libs, name.as_deref()) {
-            let r = libs.resolve_material(name);
-            // A broken library entry is the library's fault, not the model's:
-            // it is reported on every model that uses it, in both modes.
-            if let Some(e) = &r.error {
-                warnings.push(format!("material {name:?}: {e}"));
-            }
-            match r.fallback {
-                Some(Fallback::Default) | Some(Fallback::FirstEntry) => warnings.push(format!(
-                    "material {name:?} is not usable in Material.lib: using {:?} instead",
-                    r.resolved
-                )),
-                Some(Fallback::NoLibrary) => warnings.push(format!(
-                    "material {name:?}: no Material.lib; untextured white"
-                )),
-                None => {}
-            }
-            em.base_color = Some(r.base_color);
-            em.blend = Blend::from_attr1(r.blend_attr1);
-            if opts.textures {
-                if let Some(tex) = r
-                    .texture
-                    .as_deref()
-                    .filter(|t| pixels.allow(libs.texture_texm(t), "texture", t, &mut warnings))
-                {
-                    match libs.texture_png(tex) {
-                        Ok(t) => em.texture = Some(embed(&t, &mut texture_names)),
-                        Err(e) => warnings.push(format!("texture {tex:?}: {e}; untextured")),
-                    }
-                }
-            }
-        }
-        if let (Some(libs), Some(lm), true) = (libs, lightmap_name.as_deref(), opts.textures) {
-            if !pixels.allow(libs.lightmap_texm(lm), "lightmap", lm, &mut warnings) {
-                materials.push(em);
-                continue;
-            }
-            match libs.lightmap_png(lm) {
-                Ok(t) => em.lightmap = Some(embed(&t, &mut texture_names)),
-                Err(e) => warnings.push(format!("lightmap {lm:?}: {e}; not attached")),
-            }
-        }
-        materials.push(em);
-    }
-    if !missing_rows.is_empty() {
-        warnings.push(format!(
-            "material keys {missing_rows:?} select no row of the WEAR table ({} rows, keyed by {})",
-            wear.as_ref().map_or(0, |w| w.materials.len()),
-            match conv.wear_key {
-                convention::WearKey::Id => "id",
-                convention::WearKey::Row => "row",
-            }
-        ));
-    }
+    let mut mats = MaterialSet {
+        wear: wear.as_ref(),
+        libs,
+        opts,
+        materials: Vec::with_capacity(used.len()),
+        texture_names: Vec::new(),
+        pixels: TexturePixels::new(opts.max_work),
+        warnings,
+    };
+    mats.add_all(&used, &conv);
 
     let export_opts = ExportOptions {
         fps: opts.fps,
@@ -358,10 +276,11 @@ pub fn convert(
         source: m.source.clone(),
         sha256: sha256_hex(m.bytes),
         name: m.stem.clone(),
-        max_work: opts.max_work.saturating_sub(pixels.budget.used).max(1),
+        max_work: opts.max_work.saturating_sub(mats.pixels.budget.used).max(1),
     };
-    let exported = gltf_export::export(&model, &materials, &export_opts)
+    let exported = gltf_export::export(&model, &mats.materials, &export_opts)
         .map_err(|e| err(ConvertErrorKind::Export(e)))?;
+    let mut warnings = mats.warnings;
     let r = &exported.report;
     warnings.extend(r.warnings.iter().cloned());
     if !r.baked_nodes.is_empty() {
@@ -380,21 +299,168 @@ pub fn convert(
         animated_nodes: r.animated_nodes,
         frame_count: model.frame_count,
         materials: used.len(),
-        textures: texture_names.len(),
+        textures: mats.texture_names.len(),
     };
     Ok(Converted {
         exported,
         warnings,
         counts,
         conventions: decided,
-        textures: texture_names,
-        wear_materials: materials
+        textures: mats.texture_names,
+        wear_materials: mats
+            .materials
             .iter()
             .filter_map(|m| m.name.clone())
-            .collect::<std::collections::BTreeSet<_>>()
+            .collect::<BTreeSet<_>>()
             .into_iter()
             .collect(),
     })
+}
+
+/// The model's WEAR table (format-notes §4), when it has one. In tolerant
+/// mode a malformed table is a warning (materials fall back to DEFAULT,
+/// untextured).
+///
+/// # Errors
+/// [`ConvertErrorKind::Wear`] with the table's rule, in strict mode.
+fn read_wear(
+    m: &ModelRef<'_>,
+    mode: Mode,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Wear>, ConvertError> {
+    let Some(text) = m.wear else {
+        return Ok(None);
+    };
+    match Wear::parse(text) {
+        Ok(w) => Ok(Some(w)),
+        Err(e) if mode == Mode::Tolerant => {
+            warnings.push(format!(
+                "WEAR: {e}; materials fall back to DEFAULT, untextured"
+            ));
+            Ok(None)
+        }
+        Err(e) => {
+            let rule = e.rule;
+            Err(ConvertError {
+                source: m.source.clone(),
+                kind: ConvertErrorKind::Wear(e.to_string(), rule),
+            })
+        }
+    }
+}
+
+/// The glTF materials of one model, built from its batches' material keys
+/// through the WEAR table and the libraries (format-notes §4), with the
+/// textures embedded so far and the warnings of the conversion.
+struct MaterialSet<'a> {
+    wear: Option<&'a Wear>,
+    libs: Option<&'a Libraries>,
+    opts: &'a ConvertOptions,
+    materials: Vec<ExportMaterial>,
+    texture_names: Vec<String>,
+    pixels: TexturePixels,
+    warnings: Vec<String>,
+}
+
+impl MaterialSet<'_> {
+    /// One material per distinct (key, lit) of `used`, in order; a key that
+    /// selects no WEAR row (by `conv.wear_key`, R4) is named in one warning.
+    fn add_all(&mut self, used: &BTreeSet<BatchMaterial>, conv: &convention::Conventions) {
+        let mut missing_rows: BTreeSet<u16> = Default::default();
+        for &bm in used {
+            let wear = self.wear;
+            let row = wear.and_then(|w| conv.wear_key.row(w, bm.key));
+            let name = row.and_then(|r| wear.map(|w| w.materials[r].name.clone()));
+            if wear.is_some() && name.is_none() {
+                missing_rows.insert(bm.key);
+            }
+            let lightmap_name = if bm.lit {
+                wear.and_then(|w| w.lightmaps.first())
+                    .map(|r| r.name.clone())
+            } else {
+                None
+            };
+            let mut em = ExportMaterial {
+                key: bm,
+                name: name.clone(),
+                lightmap_name: lightmap_name.clone(),
+                ..Default::default()
+            };
+            if let (Some(libs), Some(name)) = (self.libs, name.as_deref()) {
+                self.resolve(&mut em, libs, name);
+            }
+            if let (Some(libs), Some(lm), true) =
+                (self.libs, lightmap_name.as_deref(), self.opts.textures)
+            {
+                self.attach_lightmap(&mut em, libs, lm);
+            }
+            self.materials.push(em);
+        }
+        if !missing_rows.is_empty() {
+            self.warnings.push(format!(
+                "material keys {missing_rows:?} select no row of the WEAR table ({} rows, keyed by {})",
+                self.wear.map_or(0, |w| w.materials.len()),
+                match conv.wear_key {
+                    convention::WearKey::Id => "id",
+                    convention::WearKey::Row => "row",
+                }
+            ));
+        }
+    }
+
+    /// Material `name` through Material.lib: base colour, blend and (with
+    /// textures) its texture, within the pixel budget. A broken library
+    /// entry is the library's fault, not the model's: it is reported on
+    /// every model that uses it, in both modes.
+    fn resolve(&mut self, em: &mut ExportMaterial, libs: &Libraries, name: &str) {
+        let warnings = &mut self.warnings;
+        let r = libs.resolve_material(name);
+        if let Some(e) = &r.error {
+            warnings.push(format!("material {name:?}: {e}"));
+        }
+        match r.fallback {
+            Some(Fallback::Default) | Some(Fallback::FirstEntry) => warnings.push(format!(
+                "material {name:?} is not usable in Material.lib: using {:?} instead",
+                r.resolved
+            )),
+            Some(Fallback::NoLibrary) => warnings.push(format!(
+                "material {name:?}: no Material.lib; untextured white"
+            )),
+            None => {}
+        }
+        em.base_color = Some(r.base_color);
+        em.blend = Blend::from_attr1(r.blend_attr1);
+        if !self.opts.textures {
+            return;
+        }
+        let pixels = &mut self.pixels;
+        if let Some(tex) = r
+            .texture
+            .as_deref()
+            .filter(|t| pixels.allow(libs.texture_texm(t), "texture", t, warnings))
+        {
+            match libs.texture_png(tex) {
+                Ok(t) => em.texture = Some(embed(&t, &mut self.texture_names)),
+                Err(e) => warnings.push(format!("texture {tex:?}: {e}; untextured")),
+            }
+        }
+    }
+
+    /// Lightmap `lm` from LightMap.lib, within the pixel budget.
+    fn attach_lightmap(&mut self, em: &mut ExportMaterial, libs: &Libraries, lm: &str) {
+        if !self
+            .pixels
+            .allow(libs.lightmap_texm(lm), "lightmap", lm, &mut self.warnings)
+        {
+            return;
+        }
+        match libs.lightmap_png(lm) {
+            Ok(t) => em.lightmap = Some(embed(&t, &mut self.texture_names)),
+            Err(e) => self
+                .warnings
+                .push(format!("lightmap {lm:?}: {e}; not attached")),
+        }
+    }
 }
 
 #[cfg(test)]

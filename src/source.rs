@@ -137,6 +137,49 @@ pub fn classify(data: &[u8]) -> FileKind {
     }
 }
 
+/// Which pipeline converts a file: its [`FileKind`] refined by its name
+/// and the unit magic, decided once per file and handed to that pipeline
+/// (models [`crate::convert`], units [`crate::unit`], maps
+/// [`crate::terrain`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Content {
+    /// A bare model; also an NRes named `.msh` that is not a complete model
+    /// (the model reader names the missing stream).
+    Model,
+    /// A unit file (unit-files-notes §3.3): one assembled scene.
+    Unit,
+    /// An NRes holding `.msh` entries.
+    ModelArchive,
+    /// A map's `Land.msh` (terrain recognised by its streams).
+    Map,
+    /// A file named `.msh` that is not an NRes container.
+    BrokenModel,
+    /// An RsLi archive (fonts, sprites).
+    Rsli,
+    /// An NRes without models (a library, the registry, `Land.map`).
+    OtherNres,
+    /// Anything else.
+    NotNres,
+}
+
+/// The [`Content`] of a file from its bytes (as [`read_for_kind`] or
+/// [`read_regular`] returns them) and its name (`.msh` in any case marks a
+/// model).
+pub fn content_kind(data: &[u8], name: &[u8]) -> Content {
+    let msh = is_msh_name(name);
+    match classify(data) {
+        FileKind::Model => Content::Model,
+        FileKind::OtherNres if msh => Content::Model,
+        FileKind::NotNres if crate::unit::assemble::is_unit_file(data) => Content::Unit,
+        FileKind::NotNres if msh => Content::BrokenModel,
+        FileKind::Terrain => Content::Map,
+        FileKind::ModelArchive => Content::ModelArchive,
+        FileKind::Rsli => Content::Rsli,
+        FileKind::OtherNres => Content::OtherNres,
+        FileKind::NotNres => Content::NotNres,
+    }
+}
+
 /// Reads an input file whole, after checking that it is a regular file of
 /// at most `max_bytes` (a FIFO or `/dev/zero` is refused before any read).
 ///
@@ -427,5 +470,41 @@ mod tests {
         let idx = WearIndex::new(&a);
         assert_eq!(idx.get(b"TANK.MSH"), find_wear(&a, b"TANK.MSH"));
         assert_eq!(idx.get(b"other.msh"), None);
+    }
+
+    /// An NRes of one entry per `(type, name)`, each holding `b"x"`.
+    fn nres_of(entries: &[(u32, &[u8])]) -> Vec<u8> {
+        let es: Vec<nres::Entry<'_>> = entries
+            .iter()
+            .map(|&(type_id, name)| nres::Entry {
+                type_id,
+                attr1: 0,
+                attr2: 0,
+                attr3: 0,
+                name,
+                data: b"x",
+            })
+            .collect();
+        nres::write(&es).unwrap()
+    }
+
+    #[test]
+    fn content_kind_picks_one_pipeline_per_file() {
+        let model = nres_of(&[(1, b"a"), (2, b"b"), (3, b"c"), (6, b"d"), (13, b"e")]);
+        assert_eq!(content_kind(&model, b"x.bin"), Content::Model);
+        let land = nres_of(&[(1, b"a"), (11, b"b")]);
+        assert_eq!(content_kind(&land, b"Land.msh"), Content::Map);
+        let archive = nres_of(&[(0, b"T.MSH"), (WEAR_TYPE, b"T.WEA")]);
+        assert_eq!(content_kind(&archive, b"units.rlb"), Content::ModelArchive);
+        let lib = nres_of(&[(7, b"MAT")]);
+        assert_eq!(content_kind(&lib, b"Material.lib"), Content::OtherNres);
+        // An incomplete NRes named .msh goes to the model reader.
+        assert_eq!(content_kind(&lib, b"broken.MSH"), Content::Model);
+        let mut unit = crate::unit::dat::MAGIC.to_le_bytes().to_vec();
+        unit.resize(16, 0);
+        assert_eq!(content_kind(&unit, b"tank.msh"), Content::Unit);
+        assert_eq!(content_kind(b"plain text", b"a.msh"), Content::BrokenModel);
+        assert_eq!(content_kind(b"plain text", b"a.txt"), Content::NotNres);
+        assert_eq!(content_kind(b"NL\x00\x01rest", b"font.rlb"), Content::Rsli);
     }
 }

@@ -67,13 +67,14 @@ fn row(source: String, status: Status) -> ReportRow {
     }
 }
 
-/// Converts every map job (sequentially: a map takes milliseconds), after
-/// claiming its outputs in `plan` (an output that is an input or another
-/// output fails the map with the `output.*` rule).
+/// The map pipeline of a batch: converts every map job (sequentially: a
+/// map takes milliseconds) with the run's shared options (`opts.areals`
+/// adds the navigation outlines), after claiming its outputs in `plan` (an
+/// output that is an input or another output fails the map with the
+/// `output.*` rule).
 pub fn run(
     jobs: &[TerrainJob],
     opts: &BatchOptions,
-    areals: bool,
     plan: &mut WritePlan,
     progress: &(dyn Fn(&ReportRow) + Sync),
 ) -> Vec<ReportRow> {
@@ -81,7 +82,7 @@ pub fn run(
         up: opts.convert.up,
         lod: opts.convert.cells.lod.min(1),
         all_lods: opts.convert.cells.all_cells,
-        areals,
+        areals: opts.areals,
         textures: opts.convert.textures,
     };
     let mode = match opts.convert.mode {

@@ -1,0 +1,124 @@
+//! `gltf2msh`'s command line (clap): the arguments and their checks. The
+//! doc comments below are the `--help` text.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use super::{usage, RunError};
+
+/// Write a glTF (.glb/.gltf) into an MSH model.
+///
+/// With --base, every value the glTF leaves as msh2gltf exported it keeps the
+/// base's bytes, so an unedited trip is byte-identical; edits are quantized
+/// by the seed rules and derived data (bounds, Res7, Res8/Res19) is rebuilt.
+/// Without --base, a new model is authored from the scene: the bare model
+/// and its WEAR table NEW.wea beside it, or with --into both as entries of an
+/// archive.
+#[derive(Debug, Parser)]
+#[command(name = "gltf2msh", version, about, long_about = None,
+    after_help = "Examples:\n  gltf2msh tank.glb --base tank.msh            (writes tank.msh beside tank.glb unless that is the base)\n  gltf2msh tank.glb --base tank.msh -o tank2.msh\n  gltf2msh tank.glb --base units.rlb:R_L_89.msh -o units_new.rlb   (archive copy, one entry replaced)\n  gltf2msh scene.glb -o NEW.msh                 (new model: NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW -o units_new.rlb   (archive copy with NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW --force             (replaces units.rlb in place)\n  gltf2msh scene.glb -o out/NEW.msh --game-dir GAME   (also out/Material.lib, out/Textures.lib: copies with the new materials and textures)\n\nExit codes: 0 ok, 1 conversion error (including glTF content MSH cannot hold: skins, morph targets, points, lines), 2 usage error.")]
+pub struct Args {
+    /// The edited glTF: .glb, or .gltf with its buffers.
+    pub input: PathBuf,
+    /// The model the glTF was exported from: a .msh file or ARCHIVE:ENTRY.
+    #[arg(long)]
+    pub base: Option<String>,
+    /// Output: a .msh (bare model; authoring also writes the .wea beside it)
+    /// or, with an ARCHIVE:ENTRY base or --into, an archive. Default: the
+    /// input's name with .msh, beside it (with --into: the archive itself,
+    /// which needs --force).
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<PathBuf>,
+    /// Frames per second of the glTF timeline (default: the scene extras' fps, else 24).
+    #[arg(long)]
+    pub fps: Option<f32>,
+    /// Replace an existing output file (never the base or the input). Does
+    /// not replace entries inside archives or libraries: see --replace-entries.
+    #[arg(long)]
+    pub force: bool,
+    /// Authoring: replace existing archive entries (NAME.msh, NAME.wea) and
+    /// library entries (materials, textures) named like the new ones;
+    /// without it such a collision is refused and the names are listed.
+    #[arg(long, conflicts_with = "base")]
+    pub replace_entries: bool,
+    /// Keep every integer-frame key (reduce only resampled channels).
+    #[arg(long)]
+    pub keep_keys: bool,
+    /// Print nothing but errors.
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Print every warning and the change summary.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Authoring: add the new model to a copy of this archive (entries
+    /// NAME.msh and NAME.wea; existing ones only with --replace-entries); the
+    /// copy is -o, or the archive itself with --force.
+    #[arg(long, value_name = "ARCHIVE", conflicts_with = "base")]
+    pub into: Option<PathBuf>,
+    /// Authoring with --into: the entry stem (default: the input's stem).
+    #[arg(long, requires = "into")]
+    pub name: Option<String>,
+    /// Authoring: convert skinned meshes in their bind pose and morphed
+    /// meshes with their base shape instead of refusing them.
+    #[arg(long, conflicts_with = "base")]
+    pub ignore_skins: bool,
+    /// Authoring: also write the new materials (MAT0), textures and lightmap
+    /// (Texm) into copies of this folder's Material.lib, Textures.lib and
+    /// LightMap.lib, beside the output (or into the originals with --in-place).
+    #[arg(long, value_name = "GAME", conflicts_with = "base")]
+    pub game_dir: Option<PathBuf>,
+    /// With --game-dir: change the game's libraries themselves.
+    #[arg(long, requires = "game_dir")]
+    pub in_place: bool,
+    /// With --game-dir: texture depth: auto (565 opaque, 8888 with alpha),
+    /// 16 (565 / 4444) or 32 (8888).
+    #[arg(long, value_name = "auto|16|32", default_value = "auto", value_parser = ["auto", "16", "32"])]
+    pub texture_bits: String,
+    /// With --game-dir: largest texture side (rounded up to a power of two).
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_texture: u32,
+    /// With --game-dir: byte order of 8888 textures: retail (B, G, R, A) or
+    /// argb (A, R, G, B).
+    #[arg(long, value_name = "retail|argb", default_value = "retail", value_parser = ["retail", "argb"])]
+    pub texm_order: String,
+    /// Authoring: fit a scene over 65535 triangles under the limit with
+    /// meshoptimizer (reports the error) instead of refusing it.
+    #[arg(long, conflicts_with = "base")]
+    pub simplify: bool,
+    /// Write a JSON report of the import to this file.
+    #[arg(long, value_name = "FILE.json")]
+    pub report: Option<PathBuf>,
+    /// Also read buffer URIs that are absolute or lead outside the glTF's
+    /// folder (they are refused by default).
+    #[arg(long)]
+    pub allow_outside: bool,
+    /// Work budget (units, see README "Safety"): nodes x 32 + primitive
+    /// instances x 64, and JSON bytes / 2; a glTF above it fails with rule
+    /// `limits.work` before its data is read.
+    #[arg(long, value_name = "UNITS", default_value_t = crate::limits::DEFAULT_MAX_WORK)]
+    pub max_work: u64,
+}
+
+impl Args {
+    /// Range checks of the numeric options (the same limits as msh2gltf's).
+    ///
+    /// # Errors
+    /// [`RunError::Usage`] naming the option.
+    pub fn validate(&self) -> Result<(), RunError> {
+        if let Some(f) = self.fps {
+            crate::limits::check_fps(f).map_err(|e| usage(format!("--fps: {e}")))?;
+        }
+        crate::limits::check_work(self.max_work).map_err(|e| usage(format!("--max-work: {e}")))?;
+        if !(1..=MAX_TEXTURE_SIDE).contains(&self.max_texture) {
+            return Err(usage(format!(
+                "--max-texture {}: must be 1..={MAX_TEXTURE_SIDE} pixels",
+                self.max_texture
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Largest `--max-texture` (a Texm side is a u16 after rounding).
+pub const MAX_TEXTURE_SIDE: u32 = 1 << 15;

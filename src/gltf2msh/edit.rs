@@ -1,0 +1,220 @@
+//! `--base`: a glTF written back over the model or map it was exported
+//! from (gltf-mapping.md "Reverse rules", terrain-notes §4.6): the base's
+//! content decides the pipeline ([`run`]); values the glTF leaves as
+//! exported keep the base's bytes.
+
+use std::path::{Path, PathBuf};
+
+use super::{claim, conversion, load_doc, output_fail, read_input, usage, Args, RunError};
+use crate::gltf_import::{self, ImportOptions};
+use crate::msh;
+use crate::nres;
+use crate::output::Transaction;
+use crate::source::{self, FileKind, InputSpec};
+use crate::terrain;
+
+/// Where the base model lives.
+enum Base {
+    /// A bare model file.
+    File(PathBuf, Vec<u8>),
+    /// An archive entry: archive path, archive bytes, entry index, model bytes.
+    Entry(PathBuf, Vec<u8>, usize, Vec<u8>),
+}
+
+impl Base {
+    fn path(&self) -> &Path {
+        match self {
+            Base::File(p, _) | Base::Entry(p, _, _, _) => p,
+        }
+    }
+}
+
+fn load_base(spec: &str) -> Result<Base, RunError> {
+    match source::parse_input(spec) {
+        InputSpec::File(p) => {
+            let bytes = read_input(&p, "base")?;
+            match source::classify(&bytes) {
+                FileKind::Model => Ok(Base::File(p, bytes)),
+                FileKind::ModelArchive => Err(usage(format!(
+                    "base {} is an archive: name the model as ARCHIVE:ENTRY (e.g. {}:MODEL.msh)",
+                    p.display(),
+                    p.display()
+                ))),
+                k => Err(usage(format!(
+                    "base {} is not an MSH model ({k:?})",
+                    p.display()
+                ))),
+            }
+        }
+        InputSpec::Entry { archive, entry } => {
+            let bytes = read_input(&archive, "base archive")?;
+            let a = nres::read(&bytes, nres::Mode::Strict)
+                .map_err(|e| conversion(format!("base archive {}: {e}", archive.display())))?;
+            let i = source::find_entry(&a, &entry)
+                .map_err(|e| usage(format!("base archive {}: {e}", archive.display())))?;
+            let model = a.entries[i].data.to_vec();
+            Ok(Base::Entry(archive, bytes, i, model))
+        }
+    }
+}
+
+/// `--base BASE`: a map's Land.msh (recognised by its streams) goes to
+/// [`edit_map`], a model (a file or `ARCHIVE:ENTRY`) to [`edit_model`].
+/// Returns the report's `import` object.
+///
+/// # Errors
+/// [`RunError::Usage`] for a missing input or base; the pipeline's errors.
+pub(super) fn run(
+    cli: &Args,
+    txn: &mut Transaction,
+    base_spec: &str,
+) -> Result<serde_json::Value, RunError> {
+    if !cli.input.is_file() {
+        return Err(usage(format!("input {} not found", cli.input.display())));
+    }
+    if let InputSpec::File(p) = source::parse_input(base_spec) {
+        let head = std::fs::read(&p).map_err(|e| usage(format!("base {}: {e}", p.display())))?;
+        if source::classify(&head) == FileKind::Terrain {
+            return edit_map(cli, txn, &p, &head);
+        }
+    }
+    edit_model(cli, txn, base_spec)
+}
+
+/// A model rebuilt with the glTF's edits against `base_spec` (a `.msh` or
+/// `ARCHIVE:ENTRY`; with an archive base and a non-`.msh` output the
+/// archive is copied with the entry replaced).
+///
+/// # Errors
+/// [`RunError`]: the base does not read, the glTF does not match it, the
+/// edited model is invalid, or the output is refused.
+fn edit_model(
+    cli: &Args,
+    txn: &mut Transaction,
+    base_spec: &str,
+) -> Result<serde_json::Value, RunError> {
+    let base = load_base(base_spec)?;
+    let base_bytes: &[u8] = match &base {
+        Base::File(_, b) | Base::Entry(_, _, _, b) => b,
+    };
+    let out = cli
+        .output
+        .clone()
+        .unwrap_or_else(|| cli.input.with_extension("msh"));
+    txn.add_input(base.path());
+    let (doc, _) = load_doc(cli, txn)?;
+    let hint = if cli.output.is_none() {
+        " (the default output is the input's name with .msh; give another one with -o)"
+    } else {
+        " (choose another output with -o)"
+    };
+    claim(txn, &out, hint)?;
+    let decoded = msh::decode(base_bytes, msh::Mode::Strict)
+        .map_err(|e| conversion(format!("base {base_spec}: {e}")))?;
+    let opts = ImportOptions {
+        fps: cli.fps,
+        reduce_keys: !cli.keep_keys,
+    };
+    let imp = gltf_import::import_with_base(&doc, &decoded.model, &opts)
+        .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
+    let model_bytes = msh::encode(&imp.model)
+        .map_err(|e| conversion(format!("the edited model is invalid: {e}")))?;
+    let bare = out
+        .extension()
+        .is_some_and(|x| x.eq_ignore_ascii_case("msh"));
+    let bytes = match &base {
+        Base::Entry(_, archive, i, _) if !bare => {
+            let a =
+                nres::read(archive, nres::Mode::Strict).map_err(|e| conversion(e.to_string()))?;
+            let mut entries = a.entries.clone();
+            entries[*i].data = &model_bytes;
+            nres::write(&entries).map_err(|e| conversion(format!("archive: {e}")))?
+        }
+        _ => model_bytes,
+    };
+    let r = &imp.report;
+    commit_one(cli, txn, &out, bytes, r.unchanged, || {
+        format!(
+            "{} moved vertices, {} new vertices, slots changed {:?}, rebuilt {:?}, tracks changed {:?}",
+            r.moved_vertices, r.new_vertices, r.changed_slots, r.rebuilt_slots, r.changed_tracks
+        )
+    })?;
+    if !cli.quiet {
+        if cli.verbose {
+            eprintln!("{}", serde_json::to_string_pretty(r).unwrap_or_default());
+        } else if !r.warnings.is_empty() {
+            eprintln!("gltf2msh: {} warning(s) (-v to list)", r.warnings.len());
+        }
+    }
+    Ok(serde_json::to_value(&imp.report).unwrap_or_default())
+}
+
+/// `--base Land.msh`: a map (recognised by its streams) rebuilt with the
+/// glTF's edits (terrain-notes §4.6).
+fn edit_map(
+    cli: &Args,
+    txn: &mut Transaction,
+    base_path: &Path,
+    base_bytes: &[u8],
+) -> Result<serde_json::Value, RunError> {
+    let out = cli
+        .output
+        .clone()
+        .unwrap_or_else(|| cli.input.with_extension("msh"));
+    txn.add_input(base_path);
+    let (doc, _) = load_doc(cli, txn)?;
+    claim(txn, &out, " (choose another output with -o)")?;
+    let base = terrain::read::decode(base_bytes)
+        .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
+    let (land, rep) = terrain::import::import_with_base(&doc, &base)
+        .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
+    let bytes = terrain::write::encode(&land)
+        .map_err(|e| conversion(format!("the edited map is invalid: {e}")))?;
+    commit_one(cli, txn, &out, bytes, rep.unchanged, || {
+        format!(
+            "{} moved vertices, {} repainted faces, {} alpha and {} UV edits, squares rebuilt {:?}",
+            rep.moved_vertices,
+            rep.repainted_faces,
+            rep.alpha_changed,
+            rep.uv_changed,
+            rep.changed_squares
+        )
+    })?;
+    if !cli.quiet {
+        for w in &rep.warnings {
+            eprintln!("gltf2msh: warning: {w}");
+        }
+    }
+    Ok(serde_json::to_value(&rep).unwrap_or_default())
+}
+
+/// Stages `bytes` as `out`, commits the run's transaction and, unless
+/// `-q`, says what was written: `gltf2msh: wrote OUT (N bytes; WHAT)`,
+/// WHAT being `unchanged` or the `edits` summary.
+///
+/// # Errors
+/// The transaction's refusal or failure ([`output_fail`]).
+fn commit_one(
+    cli: &Args,
+    txn: &mut Transaction,
+    out: &Path,
+    bytes: Vec<u8>,
+    unchanged: bool,
+    edits: impl FnOnce() -> String,
+) -> Result<(), RunError> {
+    let n_bytes = bytes.len();
+    txn.stage(out, bytes).map_err(output_fail)?;
+    txn.commit().map_err(output_fail)?;
+    if !cli.quiet {
+        let what = if unchanged {
+            "unchanged".to_string()
+        } else {
+            edits()
+        };
+        eprintln!(
+            "gltf2msh: wrote {} ({n_bytes} bytes; {what})",
+            out.display()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,56 @@
+//! INPUT is one map: its Land.msh (recognised by its streams) and siblings
+//! → glTF through the map pipeline ([`crate::terrain::batch::run`]), with
+//! a report row like the batch's.
+
+use std::path::Path;
+use std::time::Instant;
+
+use super::{inputs, Args, RunError};
+use crate::batch::{BatchOptions, Report, ReportRow, Status};
+use crate::output::WritePlan;
+use crate::terrain::batch::{self as tbatch, TerrainJob};
+
+/// Converts the map `msh` into OUTPUT (default: `<map folder name>.glb`
+/// beside it); the folder's files are inputs. Prints the row (failures
+/// always; others unless `-q`; warnings with `-v` or `--tolerant`) and
+/// writes `--report`. Returns 1 when the map failed, else 0.
+///
+/// # Errors
+/// `--report` refused before the run ([`RunError::Usage`]) or failed
+/// after it ([`RunError::Output`]).
+pub(super) fn run_single(args: &Args, msh: &Path, opts: &BatchOptions) -> Result<u8, RunError> {
+    let t0 = Instant::now();
+    let stem = msh
+        .parent()
+        .and_then(|p| p.file_name())
+        .map_or_else(|| "Land".to_string(), |n| n.to_string_lossy().into_owned());
+    let job = TerrainJob {
+        output: inputs::single_output(args, Some(msh.parent().unwrap_or(Path::new("."))), &stem),
+        msh: msh.to_path_buf(),
+    };
+    let mut plan = WritePlan::new(args.force);
+    plan.add_input(msh);
+    if let Some(dir) = msh.parent() {
+        for f in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            plan.add_input(&f.path());
+        }
+    }
+    super::claim_report(args, &mut plan)?;
+    let show = args.verbose > 0 || args.tolerant;
+    let quiet = args.quiet;
+    let rows = tbatch::run(&[job], opts, &mut plan, &|r: &ReportRow| {
+        if r.status == Status::Failed || !quiet {
+            eprintln!("{}", super::row_line(r, show));
+        }
+    });
+    let report = Report::from_rows(rows, t0.elapsed().as_secs_f64());
+    if let Some(path) = &args.report {
+        report
+            .write(path, args.force)
+            .map_err(|source| RunError::Output {
+                context: format!("--report {}", path.display()),
+                source,
+            })?;
+    }
+    Ok(if report.failed > 0 { 1 } else { 0 })
+}
