@@ -683,144 +683,24 @@ pub fn apply(
     }
     let tracks = anim::tracks(base).map_err(|e| err(e.rule, e.detail))?;
     let sampler = Sampler::new(base, layout).map_err(|e| err(e.rule, e.detail))?;
-    let pool = base.keys.as_deref().unwrap_or(&[]);
+    let cx = TrackCx {
+        base,
+        up,
+        layout,
+        sampler: &sampler,
+        reduce_keys: opts.reduce_keys,
+    };
     let mut out_tracks: Vec<NodeTrackIn> = Vec::with_capacity(n);
     let mut all_verbatim = true;
     for r in 0..n {
         let g = m.node_of[r];
-        let (t_static, r_static) = node_trs(&nodes[g], g, &mut report.warnings);
-        let bt = tracks[r];
-        let bkeys = &pool[bt.first_key..=bt.last_key];
-        let [tc, rc] = &chans[r];
-        // Frames and glTF values.
-        let mut resampled = false;
-        let samples: Vec<(f32, [f32; 3], [f32; 4])> = if tc.is_none() && rc.is_none() {
-            vec![(0.0, t_static, r_static)]
-        } else {
-            let present: Vec<&Channel> = [tc.as_ref(), rc.as_ref()].into_iter().flatten().collect();
-            let mut frames: Vec<f32> = if present.iter().all(|c| c.integer) {
-                present
-                    .iter()
-                    .flat_map(|c| c.frames.iter().copied())
-                    .filter(|&f| f >= 0.0)
-                    .collect()
-            } else {
-                resampled = true;
-                let last = present
-                    .iter()
-                    .map(|c| c.frames[c.frames.len() - 1])
-                    .fold(0.0f32, f32::max)
-                    .ceil();
-                if last > anim::MAX_KEY_TIME {
-                    return Err(err(
-                        "gltf.anim",
-                        format!(
-                            "Res1 node {r}: animation ends at frame {last} (> {})",
-                            anim::MAX_KEY_TIME
-                        ),
-                    ));
-                }
-                (0..=last as u32).map(|f| f as f32).collect()
-            };
-            frames.push(0.0);
-            frames.sort_by(f32::total_cmp);
-            frames.dedup();
-            frames
-                .into_iter()
-                .map(|f| {
-                    let t = tc.as_ref().map_or(t_static, |c| {
-                        let v = c.sample(f, false);
-                        [v[0], v[1], v[2]]
-                    });
-                    let q = rc.as_ref().map_or(r_static, |c| {
-                        let v = c.sample(f, true);
-                        [v[0], v[1], v[2], v[3]]
-                    });
-                    (f, t, q)
-                })
-                .collect()
-        };
-        // Keys, with base raw values where equal.
-        let key_for_key = exported_key_for_key(base, &bt);
-        let mut keys = Vec::with_capacity(samples.len());
-        let mut protect = Vec::with_capacity(samples.len());
-        let mut raw_all = true;
-        for &(f, t, q) in &samples {
-            let bk = if bt.has_map {
-                if key_for_key {
-                    bkeys.iter().find(|k| k.time == f)
-                } else {
-                    None
-                }
-            } else if samples.len() == 1 {
-                bkeys.first()
-            } else {
-                None
-            };
-            let mut key = AnimKey24 {
-                pos: axes::vec3_inv(up, t),
-                time: f,
-                q: quantize_gltf_rotation(up, layout, q),
-            };
-            let mut raw = false;
-            if let Some(bk) = bk {
-                let (ep, eq) = exported(up, layout, bk);
-                let (pr, qr) = (pos_eq(t, ep), rot_eq(q, eq));
-                if pr {
-                    key.pos = bk.pos;
-                }
-                if qr {
-                    key.q = bk.q;
-                }
-                raw = pr && qr;
-            }
-            raw_all &= raw;
-            keys.push(key);
-            protect.push(raw);
+        let stat = node_trs(&nodes[g], g, &mut report.warnings);
+        let (track, verbatim) = node_track(&cx, r, tracks[r], &chans[r], stat)?;
+        if !verbatim {
+            all_verbatim = false;
+            report.changed_tracks.push(r);
         }
-        // Unchanged track?
-        let verbatim = if !bt.has_map {
-            raw_all && keys.len() == bkeys.len() && keys.len() < 2
-        } else if key_for_key {
-            // Every base key comes back raw at its time; any other sample
-            // is one of the keys msh2gltf adds on the engine's curve
-            // (densified rotations, gltf_export::anim) and is dropped.
-            let mut at_base = 0;
-            keys.len() >= 2
-                && samples.iter().zip(&protect).all(|(&(f, t, q), &raw)| {
-                    if bkeys.iter().any(|k| k.time == f) {
-                        at_base += usize::from(raw);
-                        raw
-                    } else {
-                        let p = sampler.node_pose(r, f);
-                        pos_eq(t, axes::vec3(up, p.pos))
-                            && rot_eq(q, axes::engine_quat_to_gltf(up, p.q))
-                    }
-                })
-                && at_base == bkeys.len()
-        } else {
-            // A baked export: equal when every frame matches the engine pose.
-            samples.len() == base.frame_count.max(1) as usize
-                && samples.iter().all(|&(f, t, q)| {
-                    let p = sampler.node_pose(r, f);
-                    pos_eq(t, axes::vec3(up, p.pos))
-                        && rot_eq(q, axes::engine_quat_to_gltf(up, p.q))
-                })
-        };
-        if verbatim {
-            out_tracks.push(NodeTrackIn {
-                keys: bkeys.to_vec(),
-                has_map: bt.has_map,
-            });
-            continue;
-        }
-        all_verbatim = false;
-        report.changed_tracks.push(r);
-        if resampled || opts.reduce_keys {
-            keys = reduce(keys, &protect, layout);
-        }
-        let has_map = keys.len() >= 2;
-        out_tracks.push(NodeTrackIn { keys, has_map });
+        out_tracks.push(track);
     }
     let names: Vec<String> = m
         .node_of
@@ -837,7 +717,233 @@ pub fn apply(
         super::anim_check::warn_unplayed(&chans, &sampler, up, fps, &names, &mut report.warnings);
         return Ok(());
     }
-    let c = anim::canonical_anim(&out_tracks).map_err(|e| err(e.rule, e.detail))?;
+    write_animation(model, &out_tracks)?;
+    report.animation_regenerated = true;
+    let played = Sampler::new(model, layout).map_err(|e| err(e.rule, e.detail))?;
+    super::anim_check::warn_unplayed(&chans, &played, up, fps, &names, &mut report.warnings);
+    Ok(())
+}
+
+/// What every node track of one [`apply`] shares: the base model, the axes,
+/// the quaternion layout, the engine sampler of the base and whether keys
+/// are reduced ([`ImportOptions::reduce_keys`]).
+struct TrackCx<'a> {
+    /// The base model.
+    base: &'a Model,
+    /// Up axis of the glTF.
+    up: Up,
+    /// The model's quaternion layout.
+    layout: QuatLayout,
+    /// The engine's sampler of the base.
+    sampler: &'a Sampler<'a>,
+    /// [`ImportOptions::reduce_keys`].
+    reduce_keys: bool,
+}
+
+/// A glTF sample: frame, translation and rotation `(x, y, z, w)` (glTF axes).
+type Sample = (f32, [f32; 3], [f32; 4]);
+
+/// The new track of Res1 node `r` (base track `bt`, channels `[t, r]`,
+/// static TRS `stat`) and whether it is the base's unchanged: then its
+/// keys are the base's raw keys; else the sampled keys, reduced when
+/// resampled or asked.
+///
+/// # Errors
+/// `gltf.anim`: see [`node_samples`].
+fn node_track(
+    cx: &TrackCx,
+    r: usize,
+    bt: anim::Track,
+    chans: &[Option<Channel>; 2],
+    stat: ([f32; 3], [f32; 4]),
+) -> Result<(NodeTrackIn, bool), ImportError> {
+    let pool = cx.base.keys.as_deref().unwrap_or(&[]);
+    let bkeys = &pool[bt.first_key..=bt.last_key];
+    let (samples, resampled) = node_samples(r, chans, stat)?;
+    let key_for_key = exported_key_for_key(cx.base, &bt);
+    let (mut keys, protect, raw_all) = sample_keys(cx, &bt, bkeys, key_for_key, &samples);
+    let verbatim = if !bt.has_map {
+        raw_all && keys.len() == bkeys.len() && keys.len() < 2
+    } else {
+        has_map_verbatim(cx, r, bkeys, key_for_key, &samples, &keys, &protect)
+    };
+    if verbatim {
+        let track = NodeTrackIn {
+            keys: bkeys.to_vec(),
+            has_map: bt.has_map,
+        };
+        return Ok((track, true));
+    }
+    if resampled || cx.reduce_keys {
+        keys = reduce(keys, &protect, cx.layout);
+    }
+    let has_map = keys.len() >= 2;
+    Ok((NodeTrackIn { keys, has_map }, false))
+}
+
+/// Frames and glTF values of one node: its static TRS at frame 0 when it
+/// has no channel; else every key frame of its channels (and 0) when all
+/// are at integer frames, or every integer frame up to the last key
+/// (`resampled`), sampled with glTF semantics. Returns the samples and
+/// whether they were resampled.
+///
+/// # Errors
+/// `gltf.anim`: a resampled animation ending past [`anim::MAX_KEY_TIME`].
+fn node_samples(
+    r: usize,
+    [tc, rc]: &[Option<Channel>; 2],
+    (t_static, r_static): ([f32; 3], [f32; 4]),
+) -> Result<(Vec<Sample>, bool), ImportError> {
+    if tc.is_none() && rc.is_none() {
+        return Ok((vec![(0.0, t_static, r_static)], false));
+    }
+    let mut resampled = false;
+    let present: Vec<&Channel> = [tc.as_ref(), rc.as_ref()].into_iter().flatten().collect();
+    let mut frames: Vec<f32> = if present.iter().all(|c| c.integer) {
+        present
+            .iter()
+            .flat_map(|c| c.frames.iter().copied())
+            .filter(|&f| f >= 0.0)
+            .collect()
+    } else {
+        resampled = true;
+        let last = present
+            .iter()
+            .map(|c| c.frames[c.frames.len() - 1])
+            .fold(0.0f32, f32::max)
+            .ceil();
+        if last > anim::MAX_KEY_TIME {
+            return Err(err(
+                "gltf.anim",
+                format!(
+                    "Res1 node {r}: animation ends at frame {last} (> {})",
+                    anim::MAX_KEY_TIME
+                ),
+            ));
+        }
+        (0..=last as u32).map(|f| f as f32).collect()
+    };
+    frames.push(0.0);
+    frames.sort_by(f32::total_cmp);
+    frames.dedup();
+    let samples = frames
+        .into_iter()
+        .map(|f| {
+            let t = tc.as_ref().map_or(t_static, |c| {
+                let v = c.sample(f, false);
+                [v[0], v[1], v[2]]
+            });
+            let q = rc.as_ref().map_or(r_static, |c| {
+                let v = c.sample(f, true);
+                [v[0], v[1], v[2], v[3]]
+            });
+            (f, t, q)
+        })
+        .collect();
+    Ok((samples, resampled))
+}
+
+/// Keys, with base raw values where equal: each sample quantized
+/// (msh-animation §2), its position and rotation replaced by the raw values
+/// of the base key at its time (key-for-key exports; a static track's one
+/// key) when they export to the same glTF value. Returns the keys, which of
+/// them are raw (protected from reduction) and whether all are.
+fn sample_keys(
+    cx: &TrackCx,
+    bt: &anim::Track,
+    bkeys: &[AnimKey24],
+    key_for_key: bool,
+    samples: &[Sample],
+) -> (Vec<AnimKey24>, Vec<bool>, bool) {
+    let (up, layout) = (cx.up, cx.layout);
+    let mut keys = Vec::with_capacity(samples.len());
+    let mut protect = Vec::with_capacity(samples.len());
+    let mut raw_all = true;
+    for &(f, t, q) in samples {
+        let bk = if bt.has_map {
+            if key_for_key {
+                bkeys.iter().find(|k| k.time == f)
+            } else {
+                None
+            }
+        } else if samples.len() == 1 {
+            bkeys.first()
+        } else {
+            None
+        };
+        let mut key = AnimKey24 {
+            pos: axes::vec3_inv(up, t),
+            time: f,
+            q: quantize_gltf_rotation(up, layout, q),
+        };
+        let mut raw = false;
+        if let Some(bk) = bk {
+            let (ep, eq) = exported(up, layout, bk);
+            let (pr, qr) = (pos_eq(t, ep), rot_eq(q, eq));
+            if pr {
+                key.pos = bk.pos;
+            }
+            if qr {
+                key.q = bk.q;
+            }
+            raw = pr && qr;
+        }
+        raw_all &= raw;
+        keys.push(key);
+        protect.push(raw);
+    }
+    (keys, protect, raw_all)
+}
+
+/// Unchanged track? (for a base track with a frame map): key-for-key
+/// exports must bring every base key back raw at its time, and any other
+/// sample must lie on the engine's curve; baked exports must match the
+/// engine pose at every frame.
+fn has_map_verbatim(
+    cx: &TrackCx,
+    r: usize,
+    bkeys: &[AnimKey24],
+    key_for_key: bool,
+    samples: &[Sample],
+    keys: &[AnimKey24],
+    protect: &[bool],
+) -> bool {
+    let up = cx.up;
+    let on_curve = |f: f32, t: [f32; 3], q: [f32; 4]| {
+        let p = cx.sampler.node_pose(r, f);
+        pos_eq(t, axes::vec3(up, p.pos)) && rot_eq(q, axes::engine_quat_to_gltf(up, p.q))
+    };
+    if key_for_key {
+        // Every base key comes back raw at its time; any other sample
+        // is one of the keys msh2gltf adds on the engine's curve
+        // (densified rotations, gltf_export::anim) and is dropped.
+        let mut at_base = 0;
+        keys.len() >= 2
+            && samples.iter().zip(protect).all(|(&(f, t, q), &raw)| {
+                if bkeys.iter().any(|k| k.time == f) {
+                    at_base += usize::from(raw);
+                    raw
+                } else {
+                    on_curve(f, t, q)
+                }
+            })
+            && at_base == bkeys.len()
+    } else {
+        // A baked export: equal when every frame matches the engine pose.
+        samples.len() == cx.base.frame_count.max(1) as usize
+            && samples.iter().all(|&(f, t, q)| on_curve(f, t, q))
+    }
+}
+
+/// Writes the canonical Res8/Res19 of `tracks` (msh-animation §5.4, §8)
+/// into `model`: keys, frame count, the nodes' `map_start` and
+/// `fallback_key`, the frame map (kept absent when empty and the model has
+/// no Res19 entry), and the stream entries it lacks.
+///
+/// # Errors
+/// The `msh.anim.*` rules of [`anim::canonical_anim`].
+fn write_animation(model: &mut Model, tracks: &[NodeTrackIn]) -> Result<(), ImportError> {
+    let c = anim::canonical_anim(tracks).map_err(|e| err(e.rule, e.detail))?;
     if let Nodes::Node38(n38) = &mut model.nodes {
         for (i, nd) in n38.iter_mut().enumerate() {
             nd.map_start = c.map_start[i];
@@ -875,9 +981,6 @@ pub fn apply(
             });
         }
     }
-    report.animation_regenerated = true;
-    let played = Sampler::new(model, layout).map_err(|e| err(e.rule, e.detail))?;
-    super::anim_check::warn_unplayed(&chans, &played, up, fps, &names, &mut report.warnings);
     Ok(())
 }
 
