@@ -597,6 +597,9 @@ fn rotated<T: Copy>(t: [T; 3], r: usize) -> [T; 3] {
 }
 
 /// Matched path for slot `s`; `Some(batches)` when the slot must be rebuilt.
+///
+/// # Errors
+/// `gltf.limits` from a batch material edit (see [`set_material`]).
 fn match_slot(
     base: &Model,
     model: &mut Model,
@@ -605,14 +608,83 @@ fn match_slot(
     vs: &mut Verts,
     report: &mut ImportReport,
 ) -> Result<Option<Vec<NewBatch>>, ImportError> {
-    let up = vs.up;
-    let conv = vs.conv;
+    let cx = SlotCx {
+        base,
+        up: vs.up,
+        conv: vs.conv,
+    };
+    let bt = base_tris(base, s);
+    let (gtris, used) = match_tris(&cx, &bt, prims);
+    if keep_topology(&cx, model, &bt, prims, &gtris, report)? {
+        return Ok(None);
+    }
+    rebuild(&cx, model, &bt, prims, &gtris, used).map(Some)
+}
+
+/// What the steps of [`match_slot`] share: the base, the axes and the
+/// conventions.
+struct SlotCx<'a> {
+    /// The base model.
+    base: &'a Model,
+    /// Up axis of the glTF.
+    up: Up,
+    /// The import context.
+    conv: Context,
+}
+
+impl SlotCx<'_> {
+    /// Whether corner `i` of `p` exports to what base vertex `v` exports:
+    /// the same normal (when both have one) and the same quantized UV.
+    fn corner_ok(&self, p: &Prim, i: usize, v: u32) -> bool {
+        let base = self.base;
+        let v = v as usize;
+        if let (Some(n), Some(normals)) = (&p.nrm, base.normals.as_ref()) {
+            if let Some(e) = exported_normal(self.up, normals[v]) {
+                if !nrm_eq(n[i], e) {
+                    return false;
+                }
+            }
+        }
+        if let (Some(uv), Some(uvs)) = (&p.uv, base.uvs.as_ref()) {
+            if quantize_uv(uv[i], self.conv.model.uv) != uvs[v] {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// A base triangle of a slot: (batch, global vertices, Res7 index).
+type BaseTri = (usize, [u32; 3], Option<usize>);
+
+/// A glTF triangle: (primitive, corner indices, matched base triangle).
+type GltfTri = (usize, [u32; 3], Option<usize>);
+
+/// The base triangles of one slot and their lookups by position key.
+struct BaseTris {
+    /// First batch of the slot and the end of its batch range.
+    b0: usize,
+    /// End of the slot's batch range (clamped to Res13).
+    bend: usize,
+    /// The triangles, in batch order.
+    tris: Vec<BaseTri>,
+    /// Triangles by their positions (rotated to the smallest corner).
+    by_pos: HashMap<PosTri, Vec<usize>>,
+    /// Triangles by their edges (position pairs, smaller first).
+    by_edge: HashMap<([u32; 3], [u32; 3]), Vec<usize>>,
+    /// Base vertices by position.
+    vert_at: HashMap<[u32; 3], Vec<u32>>,
+}
+
+/// Base triangles of slot `s`: every batch's Res6 triangles with their
+/// Res7 record (while within the slot's `tri_count`), indexed by position,
+/// edge and vertex position.
+fn base_tris(base: &Model, s: usize) -> BaseTris {
     let slot = base.slots[s];
     let b0 = usize::from(slot.batch_start);
     let bend = (b0 + usize::from(slot.batch_count)).min(base.batches.len());
     let descs = base.tris.as_deref().unwrap_or(&[]);
-    // Base triangles: (batch, global vertices, Res7 index).
-    let mut btris: Vec<(usize, [u32; 3], Option<usize>)> = Vec::new();
+    let mut btris: Vec<BaseTri> = Vec::new();
     for b in b0.min(bend)..bend {
         let bb = &base.batches[b];
         for t in batch_indices(base, bb).chunks_exact(3) {
@@ -653,40 +725,39 @@ fn match_slot(
             }
         }
     }
-    let corner_ok = |p: &Prim, i: usize, v: u32| -> bool {
-        let v = v as usize;
-        if let (Some(n), Some(normals)) = (&p.nrm, base.normals.as_ref()) {
-            if let Some(e) = exported_normal(up, normals[v]) {
-                if !nrm_eq(n[i], e) {
-                    return false;
-                }
-            }
-        }
-        if let (Some(uv), Some(uvs)) = (&p.uv, base.uvs.as_ref()) {
-            if quantize_uv(uv[i], conv.model.uv) != uvs[v] {
-                return false;
-            }
-        }
-        true
-    };
-    let mut used = vec![false; btris.len()];
-    // (prim, corner indices, matched base tri)
-    let mut gtris: Vec<(usize, [u32; 3], Option<usize>)> = Vec::new();
+    BaseTris {
+        b0,
+        bend,
+        tris: btris,
+        by_pos,
+        by_edge,
+        vert_at,
+    }
+}
+
+/// Matches every glTF triangle of `prims` to an unused base triangle with
+/// the same positions (any rotation, winding kept) whose corners all pass
+/// [`SlotCx::corner_ok`]. Returns the glTF triangles and which base
+/// triangles were used.
+fn match_tris(cx: &SlotCx, bt: &BaseTris, prims: &[Prim]) -> (Vec<GltfTri>, Vec<bool>) {
+    let bpos = |v: u32| pos_key(cx.base.positions[v as usize]);
+    let mut used = vec![false; bt.tris.len()];
+    let mut gtris: Vec<GltfTri> = Vec::new();
     for (pi, p) in prims.iter().enumerate() {
         for c in p.indices.chunks_exact(3) {
             let c = [c[0], c[1], c[2]];
-            let pk = c.map(|i| pos_key(axes::vec3_inv(up, p.pos[i as usize])));
+            let pk = c.map(|i| pos_key(axes::vec3_inv(cx.up, p.pos[i as usize])));
             let r = canonical_rotation(&pk);
             let rc = rotated(c, r);
-            let found = by_pos.get(&rotated(pk, r)).and_then(|cands| {
+            let found = bt.by_pos.get(&rotated(pk, r)).and_then(|cands| {
                 cands.iter().copied().find(|&k| {
                     if used[k] {
                         return false;
                     }
-                    let bt = btris[k].1;
-                    let br = canonical_rotation(&bt.map(bpos));
-                    let bt = rotated(bt, br);
-                    (0..3).all(|j| corner_ok(p, rc[j] as usize, bt[j]))
+                    let t = bt.tris[k].1;
+                    let br = canonical_rotation(&t.map(bpos));
+                    let t = rotated(t, br);
+                    (0..3).all(|j| cx.corner_ok(p, rc[j] as usize, t[j]))
                 })
             });
             if let Some(k) = found {
@@ -695,41 +766,80 @@ fn match_slot(
             gtris.push((pi, c, found));
         }
     }
-    // Unchanged topology: every base triangle found once, materials uniform per batch.
-    if gtris.len() == btris.len() && gtris.iter().all(|g| g.2.is_some()) {
-        let mut mat: HashMap<usize, Option<BatchMaterial>> = HashMap::new();
-        let mut uniform = true;
-        for g in &gtris {
-            let b = btris[g.2.unwrap_or(0)].0;
-            let mi = prims[g.0].material;
-            match mat.get(&b) {
-                None => {
-                    mat.insert(b, mi);
-                }
-                Some(prev) if *prev != mi => uniform = false,
-                _ => {}
+    (gtris, used)
+}
+
+/// Unchanged topology: every base triangle found once and materials
+/// uniform per batch. Then the batches' material edits are applied
+/// (counted in the report) and `true` is returned; else `false` (rebuild).
+///
+/// # Errors
+/// See [`set_material`].
+fn keep_topology(
+    cx: &SlotCx,
+    model: &mut Model,
+    bt: &BaseTris,
+    prims: &[Prim],
+    gtris: &[GltfTri],
+    report: &mut ImportReport,
+) -> Result<bool, ImportError> {
+    if gtris.len() != bt.tris.len() || !gtris.iter().all(|g| g.2.is_some()) {
+        return Ok(false);
+    }
+    let mut mat: HashMap<usize, Option<BatchMaterial>> = HashMap::new();
+    let mut uniform = true;
+    for g in gtris {
+        let b = bt.tris[g.2.unwrap_or(0)].0;
+        let mi = prims[g.0].material;
+        match mat.get(&b) {
+            None => {
+                mat.insert(b, mi);
             }
-        }
-        if uniform {
-            for (b, mi) in mat {
-                if let Some(bm) = mi {
-                    if set_material(conv, &base.batches[b], &mut model.batches[b], bm)? {
-                        report.changed_materials += 1;
-                    }
-                }
-            }
-            return Ok(None);
+            Some(prev) if *prev != mi => uniform = false,
+            _ => {}
         }
     }
-    // Rebuild.
-    let mut batches: Vec<NewBatch> = (b0.min(bend)..bend)
+    if !uniform {
+        return Ok(false);
+    }
+    for (b, mi) in mat {
+        if let Some(bm) = mi {
+            if set_material(cx.conv, &cx.base.batches[b], &mut model.batches[b], bm)? {
+                report.changed_materials += 1;
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// Rebuild: the slot's batches (base records, then one per new material)
+/// with every glTF triangle: a matched one keeps its base vertices and Res7
+/// record; a new one takes the batch and Res7 record of a surviving
+/// neighbour (a base triangle sharing an edge by position) and base
+/// vertices whose corners match, else new vertices ([`new_vertex`]).
+/// Triangles are sorted by (base triangle, glTF order).
+///
+/// # Errors
+/// See [`set_material`].
+fn rebuild(
+    cx: &SlotCx,
+    model: &mut Model,
+    bt: &BaseTris,
+    prims: &[Prim],
+    gtris: &[GltfTri],
+    used: Vec<bool>,
+) -> Result<Vec<NewBatch>, ImportError> {
+    let (base, up, conv, b0) = (cx.base, cx.up, cx.conv, bt.b0);
+    let descs = base.tris.as_deref().unwrap_or(&[]);
+    let btris = &bt.tris;
+    let mut batches: Vec<NewBatch> = (b0.min(bt.bend)..bt.bend)
         .map(|b| NewBatch {
             rec: base.batches[b],
             tris: Vec::new(),
         })
         .collect();
     let mut new_vert: HashMap<(Vec<u8>, u32), u32> = HashMap::new();
-    let mut claimed = used.clone();
+    let mut claimed = used;
     for (seq, &(pi, c, found)) in gtris.iter().enumerate() {
         let p = &prims[pi];
         let seq = seq as u32;
@@ -741,16 +851,7 @@ fn match_slot(
         }
         // Surviving neighbour: a base triangle sharing an edge by position.
         let pk = c.map(|i| pos_key(axes::vec3_inv(up, p.pos[i as usize])));
-        let mut donor: Option<usize> = None;
-        for e in 0..3 {
-            let (a, b) = (pk[e], pk[(e + 1) % 3]);
-            if let Some(l) = by_edge.get(&if a <= b { (a, b) } else { (b, a) }) {
-                if let Some(&k) = l.iter().find(|&&k| !claimed[k]) {
-                    donor = Some(k);
-                    break;
-                }
-            }
-        }
+        let donor = neighbour(bt, &pk, &claimed);
         if let Some(k) = donor {
             claimed[k] = true;
         }
@@ -758,10 +859,10 @@ fn match_slot(
         for j in 0..3 {
             let i = c[j] as usize;
             let game = axes::vec3_inv(up, p.pos[i]);
-            let cands = vert_at.get(&pk[j]);
-            vids[j] = match cands.and_then(|l| l.iter().copied().find(|&v| corner_ok(p, i, v))) {
+            let cands = bt.vert_at.get(&pk[j]);
+            vids[j] = match cands.and_then(|l| l.iter().copied().find(|&v| cx.corner_ok(p, i, v))) {
                 Some(v) => v,
-                None => new_vertex(base, model, p, i, game, cands, &btris, &mut new_vert, conv),
+                None => new_vertex(base, model, p, i, game, cands, btris, &mut new_vert, conv),
             };
         }
         let bidx = match p.material {
@@ -798,7 +899,21 @@ fn match_slot(
     for nb in &mut batches {
         nb.tris.sort_by_key(|t| t.0);
     }
-    Ok(Some(batches))
+    Ok(batches)
+}
+
+/// The first base triangle not yet claimed that shares an edge (by
+/// position keys `pk`) with a new triangle, edges in corner order.
+fn neighbour(bt: &BaseTris, pk: &[[u32; 3]; 3], claimed: &[bool]) -> Option<usize> {
+    for e in 0..3 {
+        let (a, b) = (pk[e], pk[(e + 1) % 3]);
+        if let Some(l) = bt.by_edge.get(&if a <= b { (a, b) } else { (b, a) }) {
+            if let Some(&k) = l.iter().find(|&&k| !claimed[k]) {
+                return Some(k);
+            }
+        }
+    }
+    None
 }
 
 /// Appends (or reuses) a new vertex for corner `i` of `p`.
@@ -945,52 +1060,7 @@ fn assemble(
                 batch_used[b] = true;
             }
             for nb in nbs.iter_mut() {
-                let mut rec = nb.rec;
-                let ids: Vec<u32> = nb.tris.iter().flat_map(|t| t.1).collect();
-                let (lo, hi) = (
-                    ids.iter().copied().min().unwrap_or(rec.base_vertex),
-                    ids.iter().copied().max().unwrap_or(rec.base_vertex),
-                );
-                if lo >= rec.base_vertex && hi - rec.base_vertex <= 0xFFFF {
-                    // keep the base's base_vertex
-                } else if hi - lo <= 0xFFFF {
-                    rec.base_vertex = lo;
-                } else {
-                    // Too far apart for u16 indices: copy the batch's vertices contiguously.
-                    let mut map: HashMap<u32, u32> = HashMap::new();
-                    let mut uniq: Vec<u32> = ids.clone();
-                    uniq.sort_unstable();
-                    uniq.dedup();
-                    if uniq.len() > 0x10000 {
-                        return Err(err(
-                            "gltf.limits",
-                            format!(
-                                "Res2 slot {s}: a batch uses {} vertices (> 65536)",
-                                uniq.len()
-                            ),
-                        ));
-                    }
-                    for &v in &uniq {
-                        let nv = clone_vertex(model, v as usize);
-                        map.insert(v, nv);
-                    }
-                    for t in nb.tris.iter_mut() {
-                        t.1 = t.1.map(|v| map[&v]);
-                    }
-                    rec.base_vertex = map[&uniq[0]];
-                }
-                rec.index_start = indices.len() as u32;
-                rec.index_count = u16_of(
-                    nb.tris.len() * 3,
-                    &format!("Res2 slot {s}: batch index count"),
-                )?;
-                for t in &nb.tris {
-                    for v in t.1 {
-                        indices.push((v - rec.base_vertex) as u16);
-                    }
-                    tris.push(t.2);
-                }
-                batches.push(rec);
+                batches.push(place_batch(model, s, nb, &mut indices, &mut tris)?);
             }
         } else {
             let b0 = usize::from(slot.batch_start);
@@ -1047,25 +1117,94 @@ fn assemble(
     model.slots = slots;
     if model.tris.is_some() {
         model.tris = Some(tris);
-        // Links and face normals of the rebuilt slots.
-        for &s in rebuilt.keys() {
-            let slot = model.slots[s];
-            let t = derive::slot_triangles(model, &slot);
-            let corners: Vec<[[f32; 3]; 3]> = t
-                .iter()
-                .map(|c| c.map(|v| model.positions[v as usize]))
-                .collect();
-            let links = derive::neighbour_links(&corners);
-            let tr = model.tris.as_mut().expect("checked");
-            for (k, c) in corners.iter().enumerate() {
-                let d = &mut tr[usize::from(slot.tri_start) + k];
-                d.normal = derive::face_normal_i16(c);
-                d.links = links[k]
-                    .map(|x| x.map_or(NONE16, |u| (usize::from(slot.tri_start) + u) as u16));
-            }
-        }
+        rebuilt_links(model, rebuilt);
     }
     Ok(())
+}
+
+/// Places one rebuilt batch after the Res6/Res7 written so far: its
+/// `base_vertex` is kept when every vertex is within 65536 above it, else
+/// moved to its lowest vertex, else (too far apart for u16 indices) its
+/// vertices are copied contiguously to the end of Res3; its indices and
+/// Res7 records are appended. Returns the batch record.
+///
+/// # Errors
+/// `gltf.limits`: a batch over 65536 vertices or an index count over a
+/// u16 (`Res2 slot {s}` named).
+fn place_batch(
+    model: &mut Model,
+    s: usize,
+    nb: &mut NewBatch,
+    indices: &mut Vec<u16>,
+    tris: &mut Vec<TriDesc16>,
+) -> Result<Batch20, ImportError> {
+    let mut rec = nb.rec;
+    let ids: Vec<u32> = nb.tris.iter().flat_map(|t| t.1).collect();
+    let (lo, hi) = (
+        ids.iter().copied().min().unwrap_or(rec.base_vertex),
+        ids.iter().copied().max().unwrap_or(rec.base_vertex),
+    );
+    if lo >= rec.base_vertex && hi - rec.base_vertex <= 0xFFFF {
+        // keep the base's base_vertex
+    } else if hi - lo <= 0xFFFF {
+        rec.base_vertex = lo;
+    } else {
+        // Too far apart for u16 indices: copy the batch's vertices contiguously.
+        let mut map: HashMap<u32, u32> = HashMap::new();
+        let mut uniq: Vec<u32> = ids.clone();
+        uniq.sort_unstable();
+        uniq.dedup();
+        if uniq.len() > 0x10000 {
+            return Err(err(
+                "gltf.limits",
+                format!(
+                    "Res2 slot {s}: a batch uses {} vertices (> 65536)",
+                    uniq.len()
+                ),
+            ));
+        }
+        for &v in &uniq {
+            let nv = clone_vertex(model, v as usize);
+            map.insert(v, nv);
+        }
+        for t in nb.tris.iter_mut() {
+            t.1 = t.1.map(|v| map[&v]);
+        }
+        rec.base_vertex = map[&uniq[0]];
+    }
+    rec.index_start = indices.len() as u32;
+    rec.index_count = u16_of(
+        nb.tris.len() * 3,
+        &format!("Res2 slot {s}: batch index count"),
+    )?;
+    for t in &nb.tris {
+        for v in t.1 {
+            indices.push((v - rec.base_vertex) as u16);
+        }
+        tris.push(t.2);
+    }
+    Ok(rec)
+}
+
+/// Links and face normals of the rebuilt slots (msh-core §8.3), from their
+/// new triangles.
+fn rebuilt_links(model: &mut Model, rebuilt: &BTreeMap<usize, Vec<NewBatch>>) {
+    for &s in rebuilt.keys() {
+        let slot = model.slots[s];
+        let t = derive::slot_triangles(model, &slot);
+        let corners: Vec<[[f32; 3]; 3]> = t
+            .iter()
+            .map(|c| c.map(|v| model.positions[v as usize]))
+            .collect();
+        let links = derive::neighbour_links(&corners);
+        let tr = model.tris.as_mut().expect("checked");
+        for (k, c) in corners.iter().enumerate() {
+            let d = &mut tr[usize::from(slot.tri_start) + k];
+            d.normal = derive::face_normal_i16(c);
+            d.links =
+                links[k].map(|x| x.map_or(NONE16, |u| (usize::from(slot.tri_start) + u) as u16));
+        }
+    }
 }
 
 /// Recomputes the bounds of changed slots (AABB, sphere; the Slot68 tail is
