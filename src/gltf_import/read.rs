@@ -278,17 +278,7 @@ fn load_buffer(
             })?
             .to_vec(),
         Some(uri) if uri.starts_with("data:") => {
-            let comma = uri
-                .find(',')
-                .ok_or_else(|| err("gltf.buffer", format!("buffer {i}: data URI without ','")))?;
-            if !uri[..comma].ends_with(";base64") {
-                return Err(err(
-                    "gltf.buffer",
-                    format!("buffer {i}: data URI is not base64"),
-                ));
-            }
-            base64_decode(&uri[comma + 1..])
-                .ok_or_else(|| err("gltf.buffer", format!("buffer {i}: invalid base64 data")))?
+            data_uri_bytes(&uri["data:".len()..], "gltf.buffer", &format!("buffer {i}"))?
         }
         Some(uri) => {
             let dir = base_dir.ok_or_else(|| {
@@ -312,6 +302,27 @@ fn load_buffer(
         ));
     }
     Ok(data)
+}
+
+/// The bytes of a base64 `data:` URI: `rest` is the URI after `data:`
+/// (`<media type>;base64,<data>`); errors name `what` (e.g. `buffer 3`)
+/// under `rule`.
+///
+/// # Errors
+/// `rule`: no `,`, a URI that is not base64, or invalid base64 data.
+pub(crate) fn data_uri_bytes(
+    rest: &str,
+    rule: &'static str,
+    what: &str,
+) -> Result<Vec<u8>, ImportError> {
+    let comma = rest
+        .find(',')
+        .ok_or_else(|| err(rule, format!("{what}: data URI without ','")))?;
+    if !rest[..comma].ends_with(";base64") {
+        return Err(err(rule, format!("{what}: data URI is not base64")));
+    }
+    base64_decode(&rest[comma + 1..])
+        .ok_or_else(|| err(rule, format!("{what}: invalid base64 data")))
 }
 
 /// Refuses JSON numbers that overflow f32 (they would become infinities),
