@@ -829,18 +829,30 @@ fn node_samples(
     let samples = frames
         .into_iter()
         .map(|f| {
-            let t = tc.as_ref().map_or(t_static, |c| {
-                let v = c.sample(f, false);
-                [v[0], v[1], v[2]]
-            });
-            let q = rc.as_ref().map_or(r_static, |c| {
-                let v = c.sample(f, true);
-                [v[0], v[1], v[2], v[3]]
-            });
+            let (t, q) = sample_tr([tc.as_ref(), rc.as_ref()], (t_static, r_static), f);
             (f, t, q)
         })
         .collect();
     Ok((samples, resampled))
+}
+
+/// Translation and rotation `(x, y, z, w)` at frame `f`: the translation
+/// and rotation channels sampled with glTF semantics, else the static
+/// values.
+pub(crate) fn sample_tr(
+    [tc, rc]: [Option<&Channel>; 2],
+    (t_static, r_static): ([f32; 3], [f32; 4]),
+    f: f32,
+) -> ([f32; 3], [f32; 4]) {
+    let t = tc.map_or(t_static, |c| {
+        let v = c.sample(f, false);
+        [v[0], v[1], v[2]]
+    });
+    let q = rc.map_or(r_static, |c| {
+        let v = c.sample(f, true);
+        [v[0], v[1], v[2], v[3]]
+    });
+    (t, q)
 }
 
 /// Keys, with base raw values where equal: each sample quantized

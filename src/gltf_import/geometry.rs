@@ -44,7 +44,7 @@ use crate::convention::UvSign;
 use crate::gltf_export::axes;
 use crate::gltf_export::Up;
 use crate::gltf_export::{batch_material, BatchMaterial};
-use crate::msh::{derive, Batch20, Model, TriDesc16, NONE16};
+use crate::msh::{derive, Batch20, Model, Slot68, TriDesc16, NONE16};
 
 /// Relative position tolerance of "equal to the exported value".
 pub const POS_TOL: f32 = 1e-6;
@@ -562,12 +562,7 @@ fn update_res7_moved(
             continue;
         }
         let slot = base.slots[s];
-        let t = derive::slot_triangles(base, &slot);
-        let corners: Vec<[[f32; 3]; 3]> = t
-            .iter()
-            .map(|c| c.map(|v| model.positions[v as usize]))
-            .collect();
-        let links = derive::neighbour_links(&corners);
+        let (t, corners, links) = slot_corners(base, &slot, &model.positions);
         for (k, (tri, c)) in t.iter().zip(&corners).enumerate() {
             if k >= usize::from(slot.tri_count) {
                 break;
@@ -583,6 +578,19 @@ fn update_res7_moved(
         }
     }
     model.tris = Some(tris);
+}
+
+/// A slot's triangles (global Res3 vertices), their corners and their
+/// slot-relative neighbour links (msh-core §8.3).
+type SlotCorners = (Vec<[u32; 3]>, Vec<[[f32; 3]; 3]>, Vec<[Option<usize>; 3]>);
+
+/// The triangles of `slot` as `from` stores them (global Res3 vertices),
+/// their corners at `positions`, and their neighbour links.
+fn slot_corners(from: &Model, slot: &Slot68, positions: &[[f32; 3]]) -> SlotCorners {
+    let t = derive::slot_triangles(from, slot);
+    let corners: Vec<[[f32; 3]; 3]> = t.iter().map(|c| c.map(|v| positions[v as usize])).collect();
+    let links = derive::neighbour_links(&corners);
+    (t, corners, links)
 }
 
 type PosTri = [[u32; 3]; 3];
@@ -1191,12 +1199,7 @@ fn place_batch(
 fn rebuilt_links(model: &mut Model, rebuilt: &BTreeMap<usize, Vec<NewBatch>>) {
     for &s in rebuilt.keys() {
         let slot = model.slots[s];
-        let t = derive::slot_triangles(model, &slot);
-        let corners: Vec<[[f32; 3]; 3]> = t
-            .iter()
-            .map(|c| c.map(|v| model.positions[v as usize]))
-            .collect();
-        let links = derive::neighbour_links(&corners);
+        let (_, corners, links) = slot_corners(model, &slot, &model.positions);
         let tr = model.tris.as_mut().expect("checked");
         for (k, c) in corners.iter().enumerate() {
             let d = &mut tr[usize::from(slot.tri_start) + k];

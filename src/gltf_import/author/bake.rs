@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::tree::Tree;
 use super::{err, AuthorOptions, AuthorReport, Shear, SCALE_TOL};
 use crate::anim;
-use crate::gltf_import::animation::{self, node_trs_full, Channel};
+use crate::gltf_import::animation::{self, node_trs_full, sample_tr, Channel};
 use crate::gltf_import::geometry::{read_primitive, PrimRules};
 use crate::gltf_import::read::{arr, floats, GltfFile};
 use crate::gltf_import::ImportError;
@@ -264,14 +264,8 @@ fn local_at(
     match matrix {
         Some(m) => (*m, dquat(trs.r)),
         None => {
-            let t = tc.as_ref().map_or(trs.t, |c| {
-                let v = c.sample(ff, false);
-                [v[0], v[1], v[2]]
-            });
-            let q = dquat(rc.as_ref().map_or(trs.r, |c| {
-                let v = c.sample(ff, true);
-                [v[0], v[1], v[2], v[3]]
-            }));
+            let (t, r) = sample_tr([tc.as_ref(), rc.as_ref()], (trs.t, trs.r), ff);
+            let q = dquat(r);
             (
                 DMat4::from_scale_rotation_translation(dvec3(trs.s), q, dvec3(t)),
                 q,

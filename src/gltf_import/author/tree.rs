@@ -120,16 +120,7 @@ fn parent_links(nodes: &[Value]) -> Result<Vec<Option<usize>>, ImportError> {
     let mut parent: Vec<Option<usize>> = vec![None; n];
     for (i, nd) in nodes.iter().enumerate() {
         for c in arr(nd, "children") {
-            let c = c
-                .as_u64()
-                .map(|c| c as usize)
-                .filter(|&c| c < n)
-                .ok_or_else(|| {
-                    err(
-                        "gltf.index",
-                        format!("node {i}: child {c} is not a node index (< {n})"),
-                    )
-                })?;
+            let c = node_index(c, n, || format!("node {i}: child"))?;
             if let Some(p) = parent[c] {
                 return Err(err(
                     "gltf.hierarchy",
@@ -140,6 +131,23 @@ fn parent_links(nodes: &[Value]) -> Result<Vec<Option<usize>>, ImportError> {
         }
     }
     Ok(parent)
+}
+
+/// A node reference `v` of `n` nodes as an index.
+///
+/// # Errors
+/// `gltf.index`: `v` is not an integer `< n`; the message starts with
+/// `what()` (e.g. `node 3: child`).
+fn node_index(v: &Value, n: usize, what: impl FnOnce() -> String) -> Result<usize, ImportError> {
+    v.as_u64()
+        .map(|x| x as usize)
+        .filter(|&x| x < n)
+        .ok_or_else(|| {
+            err(
+                "gltf.index",
+                format!("{} {v} is not a node index (< {n})", what()),
+            )
+        })
 }
 
 /// The root nodes of the default scene (`scene`, else scene 0); without
@@ -164,17 +172,7 @@ fn scene_roots(
     let sc = doc.get("scenes", si)?;
     let mut r = Vec::new();
     for v in arr(sc, "nodes") {
-        let g = v
-            .as_u64()
-            .map(|g| g as usize)
-            .filter(|&g| g < n)
-            .ok_or_else(|| {
-                err(
-                    "gltf.index",
-                    format!("scene {si}: root {v} is not a node index (< {n})"),
-                )
-            })?;
-        r.push(g);
+        r.push(node_index(v, n, || format!("scene {si}: root"))?);
     }
     Ok(r)
 }
