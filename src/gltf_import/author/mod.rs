@@ -83,6 +83,10 @@
 //!    named after that occlusion image (the first such material's; others
 //!    are reported). A `_RES15` attribute (8 bytes per vertex, as msh2gltf
 //!    exports it) is written back to Res15.
+//!
+//! [`split_part`]: crate::msh::build::split_part
+//! [`MAX_TRIANGLES`]: super::simplify::MAX_TRIANGLES
+//! [`simplify::fit`]: super::simplify::fit
 
 mod bake;
 mod keys;
@@ -133,6 +137,9 @@ pub struct AuthorOptions {
     pub ignore_skins: bool,
     /// Over [`MAX_TRIANGLES`] triangles: simplify with meshoptimizer
     /// ([`simplify::fit`]) instead of refusing.
+    ///
+    /// [`MAX_TRIANGLES`]: super::simplify::MAX_TRIANGLES
+    /// [`simplify::fit`]: super::simplify::fit
     pub simplify: bool,
     /// Work budget (units, [`crate::limits`]; `--max-work`): the baking
     /// pass (nodes x frames, [`crate::limits::UNITS_PER_BAKED_SAMPLE`]) is
