@@ -870,7 +870,7 @@ fn rebuild(
             let cands = bt.vert_at.get(&pk[j]);
             vids[j] = match cands.and_then(|l| l.iter().copied().find(|&v| cx.corner_ok(p, i, v))) {
                 Some(v) => v,
-                None => new_vertex(base, model, p, i, game, cands, btris, &mut new_vert, conv),
+                None => new_vertex(cx, bt, model, p, i, game, &mut new_vert),
             };
         }
         let bidx = match p.material {
@@ -924,19 +924,20 @@ fn neighbour(bt: &BaseTris, pk: &[[u32; 3]; 3], claimed: &[bool]) -> Option<usiz
     None
 }
 
-/// Appends (or reuses) a new vertex for corner `i` of `p`.
-#[allow(clippy::too_many_arguments)]
+/// Appends (or reuses, by `cache`) a new vertex for corner `i` of `p` at
+/// `game` (game axes); fields the glTF does not give come from a donor:
+/// a base vertex of the slot at the same position, else the nearest.
 fn new_vertex(
-    base: &Model,
+    cx: &SlotCx,
+    bt: &BaseTris,
     model: &mut Model,
     p: &Prim,
     i: usize,
     game: [f32; 3],
-    same_pos: Option<&Vec<u32>>,
-    btris: &[(usize, [u32; 3], Option<usize>)],
     cache: &mut HashMap<(Vec<u8>, u32), u32>,
-    conv: Context,
 ) -> u32 {
+    let (base, conv, btris) = (cx.base, cx.conv, &bt.tris);
+    let same_pos = bt.vert_at.get(&pos_key(game));
     let up = conv.up;
     // Donor of unknown fields: a base vertex at the same position, else the nearest.
     let donor = same_pos.and_then(|l| l.first().copied()).or_else(|| {
