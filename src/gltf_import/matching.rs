@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::read::{arr, idx, msh_extras, GltfFile};
 use super::{ImportError, ImportReport};
-use crate::msh::{Model, Nodes, NONE16};
+use crate::msh::{Model, Node38, Nodes, NONE16};
 
 /// What a glTF mesh stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,10 +69,12 @@ pub fn strip_blender_suffix(name: &str) -> &str {
     }
 }
 
+/// A glTF object's `name`, or empty.
 fn name_of(v: &Value) -> &str {
     v.get("name").and_then(Value::as_str).unwrap_or("")
 }
 
+/// An integer of the object's `{"msh": {...}}` extras.
 fn extras_u64(v: &Value, key: &str) -> Option<u64> {
     super::read::msh_u64(v, key)
 }
@@ -168,177 +170,263 @@ pub fn match_document(
         ..Default::default()
     };
     let parent = parents(doc)?;
-    // Cell carriers and control-point empties (crate::unit::gltf) are not Res1 nodes.
-    let carrier = |n: &Value| {
-        msh_extras(n).is_some_and(|e| {
-            e.contains_key("cell") || e.contains_key(crate::unit::gltf::CONTROL_POINT_KEY)
-        })
-    };
-    let mut mesh_hint: Vec<(usize, Option<usize>)> = Vec::new(); // (mesh, hinted slot)
-
-    match &base.nodes {
-        Nodes::Legacy24 { .. } => {
-            for n in nodes {
-                if let Some(m) = idx(n, "mesh") {
-                    mesh_hint.push((m, None));
-                }
-            }
-        }
+    let mesh_hint: Vec<(usize, Option<usize>)> = match &base.nodes {
+        Nodes::Legacy24 { .. } => nodes
+            .iter()
+            .filter_map(|n| idx(n, "mesh"))
+            .map(|m| (m, None))
+            .collect(),
         Nodes::Node38(n38) => {
-            let n = n38.len();
             let names = exported_names(base, conv.names);
-            let cand: Vec<usize> = (0..nodes.len()).filter(|&i| !carrier(&nodes[i])).collect();
-            let mut taken = vec![false; nodes.len()];
-            let mut node_of: Vec<Option<usize>> = vec![None; n];
-            // 1. extras
-            for &g in &cand {
-                if let Some(r) = extras_u64(&nodes[g], "node") {
-                    let r = r as usize;
-                    if r >= n {
-                        return Err(err(
-                            "gltf.match.node",
-                            format!(
-                                "glTF node {g} ({:?}) says Res1 node {r}, the base has {n} nodes",
-                                name_of(&nodes[g])
-                            ),
-                        ));
-                    }
-                    if let Some(prev) = node_of[r] {
-                        return Err(err(
-                            "gltf.match.node",
-                            format!(
-                                "glTF nodes {prev} ({:?}) and {g} ({:?}) both say Res1 node {r}",
-                                name_of(&nodes[prev]),
-                                name_of(&nodes[g])
-                            ),
-                        ));
-                    }
+            match_nodes(nodes, &names, &mut out)?;
+            check_hierarchy(nodes, &parent, n38, &names, &out)?;
+            node38_mesh_hints(nodes, n38, &out)
+        }
+    };
+    match_meshes(doc, base, mesh_hint, &mut out)?;
+    match_materials(doc, &mut out);
+    Ok(out)
+}
+
+/// Cell carriers and control-point empties (crate::unit::gltf) are not Res1
+/// nodes.
+fn is_carrier(n: &Value) -> bool {
+    msh_extras(n).is_some_and(|e| {
+        e.contains_key("cell") || e.contains_key(crate::unit::gltf::CONTROL_POINT_KEY)
+    })
+}
+
+/// Matches the glTF nodes that are not carriers to the `names.len()` Res1
+/// nodes: extras (`{"msh": {"node"}}`), then names (exact, then without a
+/// Blender suffix), then order (with a warning). Fills `out.node_of` and
+/// `out.res1_of`.
+///
+/// # Errors
+/// `gltf.match.node`: an extra out of range or said twice, or counts of
+/// unmatched nodes that differ.
+fn match_nodes(nodes: &[Value], names: &[String], out: &mut Matched) -> Result<(), ImportError> {
+    let n = names.len();
+    let cand: Vec<usize> = (0..nodes.len())
+        .filter(|&i| !is_carrier(&nodes[i]))
+        .collect();
+    let mut taken = vec![false; nodes.len()];
+    let mut node_of: Vec<Option<usize>> = vec![None; n];
+    nodes_by_extras(nodes, &cand, &mut node_of, &mut taken)?;
+    nodes_by_names(nodes, &cand, names, &mut node_of, &mut taken);
+    // 3. order
+    let rest_g: Vec<usize> = cand.iter().copied().filter(|&g| !taken[g]).collect();
+    let rest_r: Vec<usize> = (0..n).filter(|&r| node_of[r].is_none()).collect();
+    if rest_g.len() != rest_r.len() {
+        let gl: Vec<String> = rest_g
+            .iter()
+            .map(|&g| format!("{g} {:?}", name_of(&nodes[g])))
+            .collect();
+        let rl: Vec<String> = rest_r
+            .iter()
+            .map(|&r| format!("{r} {:?}", names[r]))
+            .collect();
+        return Err(err(
+            "gltf.match.node",
+            format!(
+                "the glTF has {} nodes, the base has {n} Res1 nodes; unmatched glTF nodes: [{}]; Res1 nodes without a glTF node: [{}]",
+                cand.len(),
+                gl.join(", "),
+                rl.join(", ")
+            ),
+        ));
+    }
+    if !rest_g.is_empty() {
+        out.warnings.push(format!(
+            "{} glTF node(s) matched to Res1 nodes by order (no extras, no name match)",
+            rest_g.len()
+        ));
+    }
+    for (g, r) in rest_g.into_iter().zip(rest_r) {
+        node_of[r] = Some(g);
+    }
+    out.node_of = node_of
+        .into_iter()
+        .map(|g| g.unwrap_or(usize::MAX))
+        .collect();
+    for (r, &g) in out.node_of.iter().enumerate() {
+        out.res1_of[g] = Some(r);
+    }
+    Ok(())
+}
+
+/// Step 1, extras: the candidates with a `{"msh": {"node": r}}` extra take
+/// Res1 node `r`.
+///
+/// # Errors
+/// `gltf.match.node`: `r` out of range, or said by two glTF nodes.
+fn nodes_by_extras(
+    nodes: &[Value],
+    cand: &[usize],
+    node_of: &mut [Option<usize>],
+    taken: &mut [bool],
+) -> Result<(), ImportError> {
+    let n = node_of.len();
+    for &g in cand {
+        if let Some(r) = extras_u64(&nodes[g], "node") {
+            let r = r as usize;
+            if r >= n {
+                return Err(err(
+                    "gltf.match.node",
+                    format!(
+                        "glTF node {g} ({:?}) says Res1 node {r}, the base has {n} nodes",
+                        name_of(&nodes[g])
+                    ),
+                ));
+            }
+            if let Some(prev) = node_of[r] {
+                return Err(err(
+                    "gltf.match.node",
+                    format!(
+                        "glTF nodes {prev} ({:?}) and {g} ({:?}) both say Res1 node {r}",
+                        name_of(&nodes[prev]),
+                        name_of(&nodes[g])
+                    ),
+                ));
+            }
+            node_of[r] = Some(g);
+            taken[g] = true;
+        }
+    }
+    Ok(())
+}
+
+/// Step 2, names: the candidates not yet taken whose name (first pass) or
+/// name without a Blender suffix (second pass) is the exported name of a
+/// Res1 node not yet matched take it.
+fn nodes_by_names(
+    nodes: &[Value],
+    cand: &[usize],
+    names: &[String],
+    node_of: &mut [Option<usize>],
+    taken: &mut [bool],
+) {
+    let mut by_name: HashMap<&str, usize> = HashMap::new();
+    for (r, nm) in names.iter().enumerate() {
+        if node_of[r].is_none() {
+            by_name.insert(nm.as_str(), r);
+        }
+    }
+    for pass in 0..2 {
+        for &g in cand {
+            if taken[g] {
+                continue;
+            }
+            let nm = name_of(&nodes[g]);
+            let key = if pass == 0 {
+                nm
+            } else {
+                strip_blender_suffix(nm)
+            };
+            if let Some(&r) = by_name.get(key) {
+                if node_of[r].is_none() {
                     node_of[r] = Some(g);
                     taken[g] = true;
                 }
             }
-            // 2. names
-            let mut by_name: HashMap<&str, usize> = HashMap::new();
-            for (r, nm) in names.iter().enumerate() {
-                if node_of[r].is_none() {
-                    by_name.insert(nm.as_str(), r);
-                }
-            }
-            for pass in 0..2 {
-                for &g in &cand {
-                    if taken[g] {
-                        continue;
-                    }
-                    let nm = name_of(&nodes[g]);
-                    let key = if pass == 0 {
-                        nm
-                    } else {
-                        strip_blender_suffix(nm)
-                    };
-                    if let Some(&r) = by_name.get(key) {
-                        if node_of[r].is_none() {
-                            node_of[r] = Some(g);
-                            taken[g] = true;
-                        }
-                    }
-                }
-            }
-            // 3. order
-            let rest_g: Vec<usize> = cand.iter().copied().filter(|&g| !taken[g]).collect();
-            let rest_r: Vec<usize> = (0..n).filter(|&r| node_of[r].is_none()).collect();
-            if rest_g.len() != rest_r.len() {
-                let gl: Vec<String> = rest_g
-                    .iter()
-                    .map(|&g| format!("{g} {:?}", name_of(&nodes[g])))
-                    .collect();
-                let rl: Vec<String> = rest_r
-                    .iter()
-                    .map(|&r| format!("{r} {:?}", names[r]))
-                    .collect();
-                return Err(err(
-                    "gltf.match.node",
-                    format!(
-                        "the glTF has {} nodes, the base has {n} Res1 nodes; unmatched glTF nodes: [{}]; Res1 nodes without a glTF node: [{}]",
-                        cand.len(),
-                        gl.join(", "),
-                        rl.join(", ")
-                    ),
-                ));
-            }
-            if !rest_g.is_empty() {
-                out.warnings.push(format!(
-                    "{} glTF node(s) matched to Res1 nodes by order (no extras, no name match)",
-                    rest_g.len()
-                ));
-            }
-            for (g, r) in rest_g.into_iter().zip(rest_r) {
-                node_of[r] = Some(g);
-            }
-            out.node_of = node_of
-                .into_iter()
-                .map(|g| g.unwrap_or(usize::MAX))
-                .collect();
-            for (r, &g) in out.node_of.iter().enumerate() {
-                out.res1_of[g] = Some(r);
-            }
-            // Hierarchy.
-            for (r, &g) in out.node_of.iter().enumerate() {
-                let want = n38[r].parent;
-                let got = parent[g].map(|p| out.res1_of[p]);
-                let ok = match got {
-                    None => want == NONE16,
-                    Some(Some(p)) => usize::from(want) == p,
-                    Some(None) => false,
-                };
-                if !ok {
-                    let gp = match parent[g] {
-                        None => "no parent (a root)".to_string(),
-                        Some(p) => format!("glTF node {p} {:?}", name_of(&nodes[p])),
-                    };
-                    let bp = if want == NONE16 {
-                        "a root".to_string()
-                    } else {
-                        format!("child of Res1 node {want} {:?}", names[usize::from(want)])
-                    };
-                    return Err(err(
-                        "gltf.hierarchy",
-                        format!("Res1 node {r} {:?}: glTF parent is {gp}, the base has it as {bp} (re-parenting is not supported)", names[r]),
-                    ));
-                }
-            }
-            // Meshes and their slot hints.
-            for (g, nd) in nodes.iter().enumerate() {
-                let Some(m) = idx(nd, "mesh") else { continue };
-                let hint = if carrier(nd) {
-                    let r = extras_u64(nd, "node")
-                        .map(|r| r as usize)
-                        .filter(|&r| r < n);
-                    let c = extras_u64(nd, "cell")
-                        .map(|c| c as usize)
-                        .filter(|&c| c < 15);
-                    match (r, c) {
-                        (Some(r), Some(c)) => Some(n38[r].slots[c])
-                            .filter(|&s| s != NONE16)
-                            .map(usize::from),
-                        _ => None,
-                    }
-                } else {
-                    out.res1_of[g].and_then(|r| {
-                        let s = &n38[r].slots;
-                        let s0 = if s[0] != NONE16 {
-                            s[0]
-                        } else {
-                            s.iter().copied().find(|&x| x != NONE16).unwrap_or(NONE16)
-                        };
-                        (s0 != NONE16).then_some(usize::from(s0))
-                    })
-                };
-                mesh_hint.push((m, hint));
-            }
         }
     }
+}
 
-    // Mesh → slot.
+/// Hierarchy: the glTF parent of every matched node must be the glTF node
+/// of its base `hdr1` parent (a root for 0xFFFF).
+///
+/// # Errors
+/// `gltf.hierarchy`, naming both parents (re-parenting is not supported).
+fn check_hierarchy(
+    nodes: &[Value],
+    parent: &[Option<usize>],
+    n38: &[Node38],
+    names: &[String],
+    out: &Matched,
+) -> Result<(), ImportError> {
+    for (r, &g) in out.node_of.iter().enumerate() {
+        let want = n38[r].parent;
+        let got = parent[g].map(|p| out.res1_of[p]);
+        let ok = match got {
+            None => want == NONE16,
+            Some(Some(p)) => usize::from(want) == p,
+            Some(None) => false,
+        };
+        if !ok {
+            let gp = match parent[g] {
+                None => "no parent (a root)".to_string(),
+                Some(p) => format!("glTF node {p} {:?}", name_of(&nodes[p])),
+            };
+            let bp = if want == NONE16 {
+                "a root".to_string()
+            } else {
+                format!("child of Res1 node {want} {:?}", names[usize::from(want)])
+            };
+            return Err(err(
+                "gltf.hierarchy",
+                format!("Res1 node {r} {:?}: glTF parent is {gp}, the base has it as {bp} (re-parenting is not supported)", names[r]),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Meshes and their slot hints: `(glTF mesh, base slot)` per glTF node with
+/// a mesh. A carrier's hint is the slot of its `{"msh": {"node", "cell"}}`
+/// extras; a Res1 node's, its cell 0 slot, else its first slot.
+fn node38_mesh_hints(
+    nodes: &[Value],
+    n38: &[Node38],
+    out: &Matched,
+) -> Vec<(usize, Option<usize>)> {
+    let n = n38.len();
+    let mut mesh_hint = Vec::new();
+    for (g, nd) in nodes.iter().enumerate() {
+        let Some(m) = idx(nd, "mesh") else { continue };
+        let hint = if is_carrier(nd) {
+            let r = extras_u64(nd, "node")
+                .map(|r| r as usize)
+                .filter(|&r| r < n);
+            let c = extras_u64(nd, "cell")
+                .map(|c| c as usize)
+                .filter(|&c| c < 15);
+            match (r, c) {
+                (Some(r), Some(c)) => Some(n38[r].slots[c])
+                    .filter(|&s| s != NONE16)
+                    .map(usize::from),
+                _ => None,
+            }
+        } else {
+            out.res1_of[g].and_then(|r| {
+                let s = &n38[r].slots;
+                let s0 = if s[0] != NONE16 {
+                    s[0]
+                } else {
+                    s.iter().copied().find(|&x| x != NONE16).unwrap_or(NONE16)
+                };
+                (s0 != NONE16).then_some(usize::from(s0))
+            })
+        };
+        mesh_hint.push((m, hint));
+    }
+    mesh_hint
+}
+
+/// Mesh → slot: each glTF mesh used by a node stands for the slot of its
+/// `{"msh": {"slot"}}` extra, else its `slot<N>` name, else its node's
+/// hint (legacy models: every batch, one mesh). Fills `out.meshes` in glTF
+/// mesh order.
+///
+/// # Errors
+/// `gltf.index` (a mesh that does not exist), `gltf.match.mesh` (no slot,
+/// two slots for a mesh, a slot out of range or taken by two meshes, two
+/// meshes for a legacy model).
+fn match_meshes(
+    doc: &GltfFile,
+    base: &Model,
+    mesh_hint: Vec<(usize, Option<usize>)>,
+    out: &mut Matched,
+) -> Result<(), ImportError> {
     let meshes = arr(&doc.json, "meshes");
     let mut seen: HashMap<usize, MeshTarget> = HashMap::new();
     let mut slot_mesh: HashMap<usize, usize> = HashMap::new();
@@ -349,23 +437,7 @@ pub fn match_document(
                 format!("meshes[{m}] does not exist ({} meshes)", meshes.len()),
             )
         })?;
-        let target = if matches!(base.nodes, Nodes::Legacy24 { .. }) {
-            MeshTarget::Legacy
-        } else if let Some(s) = extras_u64(mesh, "slot") {
-            MeshTarget::Slot(s as usize)
-        } else if let Some(s) = strip_blender_suffix(name_of(mesh))
-            .strip_prefix("slot")
-            .and_then(|s| s.parse::<usize>().ok())
-        {
-            MeshTarget::Slot(s)
-        } else if let Some(s) = hint {
-            MeshTarget::Slot(s)
-        } else {
-            return Err(err(
-                "gltf.match.mesh",
-                format!("glTF mesh {m} {:?}: no slot extras, no slot<N> name and its node shows no base slot", name_of(mesh)),
-            ));
-        };
+        let target = mesh_target(base, m, mesh, hint)?;
         if let Some(prev) = seen.get(&m) {
             if *prev != target {
                 return Err(err(
@@ -407,8 +479,44 @@ pub fn match_document(
         out.meshes.push((m, target));
     }
     out.meshes.sort_by_key(|&(m, _)| m);
+    Ok(())
+}
 
-    // Materials.
+/// What glTF mesh `m` stands for: legacy models' one mesh, else the slot of
+/// its extra, its `slot<N>` name or `hint`, in that order.
+///
+/// # Errors
+/// `gltf.match.mesh`: none of them.
+fn mesh_target(
+    base: &Model,
+    m: usize,
+    mesh: &Value,
+    hint: Option<usize>,
+) -> Result<MeshTarget, ImportError> {
+    Ok(if matches!(base.nodes, Nodes::Legacy24 { .. }) {
+        MeshTarget::Legacy
+    } else if let Some(s) = extras_u64(mesh, "slot") {
+        MeshTarget::Slot(s as usize)
+    } else if let Some(s) = strip_blender_suffix(name_of(mesh))
+        .strip_prefix("slot")
+        .and_then(|s| s.parse::<usize>().ok())
+    {
+        MeshTarget::Slot(s)
+    } else if let Some(s) = hint {
+        MeshTarget::Slot(s)
+    } else {
+        return Err(err(
+            "gltf.match.mesh",
+            format!("glTF mesh {m} {:?}: no slot extras, no slot<N> name and its node shows no base slot", name_of(mesh)),
+        ));
+    })
+}
+
+/// Materials: each glTF material's `Batch20.material_index` from its
+/// `{"msh": {"material_index"}}` extra, else its `material<N>` name (else
+/// a warning: its primitives keep the base batch's material), with its
+/// `lit` extra.
+fn match_materials(doc: &GltfFile, out: &mut Matched) {
     for (i, mat) in arr(&doc.json, "materials").iter().enumerate() {
         let mi = extras_u64(mat, "material_index")
             .or_else(|| {
@@ -426,7 +534,6 @@ pub fn match_document(
         let lit = super::read::msh_bool(mat, "lit").unwrap_or(false);
         out.materials.push(mi.map(|key| BatchMaterial { key, lit }));
     }
-    Ok(out)
 }
 
 /// Applies node-level edits: Res10 names (a name equal to the exported one,

@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use image::RgbaImage;
 use serde_json::Value;
 
-use super::read::{arr, base64_decode, floats, idx, GltfFile};
+use super::read::{arr, floats, idx, GltfFile};
 use super::ImportError;
 use crate::convention::TexmOrder;
 use crate::material::texm::{self, TexFormat};
@@ -313,17 +313,7 @@ pub fn image_bytes_with(
         )
     })?;
     if let Some(rest) = uri.strip_prefix("data:") {
-        let comma = rest
-            .find(',')
-            .ok_or_else(|| err("gltf.image", format!("image {i}: data URI without ','")))?;
-        if !rest[..comma].ends_with(";base64") {
-            return Err(err(
-                "gltf.image",
-                format!("image {i}: data URI is not base64"),
-            ));
-        }
-        return base64_decode(&rest[comma + 1..])
-            .ok_or_else(|| err("gltf.image", format!("image {i}: invalid base64 data")));
+        return super::read::data_uri_bytes(rest, "gltf.image", &format!("image {i}"));
     }
     let dir = base_dir.ok_or_else(|| {
         err(

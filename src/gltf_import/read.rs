@@ -143,6 +143,23 @@ pub fn parse_with(
     } else {
         (bytes, None)
     };
+    let json = read_json(json_bytes, opts)?;
+    check_asset(&json)?;
+    check_external_budget(&json, opts)?;
+    let mut blob = blob;
+    let mut buffers = Vec::new();
+    for (i, b) in arr(&json, "buffers").iter().enumerate() {
+        buffers.push(load_buffer(i, b, &mut blob, base_dir, opts, files)?);
+    }
+    Ok(GltfFile { json, buffers })
+}
+
+/// The JSON document: at most [`crate::limits::max_json_bytes`] of the
+/// work budget, an object, with no number that overflows f32.
+///
+/// # Errors
+/// `limits.work`, `gltf.json`, `gltf.non_finite`.
+fn read_json(json_bytes: &[u8], opts: &ReadOptions) -> Result<Value, ImportError> {
     let max_json = crate::limits::max_json_bytes(opts.max_work);
     if json_bytes.len() as u64 > max_json {
         return Err(err(
@@ -159,6 +176,15 @@ pub fn parse_with(
         return Err(err("gltf.json", "the document is not a JSON object"));
     }
     check_numbers(&json, &mut String::new())?;
+    Ok(json)
+}
+
+/// The asset version (2.x, `minVersion` 2.0 when given) and the required
+/// extensions ([`ACCEPTED_REQUIRED`]).
+///
+/// # Errors
+/// `gltf.version`, `gltf.extension`.
+fn check_asset(json: &Value) -> Result<(), ImportError> {
     let version = json
         .pointer("/asset/version")
         .and_then(Value::as_str)
@@ -178,7 +204,7 @@ pub fn parse_with(
             ));
         }
     }
-    for ext in arr(&json, "extensionsRequired") {
+    for ext in arr(json, "extensionsRequired") {
         let name = ext.as_str().unwrap_or("");
         if !ACCEPTED_REQUIRED.contains(&name) {
             return Err(err(
@@ -190,12 +216,19 @@ pub fn parse_with(
             ));
         }
     }
-    let mut blob = blob;
-    let mut buffers = Vec::new();
-    // Every external byte counts, before any is read (a buffer reads at
-    // most its byteLength; each reference reads again).
+    Ok(())
+}
+
+/// Every external byte counts, before any is read (a buffer reads at most
+/// its byteLength; each reference reads again): the external buffers'
+/// `byteLength`s must add up to at most
+/// [`crate::limits::max_buffer_bytes`] of the work budget.
+///
+/// # Errors
+/// `limits.work`.
+fn check_external_budget(json: &Value, opts: &ReadOptions) -> Result<(), ImportError> {
     let max_read = crate::limits::max_buffer_bytes(opts.max_work);
-    let external: Vec<u64> = arr(&json, "buffers")
+    let external: Vec<u64> = arr(json, "buffers")
         .iter()
         .filter(|b| {
             b.get("uri")
@@ -214,56 +247,82 @@ pub fn parse_with(
             ),
         ));
     }
-    for (i, b) in arr(&json, "buffers").iter().enumerate() {
-        let len = b.get("byteLength").and_then(Value::as_u64).unwrap_or(0);
-        let len = usize::try_from(len).unwrap_or(usize::MAX);
-        let data = match b.get("uri").and_then(Value::as_str) {
-            None => blob
-                .take()
-                .ok_or_else(|| {
-                    err(
-                        "gltf.buffer",
-                        format!("buffer {i}: no uri and no GLB BIN chunk"),
-                    )
-                })?
-                .to_vec(),
-            Some(uri) if uri.starts_with("data:") => {
-                let comma = uri.find(',').ok_or_else(|| {
-                    err("gltf.buffer", format!("buffer {i}: data URI without ','"))
-                })?;
-                if !uri[..comma].ends_with(";base64") {
-                    return Err(err(
-                        "gltf.buffer",
-                        format!("buffer {i}: data URI is not base64"),
-                    ));
-                }
-                base64_decode(&uri[comma + 1..])
-                    .ok_or_else(|| err("gltf.buffer", format!("buffer {i}: invalid base64 data")))?
-            }
-            Some(uri) => {
-                let dir = base_dir.ok_or_else(|| {
-                    err(
-                        "gltf.buffer",
-                        format!("buffer {i}: external uri {uri:?} but no folder to resolve it"),
-                    )
-                })?;
-                let p = resolve_uri(dir, uri, opts.allow_outside)
-                    .map_err(|d| err("gltf.uri", format!("buffer {i}: uri {uri:?}: {d}")))?;
-                let data = read_capped(&p, len)
-                    .map_err(|e| err("gltf.buffer", format!("buffer {i}: uri {uri:?}: {e}")))?;
-                files.push(p);
-                data
-            }
-        };
-        if data.len() < len {
-            return Err(err(
-                "gltf.buffer",
-                format!("buffer {i}: {} bytes, byteLength says {len}", data.len()),
-            ));
+    Ok(())
+}
+
+/// The bytes of buffer `i` (`b`): the GLB BIN chunk (taken from `blob`, no
+/// `uri`), a base64 `data:` URI, or an external file resolved in
+/// `base_dir` and read up to its `byteLength` (recorded in `files`).
+///
+/// # Errors
+/// `gltf.buffer` (no data, bad data URI, unreadable or short file),
+/// `gltf.uri` (a URI outside `base_dir`, see [`load_path_with`]).
+fn load_buffer(
+    i: usize,
+    b: &Value,
+    blob: &mut Option<&[u8]>,
+    base_dir: Option<&Path>,
+    opts: &ReadOptions,
+    files: &mut Vec<PathBuf>,
+) -> Result<Vec<u8>, ImportError> {
+    let len = b.get("byteLength").and_then(Value::as_u64).unwrap_or(0);
+    let len = usize::try_from(len).unwrap_or(usize::MAX);
+    let data = match b.get("uri").and_then(Value::as_str) {
+        None => blob
+            .take()
+            .ok_or_else(|| {
+                err(
+                    "gltf.buffer",
+                    format!("buffer {i}: no uri and no GLB BIN chunk"),
+                )
+            })?
+            .to_vec(),
+        Some(uri) if uri.starts_with("data:") => {
+            data_uri_bytes(&uri["data:".len()..], "gltf.buffer", &format!("buffer {i}"))?
         }
-        buffers.push(data);
+        Some(uri) => {
+            let dir = base_dir.ok_or_else(|| {
+                err(
+                    "gltf.buffer",
+                    format!("buffer {i}: external uri {uri:?} but no folder to resolve it"),
+                )
+            })?;
+            let p = resolve_uri(dir, uri, opts.allow_outside)
+                .map_err(|d| err("gltf.uri", format!("buffer {i}: uri {uri:?}: {d}")))?;
+            let data = read_capped(&p, len)
+                .map_err(|e| err("gltf.buffer", format!("buffer {i}: uri {uri:?}: {e}")))?;
+            files.push(p);
+            data
+        }
+    };
+    if data.len() < len {
+        return Err(err(
+            "gltf.buffer",
+            format!("buffer {i}: {} bytes, byteLength says {len}", data.len()),
+        ));
     }
-    Ok(GltfFile { json, buffers })
+    Ok(data)
+}
+
+/// The bytes of a base64 `data:` URI: `rest` is the URI after `data:`
+/// (`<media type>;base64,<data>`); errors name `what` (e.g. `buffer 3`)
+/// under `rule`.
+///
+/// # Errors
+/// `rule`: no `,`, a URI that is not base64, or invalid base64 data.
+pub(crate) fn data_uri_bytes(
+    rest: &str,
+    rule: &'static str,
+    what: &str,
+) -> Result<Vec<u8>, ImportError> {
+    let comma = rest
+        .find(',')
+        .ok_or_else(|| err(rule, format!("{what}: data URI without ','")))?;
+    if !rest[..comma].ends_with(";base64") {
+        return Err(err(rule, format!("{what}: data URI is not base64")));
+    }
+    base64_decode(&rest[comma + 1..])
+        .ok_or_else(|| err(rule, format!("{what}: invalid base64 data")))
 }
 
 /// Refuses JSON numbers that overflow f32 (they would become infinities),
