@@ -219,6 +219,44 @@ fn only_regular_files_are_replaced() {
     assert!(stderr(&o).contains("gltf.uri"), "{}", stderr(&o));
 }
 
+/// A `--base` that is a FIFO, a device or a folder is refused (exit 2,
+/// "not a regular file") without being opened: reading a FIFO would block.
+#[cfg(unix)]
+#[test]
+fn a_base_that_is_not_a_regular_file_is_refused_unopened() {
+    let (dir, _, g) = setup();
+    let d = dir.path();
+    let fifo = d.join("base.msh");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    for base in [fifo.as_path(), Path::new("/dev/zero"), d] {
+        let mut child = gltf2msh()
+            .arg(&g)
+            .arg("--base")
+            .arg(base)
+            .arg("-o")
+            .arg(d.join("out.msh"))
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if t0.elapsed() > std::time::Duration::from_secs(20) {
+                child.kill().unwrap();
+                panic!("gltf2msh --base {} still runs after 20 s", base.display());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
+    }
+    assert!(!d.join("out.msh").exists());
+}
+
 #[cfg(unix)]
 #[test]
 fn outputs_follow_the_umask() {

@@ -29,10 +29,15 @@ impl Base {
     }
 }
 
-fn load_base(spec: &str) -> Result<Base, RunError> {
+/// The base named by `spec`; `read` holds a bare file's bytes when the
+/// caller has read them already (each input is read once).
+fn load_base(spec: &str, read: Option<Vec<u8>>) -> Result<Base, RunError> {
     match source::parse_input(spec) {
         InputSpec::File(p) => {
-            let bytes = read_input(&p, "base")?;
+            let bytes = match read {
+                Some(b) => b,
+                None => read_input(&p, "base")?,
+            };
             match source::classify(&bytes) {
                 FileKind::Model => Ok(Base::File(p, bytes)),
                 FileKind::ModelArchive => Err(usage(format!(
@@ -72,18 +77,23 @@ pub(super) fn run(
     if !cli.input.is_file() {
         return Err(usage(format!("input {} not found", cli.input.display())));
     }
+    // A bare base is read once, as every input: a regular file within the
+    // input cap (a FIFO or a device is refused, never opened).
+    let mut read = None;
     if let InputSpec::File(p) = source::parse_input(base_spec) {
-        let head = std::fs::read(&p).map_err(|e| usage(format!("base {}: {e}", p.display())))?;
-        if source::classify(&head) == FileKind::Terrain {
-            return edit_map(cli, txn, &p, &head);
+        let bytes = read_input(&p, "base")?;
+        if source::classify(&bytes) == FileKind::Terrain {
+            return edit_map(cli, txn, &p, &bytes);
         }
+        read = Some(bytes);
     }
-    edit_model(cli, txn, base_spec)
+    edit_model(cli, txn, base_spec, read)
 }
 
 /// A model rebuilt with the glTF's edits against `base_spec` (a `.msh` or
 /// `ARCHIVE:ENTRY`; with an archive base and a non-`.msh` output the
-/// archive is copied with the entry replaced).
+/// archive is copied with the entry replaced). `read`: a bare base's bytes
+/// when [`run`] has read them.
 ///
 /// # Errors
 /// [`RunError`]: the base does not read, the glTF does not match it, the
@@ -92,8 +102,9 @@ fn edit_model(
     cli: &Args,
     txn: &mut Transaction,
     base_spec: &str,
+    read: Option<Vec<u8>>,
 ) -> Result<serde_json::Value, RunError> {
-    let base = load_base(base_spec)?;
+    let base = load_base(base_spec, read)?;
     let base_bytes: &[u8] = match &base {
         Base::File(_, b) | Base::Entry(_, _, _, b) => b,
     };
