@@ -10,7 +10,7 @@
 //! document's `baseColorFactor` (default white), the `name` (else URI
 //! stem) of its base colour image and
 //! its `alphaMode` (default `OPAQUE`) are compared with it (texture names
-//! without case and trailing `.<digits>` groups, [`norm_texture`]). Materials
+//! without case and trailing `.<digits>` groups, `norm_texture`). Materials
 //! without that record (other tools, older exports) are not checked. The
 //! pixels of an image are not compared: a texture painted over under the
 //! same name is not detected.

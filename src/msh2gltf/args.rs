@@ -1,6 +1,8 @@
 //! `msh2gltf`'s command line (clap): the arguments, their value enums and
 //! what they become: [`ConvertOptions`] and [`BatchOptions`]. The doc
-//! comments below are the `--help` text.
+//! comments below are the `--help` text (hence plain `<...>` placeholders,
+//! which rustdoc would take for HTML tags).
+#![allow(rustdoc::invalid_html_tags)]
 
 use std::path::PathBuf;
 

@@ -4,7 +4,7 @@
 //! A sibling pipeline of the model code over the same container
 //! ([`crate::nres`]) and material layers ([`crate::material`]):
 //! bytes → [`ir::Land`] ([`read`]) → checks ([`validate`]) → glTF
-//! ([`export`]) and back ([`import`], [`write`]). A terrain file is recognised
+//! ([`export`]) and back ([`import`], [`write`](mod@write)). A terrain file is recognised
 //! by its streams ([`is_terrain`]), never by its name.
 
 pub mod batch;

@@ -1,6 +1,6 @@
 //! `.ctl` (NRes tag `CTLD`): a part's controller (unit-files-notes §5.2,
 //! §1.3, §1.4). Only the fields a viewer needs are named; every byte is
-//! kept so [`write`] gives the file back.
+//! kept so [`write`](fn@write) gives the file back.
 //!
 //! ```text
 //! 0x00 i32 counts[5]: A states, B contacts per state, C channels,
