@@ -18,14 +18,14 @@ pub(super) struct Console {
 }
 
 impl Console {
-    /// The console of a run; `bar_len`: the number of models when the
-    /// progress bar is shown.
+    /// The console of a run; `bar_len`: the number of report rows (files,
+    /// models, maps) when the progress bar is shown.
     pub(super) fn new(args: &Args, single: bool, bar_len: Option<usize>) -> Self {
         let bar = bar_len.map(|n| {
             let b = indicatif::ProgressBar::new(n as u64);
             b.set_style(
                 indicatif::ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} models {msg}",
+                    "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}",
                 )
                 .expect("valid template"),
             );

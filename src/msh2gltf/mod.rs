@@ -131,8 +131,11 @@ pub fn run(args: &Args) -> Result<u8, RunError> {
         .num_threads(args.jobs.unwrap_or(0))
         .build()
         .map_err(RunError::Threads)?;
+    // The bar counts every row the run prints: discovery's skipped and
+    // failed files, the models and units, and the maps.
+    let rows = found.jobs.len() + found.terrains.len() + found.skipped.len() + found.failed.len();
     let interactive = std::io::stderr().is_terminal() && !args.quiet && found.jobs.len() > 1;
-    let console = console::Console::new(args, single, interactive.then_some(found.jobs.len()));
+    let console = console::Console::new(args, single, interactive.then_some(rows));
     let mut all: Vec<ReportRow> = found.skipped.iter().chain(&found.failed).cloned().collect();
     console.pre_rows(&all);
     let progress = |r: &ReportRow| console.progress(r);
