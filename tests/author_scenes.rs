@@ -1079,6 +1079,13 @@ fn unsupported_inputs_are_refused_with_a_rule() {
         refused(&g.finish(&[a]), &AuthorOptions::default()),
         "gltf.hierarchy"
     );
+    // A child that is not a node: the rule of `--base` matching too.
+    let (mut g, _, n) = simple();
+    g.nodes[n]["children"] = json!([99]);
+    assert_eq!(
+        refused(&g.finish(&[n]), &AuthorOptions::default()),
+        "gltf.hierarchy"
+    );
     // Nothing to convert.
     let mut g = G::default();
     let e = g.node(json!({"name": "e"}));

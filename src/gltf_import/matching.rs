@@ -79,6 +79,35 @@ fn extras_u64(v: &Value, key: &str) -> Option<u64> {
     super::read::msh_u64(v, key)
 }
 
+/// The parent of every glTF node from the `children` lists (glTF 2.0
+/// §3.5.3: a node has one parent); `--base` matching and authoring both
+/// read the hierarchy through it.
+///
+/// # Errors
+/// `gltf.hierarchy`: a child index out of range, or a node listed as a
+/// child twice (by one parent or two).
+pub(crate) fn child_links(nodes: &[Value]) -> Result<Vec<Option<usize>>, ImportError> {
+    let mut parent: Vec<Option<usize>> = vec![None; nodes.len()];
+    for (i, n) in nodes.iter().enumerate() {
+        for c in arr(n, "children") {
+            let Some(c) = c.as_u64().map(|c| c as usize).filter(|&c| c < nodes.len()) else {
+                return Err(err(
+                    "gltf.hierarchy",
+                    format!("node {i}: child {c} is not a node index"),
+                ));
+            };
+            if let Some(p) = parent[c] {
+                return Err(err(
+                    "gltf.hierarchy",
+                    format!("node {c} is listed as a child twice (of node {p} and of node {i}); a glTF node has one parent"),
+                ));
+            }
+            parent[c] = Some(i);
+        }
+    }
+    Ok(parent)
+}
+
 /// The parent of every glTF node, after checking the node hierarchy is a
 /// forest (glTF 2.0 §3.5.3) and the document has a scene.
 ///
@@ -98,24 +127,7 @@ pub fn parents(doc: &GltfFile) -> Result<Vec<Option<usize>>, ImportError> {
             ),
         ));
     }
-    let mut parent: Vec<Option<usize>> = vec![None; nodes.len()];
-    for (i, n) in nodes.iter().enumerate() {
-        for c in arr(n, "children") {
-            let Some(c) = c.as_u64().map(|c| c as usize).filter(|&c| c < nodes.len()) else {
-                return Err(err(
-                    "gltf.hierarchy",
-                    format!("node {i}: child {c} is not a node index"),
-                ));
-            };
-            if let Some(p) = parent[c] {
-                return Err(err(
-                    "gltf.hierarchy",
-                    format!("node {c} is listed as a child twice (of node {p} and of node {i}); a glTF node has one parent"),
-                ));
-            }
-            parent[c] = Some(i);
-        }
-    }
+    let parent = child_links(nodes)?;
     // A cycle: walk up from each node, marking the path (1) until a root
     // or a node known to reach one (2); meeting the path again is a cycle.
     // Every node is walked once: linear.

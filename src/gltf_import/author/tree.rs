@@ -61,13 +61,13 @@ fn is_identity(node: &Value) -> bool {
 /// ordered by msh2gltf's node extras when they are complete.
 ///
 /// # Errors
-/// `gltf.index` (a child or root that is not a node), `gltf.hierarchy` (a
-/// node with two parents, a cycle), `gltf.limits` (more than
+/// `gltf.index` (a root that is not a node), `gltf.hierarchy` (a child
+/// that is not a node, a node with two parents, a cycle), `gltf.limits` (more than
 /// [`MAX_NODES`] nodes).
 pub(super) fn scene_tree(doc: &GltfFile, warnings: &mut Vec<String>) -> Result<Tree, ImportError> {
     let nodes = arr(&doc.json, "nodes");
     let n = nodes.len();
-    let parent = parent_links(nodes)?;
+    let parent = crate::gltf_import::matching::child_links(nodes)?;
     let roots = scene_roots(doc, &parent, warnings)?;
     let (order, seen) = preorder(nodes, &roots)?;
     let mut carrier = cell_carriers(nodes, &order, &parent, warnings);
@@ -108,29 +108,6 @@ pub(super) fn scene_tree(doc: &GltfFile, warnings: &mut Vec<String>) -> Result<T
         parent,
         carriers,
     })
-}
-
-/// The parent of every glTF node from the `children` lists.
-///
-/// # Errors
-/// `gltf.index` (a child that is not a node index), `gltf.hierarchy` (a
-/// node listed as a child of two nodes).
-fn parent_links(nodes: &[Value]) -> Result<Vec<Option<usize>>, ImportError> {
-    let n = nodes.len();
-    let mut parent: Vec<Option<usize>> = vec![None; n];
-    for (i, nd) in nodes.iter().enumerate() {
-        for c in arr(nd, "children") {
-            let c = node_index(c, n, || format!("node {i}: child"))?;
-            if let Some(p) = parent[c] {
-                return Err(err(
-                    "gltf.hierarchy",
-                    format!("node {c} is a child of nodes {p} and {i} (a node has one parent)"),
-                ));
-            }
-            parent[c] = Some(i);
-        }
-    }
-    Ok(parent)
 }
 
 /// A node reference `v` of `n` nodes as an index.
