@@ -486,7 +486,24 @@ impl Libraries {
                 searched,
             };
         }
-        let abs = std::fs::canonicalize(start).unwrap_or_else(|_| start.to_path_buf());
+        // Up the tree as the path is spelt (so messages name a game folder
+        // the same way for a model at its top and a unit or map below it),
+        // then, where the spelling runs out (a bare name, `..`), up the
+        // canonical path.
+        let mut last = start;
+        for d in start.ancestors().skip(1) {
+            if d.as_os_str().is_empty() || d.ends_with("..") {
+                break;
+            }
+            if found(d, &mut searched) {
+                return LibraryLookup {
+                    dir: Some(d.to_path_buf()),
+                    searched,
+                };
+            }
+            last = d;
+        }
+        let abs = std::fs::canonicalize(last).unwrap_or_else(|_| last.to_path_buf());
         let dir = abs
             .ancestors()
             .skip(1)
@@ -835,10 +852,20 @@ mod tests {
         let model = sub.join("x.rlb");
         std::fs::write(&model, b"").unwrap();
         let found = Libraries::find_for(&model, None).unwrap();
-        assert_eq!(
-            std::fs::canonicalize(&found).unwrap(),
-            std::fs::canonicalize(dir.path()).unwrap()
-        );
+        assert_eq!(found, dir.path(), "found as the model's path spells it");
+        // A folder linked into the game folder from elsewhere: the game
+        // folder above the link (as the path is spelt) holds the libraries,
+        // not the folders above the link's target.
+        #[cfg(unix)]
+        {
+            let elsewhere = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(elsewhere.path().join("b")).unwrap();
+            let link = dir.path().join("link");
+            std::os::unix::fs::symlink(elsewhere.path(), &link).unwrap();
+            let lookup = Libraries::lookup(&link.join("b").join("x.rlb"), None);
+            assert_eq!(lookup.dir.as_deref(), Some(dir.path()));
+            assert_eq!(lookup.searched.len(), 3, "{:?}", lookup.searched);
+        }
         assert_eq!(
             Libraries::find_for(&model, Some(dir.path())).unwrap(),
             dir.path()
