@@ -27,6 +27,12 @@ fn setup() -> (tempfile::TempDir, PathBuf, PathBuf) {
     (dir, m, g)
 }
 
+/// Makes a FIFO at `p` (`mkfifo`).
+#[cfg(unix)]
+fn mkfifo(p: &Path) {
+    assert!(Command::new("mkfifo").arg(p).status().unwrap().success());
+}
+
 fn temp_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
@@ -183,11 +189,7 @@ fn only_regular_files_are_replaced() {
         .is_char_device());
     // A FIFO as output (and as the report) is refused, never opened.
     let fifo = d.join("f.glb");
-    assert!(Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    mkfifo(&fifo);
     let o = run(msh2gltf().arg(&m).arg(&fifo).arg("--force"));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let o = run(gltf2msh()
@@ -201,11 +203,7 @@ fn only_regular_files_are_replaced() {
     assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
     // A FIFO as a glTF buffer is refused (reading it would block).
     let fifo_bin = d.join("pipe.bin");
-    assert!(Command::new("mkfifo")
-        .arg(&fifo_bin)
-        .status()
-        .unwrap()
-        .success());
+    mkfifo(&fifo_bin);
     std::fs::write(
         d.join("p.gltf"),
         hostile::triangle_gltf("pipe.bin", 44, serde_json::json!({})),
@@ -227,11 +225,7 @@ fn a_base_that_is_not_a_regular_file_is_refused_unopened() {
     let (dir, _, g) = setup();
     let d = dir.path();
     let fifo = d.join("base.msh");
-    assert!(Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap()
-        .success());
+    mkfifo(&fifo);
     for base in [fifo.as_path(), Path::new("/dev/zero"), d] {
         let mut child = gltf2msh()
             .arg(&g)
