@@ -479,27 +479,7 @@ fn derived_values_recomputed_from_scratch_equal_the_corpus() {
 
 impl Glb {
     fn write(&self) -> Vec<u8> {
-        let mut json = serde_json::to_vec(&self.json).unwrap();
-        while json.len() % 4 != 0 {
-            json.push(b' ');
-        }
-        let mut out = Vec::new();
-        let total = 28 + json.len() + self.bin.len();
-        for w in [
-            0x4654_6C67u32,
-            2,
-            total as u32,
-            json.len() as u32,
-            0x4E4F_534A,
-        ] {
-            out.extend_from_slice(&w.to_le_bytes());
-        }
-        out.extend_from_slice(&json);
-        for w in [self.bin.len() as u32, 0x004E_4942] {
-            out.extend_from_slice(&w.to_le_bytes());
-        }
-        out.extend_from_slice(&self.bin);
-        out
+        common::glb(&self.json, &self.bin)
     }
 
     /// Replaces the indices of mesh 0's primitive `p` (u32, new view).

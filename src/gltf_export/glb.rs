@@ -13,33 +13,43 @@ fn padded(len: usize) -> usize {
     len.div_ceil(4) * 4
 }
 
-/// Serialises `e` as GLB 2.0: 12-byte header, a JSON chunk padded with
-/// spaces to 4 bytes, and (when the buffer is not empty) a BIN chunk padded
-/// with zeros to 4 bytes.
+/// Serialises `e` as GLB 2.0 ([`frame`]).
 ///
 /// # Errors
 /// [`ExportError::Json`] when serialisation fails; `gltf.size` when the
 /// file would exceed 4 GiB.
 pub fn to_glb(e: &Exported) -> Result<Vec<u8>, ExportError> {
     let json = serde_json::to_vec(&e.root)?;
-    let jlen = padded(json.len());
-    let blen = padded(e.bin.len());
-    let total = 12 + 8 + jlen + if e.bin.is_empty() { 0 } else { 8 + blen };
-    let total32 = u32::try_from(total).map_err(|_| {
+    frame(&json, &e.bin).map_err(|total| {
         ExportError::model("gltf.size", format!("GLB of {total} bytes exceeds 4 GiB"))
-    })?;
+    })
+}
+
+/// GLB 2.0 framing (glTF 2.0 spec §4.4) of a serialised JSON document and
+/// its buffer, for every content kind: 12-byte header, a JSON chunk padded
+/// with spaces to 4 bytes, and (when `bin` is not empty) a BIN chunk padded
+/// with zeros to 4 bytes.
+///
+/// # Errors
+/// The file's size in bytes when it would exceed 4 GiB (the header's
+/// `length` is a u32).
+pub fn frame(json: &[u8], bin: &[u8]) -> Result<Vec<u8>, usize> {
+    let jlen = padded(json.len());
+    let blen = padded(bin.len());
+    let total = 12 + 8 + jlen + if bin.is_empty() { 0 } else { 8 + blen };
+    let total32 = u32::try_from(total).map_err(|_| total)?;
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(&GLB_MAGIC.to_le_bytes());
     out.extend_from_slice(&2u32.to_le_bytes());
     out.extend_from_slice(&total32.to_le_bytes());
     out.extend_from_slice(&(jlen as u32).to_le_bytes());
     out.extend_from_slice(&CHUNK_JSON.to_le_bytes());
-    out.extend_from_slice(&json);
+    out.extend_from_slice(json);
     out.resize(20 + jlen, b' ');
-    if !e.bin.is_empty() {
+    if !bin.is_empty() {
         out.extend_from_slice(&(blen as u32).to_le_bytes());
         out.extend_from_slice(&CHUNK_BIN.to_le_bytes());
-        out.extend_from_slice(&e.bin);
+        out.extend_from_slice(bin);
         out.resize(total, 0);
     }
     Ok(out)

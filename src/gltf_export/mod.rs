@@ -22,7 +22,7 @@ pub(crate) mod anim;
 pub use crate::convention::{axes, Up};
 pub(crate) mod bin;
 mod budget;
-mod glb;
+pub mod glb;
 mod material;
 mod mesh;
 

@@ -65,7 +65,7 @@ pub fn convert_file(
         txn.stage(out, json).map_err(out_err)?;
         vec![out.to_path_buf(), bin_path]
     } else {
-        let glb = export::to_glb(&gltf).map_err(json_err)?;
+        let glb = export::to_glb(&gltf)?;
         txn.stage(out, glb).map_err(out_err)?;
         vec![out.to_path_buf()]
     };

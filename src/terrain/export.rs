@@ -462,32 +462,17 @@ pub fn export(
     }
 }
 
-/// GLB 2.0 bytes of an export (JSON chunk space-padded, BIN zero-padded).
+/// GLB 2.0 bytes of an export ([`crate::gltf_export::glb::frame`], the
+/// framing every content kind shares).
 ///
 /// # Errors
-/// `gltf.json` when serialisation fails.
-pub fn to_glb(g: &TerrainGltf) -> Result<Vec<u8>, serde_json::Error> {
-    let mut json = serde_json::to_vec(&g.json)?;
-    while json.len() % 4 != 0 {
-        json.push(b' ');
-    }
-    let total = 12 + 8 + json.len() + 8 + g.bin.len();
-    let mut out = Vec::with_capacity(total);
-    for w in [
-        0x4654_6C67u32,
-        2,
-        total as u32,
-        json.len() as u32,
-        0x4E4F_534A,
-    ] {
-        out.extend_from_slice(&w.to_le_bytes());
-    }
-    out.extend_from_slice(&json);
-    for w in [g.bin.len() as u32, 0x004E_4942] {
-        out.extend_from_slice(&w.to_le_bytes());
-    }
-    out.extend_from_slice(&g.bin);
-    Ok(out)
+/// `gltf.json` when serialisation fails; `gltf.size` over 4 GiB.
+pub fn to_glb(g: &TerrainGltf) -> Result<Vec<u8>, super::TerrainError> {
+    let json = serde_json::to_vec(&g.json)
+        .map_err(|e| super::TerrainError::file("gltf.json", e.to_string()))?;
+    crate::gltf_export::glb::frame(&json, &g.bin).map_err(|total| {
+        super::TerrainError::file("gltf.size", format!("GLB of {total} bytes exceeds 4 GiB"))
+    })
 }
 
 /// `.gltf` JSON (pretty) whose buffer points at `bin_uri`, and the buffer.
