@@ -17,9 +17,7 @@ use std::process::Command;
 #[test]
 #[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn lightmapped_building_shows_its_lightmap_in_blender() {
-    let Some(root) = common::corpus() else { return };
-    let Some(blender) = common::blender() else {
-        println!("SKIP: no Blender");
+    let Some((root, blender)) = common::corpus_and_blender() else {
         return;
     };
     let man = common::manifest(&root);

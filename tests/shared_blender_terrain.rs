@@ -11,11 +11,7 @@ use std::process::Command;
 #[test]
 #[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn addon_imports_a_map_with_the_game_node_tree() {
-    let Some(corpus) = common::corpus() else {
-        return;
-    };
-    let Some(blender) = common::blender() else {
-        println!("SKIP: Blender not found (set BLENDER=/path/to/blender)");
+    let Some((corpus, blender)) = common::corpus_and_blender() else {
         return;
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -94,11 +90,7 @@ fn addon_imports_a_map_with_the_game_node_tree() {
 #[test]
 #[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn blender_round_trip_of_an_unedited_map_is_byte_identical() {
-    let Some(corpus) = common::corpus() else {
-        return;
-    };
-    let Some(blender) = common::blender() else {
-        println!("SKIP: Blender not found (set BLENDER=/path/to/blender)");
+    let Some((corpus, blender)) = common::corpus_and_blender() else {
         return;
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -16,9 +16,7 @@ mod common;
 #[test]
 #[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn blender_imports_units_with_clip_actions_and_control_points() {
-    let Some(root) = common::corpus() else { return };
-    let Some(blender) = common::blender() else {
-        println!("SKIP: Blender not found (set BLENDER=/path/to/blender)");
+    let Some((root, blender)) = common::corpus_and_blender() else {
         return;
     };
     let m = common::manifest(&root);

@@ -40,6 +40,17 @@ pub fn corpus() -> Option<PathBuf> {
     }
 }
 
+/// The shared corpus and a Blender, or `None` (with a SKIP line naming what
+/// is missing) for the tests that need both.
+pub fn corpus_and_blender() -> Option<(PathBuf, PathBuf)> {
+    let corpus = corpus()?;
+    let Some(blender) = blender() else {
+        println!("SKIP: Blender not found (set BLENDER=/path/to/blender)");
+        return None;
+    };
+    Some((corpus, blender))
+}
+
 /// The corpus `manifest.json`.
 pub fn manifest(root: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(root.join("manifest.json")).expect("manifest"))
