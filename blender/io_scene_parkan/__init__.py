@@ -368,7 +368,7 @@ def export_gltf(context, glb, coll=None, selection=False, sample=False):
     return bpy.ops.export_scene.gltf(**kw)
 
 
-class EXPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ExportHelper):
+class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelper):
     """Write the scene (or the imported model) as a Parkan: Iron Strategy model"""
     bl_idname = "export_scene.parkan_msh"
     bl_label = "Export Parkan model"
@@ -463,13 +463,6 @@ class EXPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ExportHelper):
         layout.prop(self, "replace_file")
         layout.prop(self, "fps")
         layout.prop(self, "keep_keys")
-
-    def execute(self, context):
-        try:
-            return self.run(context)
-        except tools.ToolError as e:
-            self.report({"ERROR"}, str(e))
-            return {"CANCELLED"}
 
     def run(self, context):
         g2m = binary(context, "gltf2msh")

@@ -25,6 +25,19 @@ class ToolError(Exception):
     """A converter is missing, failed, or printed something unreadable."""
 
 
+class RunsTools:
+    """Operator mixin: `execute` calls the operator's `run(context)`; a
+    ToolError becomes an ERROR report (the converter's own message) and
+    CANCELLED."""
+
+    def execute(self, context):
+        try:
+            return self.run(context)
+        except ToolError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+
+
 def find_binary(name, pref_dir=""):
     """Path of `name` (msh2gltf or gltf2msh): the add-on preference folder,
     then `bin/` beside the add-on, then PATH. Bundled binaries lose their

@@ -109,7 +109,7 @@ def part_collections(objects, parent, parts):
     return len(colls)
 
 
-class IMPORT_SCENE_OT_parkan_unit(bpy.types.Operator, ImportHelper):
+class IMPORT_SCENE_OT_parkan_unit(tools.RunsTools, bpy.types.Operator, ImportHelper):
     """Import a Parkan: Iron Strategy unit file (UNITS/<class>/<name>.dat) as one assembled unit"""
     bl_idname = "import_scene.parkan_unit"
     bl_label = "Import Parkan unit"
@@ -120,13 +120,6 @@ class IMPORT_SCENE_OT_parkan_unit(bpy.types.Operator, ImportHelper):
     fps: FloatProperty(name="FPS", description="Game frames per second of the glTF timeline",
                        min=1.0, max=1000.0, default=24.0)
     textures: BoolProperty(name="Textures", description="Load textures", default=True)
-
-    def execute(self, context):
-        try:
-            return self.run(context)
-        except tools.ToolError as e:
-            self.report({"ERROR"}, str(e))
-            return {"CANCELLED"}
 
     def run(self, context):
         from . import binary
