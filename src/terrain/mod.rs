@@ -5,7 +5,7 @@
 //! ([`crate::nres`]) and material layers ([`crate::material`]):
 //! bytes → [`ir::Land`] ([`read`]) → checks ([`validate`]) → glTF
 //! ([`export`]) and back ([`import`], [`write`](mod@write)). A terrain file is recognised
-//! by its streams ([`is_terrain`]), never by its name.
+//! by its streams ([`crate::source::looks_like_terrain`]), never by its name.
 
 pub mod batch;
 pub mod convert;
@@ -114,11 +114,4 @@ impl From<crate::material::MaterialError> for TerrainError {
     fn from(e: crate::material::MaterialError) -> Self {
         TerrainError::file(e.rule, e.detail)
     }
-}
-
-/// True when `archive` holds terrain streams: Res21 faces and Res11 draw
-/// order with the Res1 grid, and none of the model-only streams Res6/Res13
-/// (terrain-notes §1.0).
-pub fn is_terrain(archive: &crate::nres::Archive<'_>) -> bool {
-    crate::source::looks_like_terrain(archive)
 }
