@@ -138,12 +138,9 @@ fn every_corpus_sibling_reads_exactly() {
             .unwrap()
             .to_string_lossy()
             .replace('\\', "/");
-        let mu = m["units"]
-            .as_array()
-            .unwrap()
-            .iter()
+        let mu = common::assemblies(&m)
             .find(|x| x["path"] == rel.as_str())
-            .expect("unit in manifest");
+            .unwrap_or_else(|| panic!("{rel}: not in the manifest's units or buildings"));
         let comps = mu["components"].as_array().unwrap();
         assert_eq!(u.components.len(), comps.len(), "{rel}");
         for (c, w) in u.components.iter().zip(comps) {
@@ -625,6 +622,74 @@ fn world_to_gltf(w: &[f64]) -> M4 {
     m
 }
 
+/// A building's `FORT` root reached through its agent record
+/// (mission-notes §4.3: the unit table's `via` is the manifest's chain) and
+/// its Res17 hall-way graph in the unit extras (unit-files-notes §4.1):
+/// each vertex's node, flags and position, and the position through its
+/// joint node's world matrix equal to the manifest's `model_position`
+/// (within `TOL`).
+fn check_building(mu: &Value, j: &Value, w: &[M4]) -> Vec<String> {
+    let rel = mu["path"].as_str().unwrap();
+    let unit = &j["scenes"][0]["extras"]["msh"]["unit"];
+    let mut errs = Vec::new();
+    if unit["parts"][0]["via"] != mu["fort"]["chain"] {
+        errs.push(format!(
+            "{rel}: via {} want {}",
+            unit["parts"][0]["via"], mu["fort"]["chain"]
+        ));
+    }
+    let Some(want) = mu["hallway"]["vertices"].as_array() else {
+        if !unit["hallway"].is_null() {
+            errs.push(format!("{rel}: a hall-way graph the manifest has not"));
+        }
+        return errs;
+    };
+    let got = unit["hallway"]["vertices"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if got.len() != want.len() {
+        errs.push(format!(
+            "{rel}: {} hall-way vertices, want {}",
+            got.len(),
+            want.len()
+        ));
+        return errs;
+    }
+    let nodes = j["nodes"].as_array().unwrap();
+    for (g, v) in got.iter().zip(want) {
+        let close =
+            |a: &Value, b: &Value| fl(a).iter().zip(fl(b)).all(|(x, y)| (x - y).abs() <= TOL);
+        if g["node"] != v["node"]
+            || g["flags"] != v["flags"]
+            || !close(&g["position"], &v["position"])
+        {
+            errs.push(format!("{rel}: hall-way vertex {g} want {v}"));
+            continue;
+        }
+        let Some(n) = nodes.iter().position(|n| {
+            n["extras"]["msh"]["part"] == 0 && n["extras"]["msh"]["node"] == v["node"]
+        }) else {
+            errs.push(format!("{rel}: no node for hall-way vertex {v}"));
+            continue;
+        };
+        let p = fl(&v["position"]);
+        let local = [p[0], p[2], -p[1]];
+        let at: Vec<f64> = (0..3)
+            .map(|i| (0..3).map(|k| w[n][i][k] * local[k]).sum::<f64>() + w[n][i][3])
+            .collect();
+        let mp = fl(&v["model_position"]);
+        let want = [mp[0], mp[2], -mp[1]];
+        if at.iter().zip(want).any(|(a, b)| (a - b).abs() > TOL) {
+            errs.push(format!(
+                "{rel}: hall-way vertex {} at {at:?}, want {want:?}",
+                v["index"]
+            ));
+        }
+    }
+    errs
+}
+
 fn model_entry<'a>(m: &'a Value, archive: &str, entry: &str) -> Option<&'a Value> {
     manifest_models(m).find(|x| {
         x["file"] == archive
@@ -646,7 +711,7 @@ fn every_unit_assembles_as_the_manifest_says() {
         ..Default::default()
     };
     let (mut checked, mut glbs, mut errs) = (0, Vec::new(), Vec::new());
-    for mu in m["units"].as_array().unwrap() {
+    for mu in common::assemblies(&m) {
         let rel = mu["path"].as_str().unwrap();
         let path = root.join(rel);
         let c = assemble::convert_unit(&path, &std::fs::read(&path).unwrap(), None, &opts)
@@ -704,8 +769,8 @@ fn every_unit_assembles_as_the_manifest_says() {
         }
         let clips = j["animations"]
             .as_array()
-            .unwrap()
-            .iter()
+            .into_iter()
+            .flatten()
             .filter(|a| !a["extras"]["msh"]["clip"].is_null())
             .count();
         let points = nodes
@@ -717,6 +782,9 @@ fn every_unit_assembles_as_the_manifest_says() {
             (want_clips, want_points),
             "{rel}: clips and control points"
         );
+        if mu["kind"] == "building" {
+            errs.extend(check_building(mu, &j, &w));
+        }
         // Export only: gltf2msh names the parts.
         let glb = gltf_export::to_glb(&c.exported).unwrap();
         let doc = gltf_import::parse(&glb, None).unwrap();
@@ -739,10 +807,7 @@ fn every_unit_assembles_as_the_manifest_says() {
         errs.len(),
         errs[..errs.len().min(30)].join("\n")
     );
-    let want: usize = m["units"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let want: usize = common::assemblies(&m)
         .map(|u| u["expected"]["nodes"].as_array().unwrap().len())
         .sum();
     assert_eq!(checked, want);
@@ -771,7 +836,7 @@ fn batch_writes_every_unit_file() {
         "{}",
         String::from_utf8_lossy(&st.stderr)
     );
-    for mu in m["units"].as_array().unwrap() {
+    for mu in common::assemblies(&m) {
         let rel = Path::new(mu["path"].as_str().unwrap())
             .strip_prefix("UNITS")
             .unwrap()

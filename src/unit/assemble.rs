@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use super::bytes::trim_name;
 use super::dat::{self, UnitFile};
+use super::hallway::{self, Hallway};
 use super::{pipeline, siblings, UnitError};
 use crate::convert::{self, ConvertError, ConvertErrorKind, ConvertOptions, Converted, ModelRef};
 use crate::gltf_export::{ExportError, Exported, Namer};
@@ -109,6 +110,83 @@ impl Registry {
             .find(|(_, m)| m.to_lowercase().ends_with(&want))
             .cloned()
     }
+
+    /// The `(archive, entry)` of record `record`'s mesh and the records
+    /// walked to reach it (mission-notes §4.3, unit-files-notes §3.3): the
+    /// record's own first `.msh` member, else the mesh of the record that
+    /// one of its slots names (a member with no extension, or archive
+    /// `objects.rlb`: a `FORT` building's agent record), at most
+    /// [`AGENT_HOPS`] hops, never revisiting a record.
+    ///
+    /// # Errors
+    /// `unit.resolve` naming the chain walked when no `.msh` is reached
+    /// (no such record, no mesh slot, a cycle, or too many hops).
+    pub fn mesh_of(&self, record: &str) -> Result<MeshRef, UnitError> {
+        let mut via = vec![record.to_string()];
+        let mut at = record.to_lowercase();
+        for _ in 0..=AGENT_HOPS {
+            let Some(slots) = self.records.get(&at) else {
+                return Err(resolve_error(&via, "is not a record"));
+            };
+            if let Some((archive, entry)) = self.member(&at, "msh") {
+                return Ok(MeshRef {
+                    archive,
+                    entry,
+                    via,
+                });
+            }
+            let next = slots.iter().find(|(a, m)| {
+                !m.is_empty() && (a.eq_ignore_ascii_case(REGISTRY) || !m.contains('.'))
+            });
+            let Some((_, next)) = next else {
+                return Err(resolve_error(
+                    &via,
+                    "has no .msh member and names no agent record",
+                ));
+            };
+            if via.iter().any(|v| v.eq_ignore_ascii_case(next)) {
+                return Err(resolve_error(
+                    &via,
+                    &format!("names {next:?} again (a cycle)"),
+                ));
+            }
+            via.push(next.clone());
+            at = next.to_lowercase();
+        }
+        Err(resolve_error(
+            &via,
+            &format!("reaches no .msh within {AGENT_HOPS} hops"),
+        ))
+    }
+}
+
+/// How many records [`Registry::mesh_of`] follows past the first
+/// (mission-notes §4.3: OP follows up to 3).
+pub const AGENT_HOPS: usize = 3;
+
+/// A record's mesh as [`Registry::mesh_of`] resolves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MeshRef {
+    /// Part archive (`fortif.rlb`).
+    pub archive: String,
+    /// The `.msh` entry (`fr_fact_17.msh`).
+    pub entry: String,
+    /// The records walked, the component's own first (`["fr_fact_17_f",
+    /// "fr_fact_17_ag"]`); one name when the record names its mesh itself.
+    pub via: Vec<String>,
+}
+
+fn resolve_error(via: &[String], what: &str) -> UnitError {
+    let last = via.last().map_or("", String::as_str);
+    let chain = if via.len() > 1 {
+        format!(" (reached through {})", via.join(" -> "))
+    } else {
+        String::new()
+    };
+    UnitError::new(
+        "unit.resolve",
+        format!("record {last:?}{chain} {what} in {REGISTRY}"),
+    )
 }
 
 /// One mounted part of a unit.
@@ -126,6 +204,9 @@ pub struct Part {
     pub archive: String,
     /// The `.msh` entry.
     pub mesh_entry: String,
+    /// The records walked to the mesh ([`MeshRef::via`]): more than one
+    /// for a building's `FORT` record reached through its agent record.
+    pub via: Vec<String>,
     /// Index (in the part list) of the part it is mounted on.
     pub parent_part: Option<usize>,
     /// Node of the parent part's mesh it hangs on.
@@ -137,7 +218,8 @@ pub struct Part {
 /// left out, as are parts whose parent is not mounted.
 ///
 /// # Errors
-/// `unit.resolve` when a mounted record has no `.msh` member.
+/// `unit.resolve` when a mounted record reaches no `.msh` member
+/// ([`Registry::mesh_of`]).
 pub fn mounted_parts(
     unit: &UnitFile,
     reg: &Registry,
@@ -166,12 +248,10 @@ pub fn mounted_parts(
                 }
             },
         };
-        let (archive, mesh_entry) = reg.member(&record, "msh").ok_or_else(|| {
-            UnitError::new(
-                "unit.resolve",
-                format!("component {i}: record {record:?} has no .msh member in {REGISTRY}"),
-            )
-        })?;
+        let mesh = reg
+            .mesh_of(&record)
+            .map_err(|e| UnitError::new(e.rule, format!("component {i}: {}", e.detail)))?;
+        let (archive, mesh_entry, via) = (mesh.archive, mesh.entry, mesh.via);
         part_of[i] = Some(parts.len());
         parts.push(Part {
             component: i,
@@ -180,6 +260,7 @@ pub fn mounted_parts(
             class: c.class,
             archive,
             mesh_entry,
+            via,
             parent_part,
             socket: parent_part.and_then(|_| usize::try_from(c.attach).ok()),
         });
@@ -471,14 +552,14 @@ fn unit_err(source: &str, e: UnitError) -> ConvertError {
 }
 
 /// Converts one part: its model from its archive in `game`, with its WEAR,
-/// `.cpt` and `.ctl` siblings.
+/// `.cpt` and `.ctl` siblings, and its Res17 hall-way graph if it has one.
 fn convert_part(
     game: &Path,
     p: &Part,
     libs: Option<&Libraries>,
     opts: &ConvertOptions,
     archives: &mut HashMap<String, Vec<u8>>,
-) -> Result<Converted, ConvertError> {
+) -> Result<(Converted, Option<Hallway>), ConvertError> {
     let src = format!("{}:{}", p.archive, p.mesh_entry);
     let key = p.archive.to_lowercase();
     if let std::collections::hash_map::Entry::Vacant(slot) = archives.entry(key.clone()) {
@@ -511,12 +592,31 @@ fn convert_part(
         wear: source::find_wear(&a, a.entries[i].name),
     };
     let mut c = convert::convert(&m, libs, opts)?;
+    let hall = hallway_of(a.entries[i].data, &mut c.warnings);
     let sib = siblings::in_archive(&a, &p.archive, a.entries[i].name);
     pipeline::decorate(&mut c, &sib, opts.fps, opts.up).map_err(|e| ConvertError {
         source: src,
         kind: ConvertErrorKind::Export(e),
     })?;
-    Ok(c)
+    Ok((c, hall))
+}
+
+/// The model's Res17 hall-way graph (unit-files-notes §4.1) when it has a
+/// non-empty one; a broken one is a warning (the model keeps its bytes).
+fn hallway_of(model: &[u8], warnings: &mut Vec<String>) -> Option<Hallway> {
+    let a = nres::read(model, nres::Mode::Tolerant).ok()?;
+    let e = a
+        .entries
+        .iter()
+        .find(|e| e.type_id == hallway::STREAM && !e.data.is_empty())?;
+    hallway::read(e.data, e.attr1, e.attr2)
+        .map_err(|err| {
+            warnings.push(format!(
+                "Res17: {}: {}; hall-way graph left out",
+                err.rule, err.detail
+            ))
+        })
+        .ok()
 }
 
 /// Converts the unit file `path` (bytes `data`) into one assembled scene
@@ -562,8 +662,12 @@ pub fn convert_unit(
     let mut first: Option<Converted> = None;
     let (mut counts, mut textures) = (convert::Counts::default(), Vec::new());
     let mut wear_materials: Vec<String> = Vec::new();
+    let mut root_hall = None;
     for (k, p) in parts.iter().enumerate() {
-        let c = convert_part(&game, p, libs, opts, &mut archives)?;
+        let (c, hall) = convert_part(&game, p, libs, opts, &mut archives)?;
+        if k == 0 {
+            root_hall = hall;
+        }
         for w in &c.wear_materials {
             if !wear_materials.contains(w) {
                 wear_materials.push(w.clone());
@@ -595,7 +699,7 @@ pub fn convert_unit(
     }
     let (mut m, first) = (merger.expect("a root part"), first.expect("a root part"));
     warnings.append(&mut m.warnings);
-    finish_scene(&mut m, &unit, &parts, &src).map_err(|e| ConvertError {
+    finish_scene(&mut m, &unit, &parts, &src, root_hall.as_ref()).map_err(|e| ConvertError {
         source: src.clone(),
         kind: ConvertErrorKind::Export(e),
     })?;
@@ -632,13 +736,15 @@ fn add_counts(a: &mut convert::Counts, b: &convert::Counts) {
     a.textures += b.textures;
 }
 
-/// Buffer length, the unit table (`extras.msh.unit`) and the merged clip
-/// table in the scene extras.
+/// Buffer length, the unit table (`extras.msh.unit`, with the root part's
+/// hall-way graph as `hallway` when it has one) and the merged clip table
+/// in the scene extras.
 fn finish_scene(
     m: &mut Merger,
     unit: &UnitFile,
     parts: &[Part],
     src: &str,
+    hall: Option<&Hallway>,
 ) -> Result<(), ExportError> {
     while m.bin.len() % 4 != 0 {
         m.bin.push(0);
@@ -655,9 +761,13 @@ fn finish_scene(
         .enumerate()
         .map(|(k, p)| {
             let socket_name = p.parent_part.zip(p.socket).and_then(|(pp, s)| m.maps[pp].get(s)).map(|&g| names[g].to_string());
-            json!({"part": k, "component": p.component, "record": p.record, "display": p.display,
+            let mut row = json!({"part": k, "component": p.component, "record": p.record, "display": p.display,
                    "class": p.class, "archive": p.archive, "mesh_entry": p.mesh_entry,
-                   "parent_part": p.parent_part, "socket_node": p.socket, "socket_name": socket_name})
+                   "parent_part": p.parent_part, "socket_node": p.socket, "socket_name": socket_name});
+            if p.via.len() > 1 {
+                row["via"] = json!(p.via);
+            }
+            row
         })
         .collect();
     let clips: Vec<Value> = m.doc["animations"]
@@ -673,6 +783,95 @@ fn finish_scene(
     let scene = &mut m.doc["scenes"][0];
     let ex = msh_extras(scene);
     ex[UNIT_KEY] = json!({"source": src, "class_word": unit.class_word, "parts": table});
+    if let Some(h) = hall {
+        ex[UNIT_KEY]["hallway"] = h.to_extras();
+    }
     ex["clips"] = Value::from(clips);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slot(archive: &str, member: &str) -> Vec<u8> {
+        let mut s = vec![0u8; 64];
+        s[..archive.len()].copy_from_slice(archive.as_bytes());
+        s[32..32 + member.len()].copy_from_slice(member.as_bytes());
+        s
+    }
+
+    fn registry(records: &[(&str, Vec<(&str, &str)>)]) -> Registry {
+        Registry {
+            records: records
+                .iter()
+                .map(|(n, slots)| {
+                    let v = slots.iter().map(|(a, m)| {
+                        let b = slot(a, m);
+                        let d = |b: &[u8]| source::decode_name(trim_name(b));
+                        (d(&b[..32]), d(&b[32..]))
+                    });
+                    (n.to_lowercase(), v.collect())
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn fort_record_reaches_its_mesh_through_the_agent_record() {
+        let reg = registry(&[
+            (
+                "fr_fact_17_f",
+                vec![
+                    ("objects.rlb", "fr_fact_17_ag"),
+                    ("fortif.rlb", "fr_fact_17.bas"),
+                ],
+            ),
+            (
+                "fr_fact_17_ag",
+                vec![
+                    ("fortif.rlb", "fr_fact_17.msh"),
+                    ("fortif.rlb", "fr_fact_17.wea"),
+                ],
+            ),
+            ("e_gun", vec![("guns.rlb", "e_gun.msh")]),
+        ]);
+        let m = reg.mesh_of("FR_FACT_17_F").unwrap();
+        assert_eq!(
+            (m.archive.as_str(), m.entry.as_str()),
+            ("fortif.rlb", "fr_fact_17.msh")
+        );
+        assert_eq!(m.via, ["FR_FACT_17_F", "fr_fact_17_ag"]);
+        assert_eq!(reg.mesh_of("e_gun").unwrap().via, ["e_gun"]);
+    }
+
+    #[test]
+    fn unresolvable_records_name_the_chain() {
+        let reg = registry(&[
+            ("a", vec![("objects.rlb", "b")]),
+            ("b", vec![("objects.rlb", "a")]),
+            ("c", vec![("objects.rlb", "missing")]),
+            ("d", vec![("fortif.rlb", "d.bas")]),
+            ("h0", vec![("objects.rlb", "h1")]),
+            ("h1", vec![("objects.rlb", "h2")]),
+            ("h2", vec![("objects.rlb", "h3")]),
+            ("h3", vec![("objects.rlb", "h4")]),
+            ("h4", vec![("x.rlb", "h4.msh")]),
+        ]);
+        for (r, want) in [
+            ("a", "a cycle"),
+            (
+                "c",
+                "\"missing\" (reached through c -> missing) is not a record",
+            ),
+            ("d", "names no agent record"),
+            ("h0", "within 3 hops"),
+            ("zz", "\"zz\" is not a record"),
+        ] {
+            let e = reg.mesh_of(r).unwrap_err();
+            assert_eq!(e.rule, "unit.resolve");
+            assert!(e.detail.contains(want), "{r}: {}", e.detail);
+        }
+        assert_eq!(reg.mesh_of("h1").unwrap().via, ["h1", "h2", "h3", "h4"]);
+    }
 }

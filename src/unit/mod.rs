@@ -18,6 +18,7 @@ pub mod cpt;
 pub mod ctl;
 pub mod dat;
 pub mod gltf;
+pub mod hallway;
 pub mod pipeline;
 pub mod siblings;
 

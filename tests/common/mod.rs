@@ -57,6 +57,30 @@ pub fn manifest(root: &Path) -> serde_json::Value {
         .expect("manifest is JSON")
 }
 
+/// The manifest's `bad` records of one content kind: `None` for the
+/// model-level files (records without a `kind`: broken models, archives,
+/// libraries), `Some("terrain")`, `Some("mission")`, … for the others,
+/// which their own pipeline's tests check.
+pub fn bad_records<'a>(
+    m: &'a serde_json::Value,
+    kind: Option<&'a str>,
+) -> impl Iterator<Item = &'a serde_json::Value> + 'a {
+    m["bad"]
+        .as_array()
+        .expect("bad[]")
+        .iter()
+        .filter(move |b| b.get("kind").and_then(serde_json::Value::as_str) == kind)
+}
+
+/// Every assembly of the manifest: its `units` (warriors, `kind` of the
+/// unit) then its `buildings` (`kind: "building"`, a `FORT` root reached
+/// through its agent record, mission-notes §4.3).
+pub fn assemblies(m: &serde_json::Value) -> impl Iterator<Item = &serde_json::Value> {
+    ["units", "buildings"]
+        .into_iter()
+        .flat_map(move |k| m[k].as_array().into_iter().flatten())
+}
+
 /// One valid corpus model.
 pub struct CorpusModel {
     /// The manifest's `file`: `models/<name>.msh` or `<archive>.rlb`.
