@@ -23,23 +23,6 @@ enum Runner {
     Bpy(PathBuf),
 }
 
-fn bpy_python() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("BPY_PYTHON") {
-        return Some(PathBuf::from(p));
-    }
-    let cache = std::env::var_os("MSH_TOOLS_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("XDG_CACHE_HOME")
-                .map(|x| PathBuf::from(x).join("msh-tools"))
-                .or_else(|| {
-                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/msh-tools"))
-                })
-        })?;
-    let py = cache.join("bpy-5.0.1/bin/python");
-    py.is_file().then_some(py)
-}
-
 /// `(major, minor)` of a Blender binary (`blender --version`).
 fn binary_version(blender: &Path) -> Option<(u32, u32)> {
     let o = Command::new(blender)
@@ -191,7 +174,7 @@ fn addon_zip_validates_installs_and_imports() {
         },
         None => println!("SKIP: no Blender binary (set BLENDER=/path/to/blender)"),
     }
-    match bpy_python() {
+    match common::bpy_python() {
         Some(py) => runners.push((format!("bpy at {}", py.display()), Runner::Bpy(py), true)),
         None => println!(
             "SKIP: no Python with PyPI bpy (set BPY_PYTHON, or run ../shared/tools/blender-inspect --bpy once)"

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::points::{self, BaseCpt, CptHome};
 use super::{claim, conversion, load_doc, output_fail, read_input, usage, Args, RunError};
 use crate::gltf_import::{self, ImportOptions};
 use crate::msh;
@@ -12,6 +13,7 @@ use crate::nres;
 use crate::output::Transaction;
 use crate::source::{self, FileKind, InputSpec};
 use crate::terrain;
+use crate::unit::cpt;
 
 /// Where the base model lives.
 enum Base {
@@ -126,29 +128,72 @@ fn edit_model(
         fps: cli.fps,
         reduce_keys: !cli.keep_keys,
     };
-    let imp = gltf_import::import_with_base(&doc, &decoded.model, &opts)
+    let mut imp = gltf_import::import_with_base(&doc, &decoded.model, &opts)
         .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
+    let base_cpt = match &base {
+        Base::Entry(p, archive, i, _) => points::in_archive(p, archive, *i),
+        Base::File(p, _) => points::beside(p, txn)?,
+    };
+    let cpt_edit = points::edit(
+        &doc,
+        base_cpt.as_ref(),
+        &imp.res1_of,
+        imp.up,
+        &mut imp.report.warnings,
+    )?
+    .filter(|e| !e.changes.is_empty());
     let model_bytes = msh::encode(&imp.model)
         .map_err(|e| conversion(format!("the edited model is invalid: {e}")))?;
     let bare = out
         .extension()
         .is_some_and(|x| x.eq_ignore_ascii_case("msh"));
+    let cpt_bytes = cpt_edit.as_ref().map(|e| cpt::write(&e.cpt));
     let bytes = match &base {
         Base::Entry(_, archive, i, _) if !bare => {
             let a =
                 nres::read(archive, nres::Mode::Strict).map_err(|e| conversion(e.to_string()))?;
             let mut entries = a.entries.clone();
             entries[*i].data = &model_bytes;
+            if let (
+                Some(b),
+                Some(BaseCpt {
+                    home: CptHome::Entry(j),
+                    ..
+                }),
+            ) = (&cpt_bytes, &base_cpt)
+            {
+                entries[*j].data = b;
+            }
             nres::write(&entries).map_err(|e| conversion(format!("archive: {e}")))?
         }
-        _ => model_bytes,
+        _ => {
+            if let Some(b) = cpt_bytes {
+                let beside = out.with_extension("cpt");
+                claim(
+                    txn,
+                    &beside,
+                    " (the edited control points go beside the output model)",
+                )?;
+                txn.stage(&beside, b).map_err(output_fail)?;
+            }
+            model_bytes
+        }
     };
+    if let Some(e) = cpt_edit {
+        imp.report.control_points = e.changes;
+        imp.report.warnings.extend(e.warnings);
+        imp.report.unchanged = false;
+    }
     let r = &imp.report;
     commit_one(cli, txn, &out, bytes, r.unchanged, || {
-        format!(
+        let mut s = format!(
             "{} moved vertices, {} new vertices, slots changed {:?}, rebuilt {:?}, tracks changed {:?}",
             r.moved_vertices, r.new_vertices, r.changed_slots, r.rebuilt_slots, r.changed_tracks
-        )
+        );
+        if !r.control_points.is_empty() {
+            s += &format!(", control points: {}", r.control_points.join("; "));
+        }
+        s
     })?;
     if !cli.quiet {
         if cli.verbose {

@@ -166,6 +166,11 @@ pub struct ImportReport {
     pub unchanged: bool,
     /// Everything approximated or ignored.
     pub warnings: Vec<String>,
+    /// Control points written (`gltf2msh --base` with the base's `.cpt`):
+    /// one line per moved, turned, renamed, re-parented, deleted or added
+    /// point (unit-files-notes §5.1).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub control_points: Vec<String>,
 }
 
 /// An imported model and its report.
@@ -175,6 +180,11 @@ pub struct Imported {
     pub model: Model,
     /// What changed.
     pub report: ImportReport,
+    /// The Res1 node of every glTF node (`None`: a cell carrier, a control
+    /// point or another node that is not a Res1 node), from the match.
+    pub res1_of: Vec<Option<usize>>,
+    /// The document's up axis (its scene extras, else `y`).
+    pub up: Up,
 }
 
 /// Reads the import context (gltf-mapping.md, "Extras"): `fps` and `up`
@@ -273,5 +283,10 @@ pub fn import_with_base(
     report.keys = model.keys.as_ref().map_or(0, Vec::len);
     report.frame_count = model.frame_count;
     report.unchanged = model == *base;
-    Ok(Imported { model, report })
+    Ok(Imported {
+        model,
+        report,
+        res1_of: m.res1_of,
+        up: conv.up,
+    })
 }

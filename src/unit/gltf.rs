@@ -34,7 +34,7 @@ pub const CLIP_KEY: &str = "clip";
 
 /// The rotation turning glTF +Y onto `d` (glTF axes); identity for a zero
 /// direction.
-fn rotation_to(d: [f32; 3]) -> [f32; 4] {
+pub(crate) fn rotation_to(d: [f32; 3]) -> [f32; 4] {
     let Some(d) = axes::normalize3(d.map(f64::from)) else {
         return [0.0, 0.0, 0.0, 1.0];
     };
@@ -45,6 +45,22 @@ fn rotation_to(d: [f32; 3]) -> [f32; 4] {
     let (x, z) = (f64::from(d[2]), -f64::from(d[0]));
     let n = (x * x + z * z + w * w).sqrt();
     [(x / n) as f32, 0.0, (z / n) as f32, (w / n) as f32]
+}
+
+/// The inverse of [`rotation_to`]: the unit direction (glTF axes) that
+/// rotation `q` (x, y, z, w) turns glTF +Y onto.
+pub fn direction_of(q: [f32; 4]) -> [f32; 3] {
+    let [x, y, z, w] = q.map(f64::from);
+    let n = (x * x + y * y + z * z + w * w).sqrt();
+    if n.is_nan() || n <= 0.0 {
+        return [0.0, 1.0, 0.0];
+    }
+    let (x, y, z, w) = (x / n, y / n, z / n, w / n);
+    [
+        (2.0 * (x * y - w * z)) as f32,
+        (1.0 - 2.0 * (x * x + z * z)) as f32,
+        (2.0 * (y * z + w * x)) as f32,
+    ]
 }
 
 /// Adds one empty per control point (unit-files-notes §5.1) under the first
@@ -445,6 +461,13 @@ mod tests {
             }
         }
         assert_eq!(rotation_to([0.0; 3]), [0.0, 0.0, 0.0, 1.0]);
+        for d in [[0.0, 0.0, 1.0], [0.6, -0.8, 0.0], [0.0, -1.0, 0.0]] {
+            let back = direction_of(rotation_to(d));
+            assert!(
+                (0..3).all(|k| (back[k] - d[k]).abs() < 1e-6),
+                "{d:?} -> {back:?}"
+            );
+        }
     }
 
     #[test]

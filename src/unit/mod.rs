@@ -15,6 +15,7 @@ mod bytes;
 pub mod clips;
 
 pub mod cpt;
+pub mod cpt_back;
 pub mod ctl;
 pub mod dat;
 pub mod gltf;

@@ -280,3 +280,24 @@ pub fn max_diff(a: &image::RgbaImage, b: &image::RgbaImage) -> i32 {
         .max()
         .unwrap_or(0)
 }
+
+/// A Python with PyPI's `bpy` (Blender 5.x as a module): `$BPY_PYTHON`,
+/// else the venv `../shared/tools/blender-inspect --bpy` leaves in its cache
+/// (`$MSH_TOOLS_CACHE`, `$XDG_CACHE_HOME/msh-tools` or
+/// `~/.cache/msh-tools`, then `bpy-5.0.1/bin/python`).
+pub fn bpy_python() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("BPY_PYTHON") {
+        return Some(PathBuf::from(p));
+    }
+    let cache = std::env::var_os("MSH_TOOLS_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME")
+                .map(|x| PathBuf::from(x).join("msh-tools"))
+                .or_else(|| {
+                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/msh-tools"))
+                })
+        })?;
+    let py = cache.join("bpy-5.0.1/bin/python");
+    py.is_file().then_some(py)
+}
