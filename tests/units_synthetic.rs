@@ -12,6 +12,17 @@ use mshgltf::msh::{self, Nodes};
 use mshgltf::unit::{cpt, ctl};
 use serde_json::Value;
 
+mod common;
+
+/// The BIN chunk of a GLB.
+fn glb_bin(path: &Path) -> Vec<u8> {
+    let d = std::fs::read(path).unwrap();
+    let n = u32::from_le_bytes(d[12..16].try_into().unwrap()) as usize;
+    let at = 20 + n;
+    let len = u32::from_le_bytes(d[at..at + 4].try_into().unwrap()) as usize;
+    d[at + 8..at + 8 + len].to_vec()
+}
+
 fn glb_json(path: &Path) -> Value {
     let d = std::fs::read(path).unwrap();
     let n = u32::from_le_bytes(d[12..16].try_into().unwrap()) as usize;
@@ -137,6 +148,41 @@ fn sample_model_gets_control_points_and_a_clip_and_round_trips() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(std::fs::read(&back).unwrap(), bytes, "unedited round trip");
+    assert!(
+        !tmp.path().join("back.cpt").exists(),
+        "unedited points write no .cpt"
+    );
+
+    // Dir_1 moved in the glTF: the model unchanged, back.cpt beside it.
+    let mut j = glb_json(&glb);
+    j["nodes"][e]["translation"] = serde_json::json!([0.75, 1.0, -0.25]);
+    let bin = glb_bin(&glb);
+    let edited = tmp.path().join("edited.glb");
+    std::fs::write(&edited, common::glb(&j, &bin)).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_gltf2msh"))
+        .arg(&edited)
+        .arg("-o")
+        .arg(&back)
+        .arg("--force")
+        .arg("--base")
+        .arg(&m)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("control point Dir_1: moved to [0.75, 0.25, 1.0]"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(&back).unwrap(),
+        bytes,
+        "the model is unchanged"
+    );
+    let written = cpt::read(&std::fs::read(tmp.path().join("back.cpt")).unwrap()).unwrap();
+    let mut want = points.clone();
+    want.points[0].position = [0.75, 0.25, 1.0];
+    assert_eq!(written, want);
 
     // A broken .ctl: a warning naming it; the points still come out.
     std::fs::write(tmp.path().join("ANIM_ROTOR.CTL"), [0u8; 7]).unwrap();
