@@ -153,36 +153,7 @@ fn sample_model_gets_control_points_and_a_clip_and_round_trips() {
         "unedited points write no .cpt"
     );
 
-    // Dir_1 moved in the glTF: the model unchanged, back.cpt beside it.
-    let mut j = glb_json(&glb);
-    j["nodes"][e]["translation"] = serde_json::json!([0.75, 1.0, -0.25]);
-    let bin = glb_bin(&glb);
-    let edited = tmp.path().join("edited.glb");
-    std::fs::write(&edited, common::glb(&j, &bin)).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_gltf2msh"))
-        .arg(&edited)
-        .arg("-o")
-        .arg(&back)
-        .arg("--force")
-        .arg("--base")
-        .arg(&m)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{err}");
-    assert!(
-        err.contains("control point Dir_1: moved to [0.75, 0.25, 1.0]"),
-        "{err}"
-    );
-    assert_eq!(
-        std::fs::read(&back).unwrap(),
-        bytes,
-        "the model is unchanged"
-    );
-    let written = cpt::read(&std::fs::read(tmp.path().join("back.cpt")).unwrap()).unwrap();
-    let mut want = points.clone();
-    want.points[0].position = [0.75, 0.25, 1.0];
-    assert_eq!(written, want);
+    moved_point_writes_the_cpt_beside(tmp.path(), &glb, &m, &bytes, &points, e);
 
     // A broken .ctl: a warning naming it; the points still come out.
     std::fs::write(tmp.path().join("ANIM_ROTOR.CTL"), [0u8; 7]).unwrap();
@@ -202,4 +173,47 @@ fn sample_model_gets_control_points_and_a_clip_and_round_trips() {
         .unwrap()
         .iter()
         .any(|n| n["name"] == "Dir_1"));
+}
+
+/// Dir_1 (glTF node `e`) moved in the glTF of the bare model `m`: the
+/// model comes back unchanged and `back.cpt` beside it holds the move.
+fn moved_point_writes_the_cpt_beside(
+    dir: &Path,
+    glb: &Path,
+    m: &Path,
+    bytes: &[u8],
+    points: &cpt::ControlPoints,
+    e: usize,
+) {
+    let back = dir.join("back.msh");
+    // Dir_1 moved in the glTF: the model unchanged, back.cpt beside it.
+    let mut j = glb_json(glb);
+    j["nodes"][e]["translation"] = serde_json::json!([0.75, 1.0, -0.25]);
+    let bin = glb_bin(glb);
+    let edited = dir.join("edited.glb");
+    std::fs::write(&edited, common::glb(&j, &bin)).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_gltf2msh"))
+        .arg(&edited)
+        .arg("-o")
+        .arg(&back)
+        .arg("--force")
+        .arg("--base")
+        .arg(m)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("control point Dir_1: moved to [0.75, 0.25, 1.0]"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(&back).unwrap(),
+        bytes,
+        "the model is unchanged"
+    );
+    let written = cpt::read(&std::fs::read(dir.join("back.cpt")).unwrap()).unwrap();
+    let mut want = points.clone();
+    want.points[0].position = [0.75, 0.25, 1.0];
+    assert_eq!(written, want);
 }
