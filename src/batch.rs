@@ -142,6 +142,10 @@ pub struct ReportRow {
     pub conventions: Option<crate::convention::Decided>,
     /// Warnings.
     pub warnings: Vec<String>,
+    /// Facts that need no action (maps' validation notes), listed with
+    /// `-v` only.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Errors (one for a failed model).
     pub errors: Vec<String>,
     /// The broken rule of a failure.
@@ -176,6 +180,7 @@ impl ReportRow {
             counts: None,
             conventions: None,
             warnings: Vec::new(),
+            notes: Vec::new(),
             errors: Vec::new(),
             rule: None,
             textures: Vec::new(),
@@ -1064,6 +1069,7 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
             counts: Some(c.counts),
             conventions: Some(c.conventions),
             warnings: c.warnings,
+            notes: Vec::new(),
             errors: Vec::new(),
             rule: None,
             textures: c.textures,

@@ -200,6 +200,31 @@ fn generated_map_is_valid_without_warnings_and_round_trips() {
     assert!(map::check(&m).is_empty());
 }
 
+/// A non-zero Res11 byte 3 and an alpha below 1 on a vertex without a
+/// second material need no action: notes (`-v`), never warnings; an alpha
+/// outside 0..1 is a warning (issue 24 item 7).
+#[test]
+fn facts_that_need_no_action_are_notes() {
+    let mut land = tiny_land(2);
+    land.order[2].byte3 = 7;
+    // Vertex 4 is cell 1's (one material): alpha 0 blends nothing.
+    land.alpha.as_mut().unwrap()[4] = 0.0;
+    let f = validate::validate(&land, Mode::Strict).unwrap();
+    assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+    let rules: Vec<(&str, Option<usize>)> = f.notes.iter().map(|n| (n.rule, n.record)).collect();
+    assert_eq!(
+        rules,
+        [
+            ("terrain.res11_byte3", Some(2)),
+            ("terrain.res14_unused", Some(4))
+        ]
+    );
+    land.alpha.as_mut().unwrap()[0] = 1.5;
+    let f = validate::validate(&land, Mode::Strict).unwrap();
+    let w: Vec<(&str, Option<usize>)> = f.warnings.iter().map(|n| (n.rule, n.record)).collect();
+    assert_eq!(w, [("terrain.res14_range", Some(0))]);
+}
+
 #[test]
 fn broken_records_name_stream_record_and_rule() {
     let mut land = tiny_land(2);

@@ -240,6 +240,11 @@ fn edit_map(
         for w in &rep.warnings {
             eprintln!("gltf2msh: warning: {w}");
         }
+        if cli.verbose {
+            for n in &rep.notes {
+                eprintln!("gltf2msh: note: {n}");
+            }
+        }
     }
     Ok(serde_json::to_value(&rep).unwrap_or_default())
 }

@@ -43,7 +43,10 @@ impl Console {
     /// One finished row: failures always, others unless `-q` (with the
     /// bar: only with `-v`); advances the bar.
     pub(super) fn progress(&self, r: &ReportRow) {
-        let line = row_line(r, self.verbose > 0 || self.single);
+        let mut line = row_line(r, self.verbose > 0 || self.single);
+        if self.verbose > 0 {
+            line += &note_lines(r);
+        }
         let _g = self.print_lock.lock();
         match &self.bar {
             Some(b) => {
@@ -106,9 +109,38 @@ pub fn summary_line(report: &Report) -> String {
     )
 }
 
+/// The row's notes (facts that need no action), one `  note: …` line
+/// each, for `-v`.
+pub fn note_lines(r: &ReportRow) -> String {
+    r.notes.iter().map(|n| format!("\n  note: {n}")).collect()
+}
+
+/// `, N warning(s)` when the row has warnings.
+fn warning_count(r: &ReportRow) -> String {
+    if r.warnings.is_empty() {
+        String::new()
+    } else {
+        format!(", {} warning(s)", r.warnings.len())
+    }
+}
+
 /// One human-readable line (plus warnings when asked) for a report row.
 pub fn row_line(r: &ReportRow, with_warnings: bool) -> String {
     let mut s = match r.status {
+        Status::Converted if r.kind.as_deref() == Some("terrain") => {
+            let c = r.counts.clone().unwrap_or_default();
+            format!(
+                "converted {} -> {} (map: {} vertices, {} triangles, {} materials, {} textures; libraries: {}){}",
+                r.source,
+                r.output.as_deref().unwrap_or("?"),
+                c.vertices,
+                c.triangles,
+                c.materials,
+                c.textures,
+                r.libraries_text(),
+                warning_count(r)
+            )
+        }
         Status::Converted => {
             let c = r.counts.clone().unwrap_or_default();
             format!(
@@ -126,11 +158,7 @@ pub fn row_line(r: &ReportRow, with_warnings: bool) -> String {
                 r.libraries_text(),
                 r.conventions.as_ref().map_or("?", |d| d.label()),
                 r.conventions.as_ref().map_or_else(String::new, |d| d.summary()),
-                if r.warnings.is_empty() {
-                    String::new()
-                } else {
-                    format!(", {} warning(s)", r.warnings.len())
-                }
+                warning_count(r)
             )
         }
         Status::Skipped => format!(

@@ -12,7 +12,7 @@ use crate::terrain::batch::{self as tbatch, TerrainJob};
 
 /// Converts the map `msh` into OUTPUT (default: `<map folder name>.glb`
 /// beside it); the folder's files are inputs. Prints the row (failures
-/// always; others unless `-q`; warnings with `-v` or `--tolerant`) and
+/// always; others unless `-q`) with every warning's text, and
 /// writes `--report`. Returns 1 when the map failed, else 0.
 ///
 /// # Errors
@@ -36,11 +36,16 @@ pub(super) fn run_single(args: &Args, msh: &Path, opts: &BatchOptions) -> Result
         }
     }
     super::claim_report(args, &mut plan)?;
-    let show = args.verbose > 0 || args.tolerant;
-    let quiet = args.quiet;
+    // One map, as one model: its row with every warning's text (-q: failures only).
+    let (quiet, verbose) = (args.quiet, args.verbose > 0);
     let rows = tbatch::run(&[job], opts, &mut plan, &|r: &ReportRow| {
         if r.status == Status::Failed || !quiet {
-            eprintln!("{}", super::row_line(r, show));
+            let notes = if verbose {
+                super::console::note_lines(r)
+            } else {
+                String::new()
+            };
+            eprintln!("{}{notes}", super::row_line(r, true));
         }
     });
     let report = Report::from_rows(rows, t0.elapsed().as_secs_f64());

@@ -94,18 +94,23 @@ pub fn run(
         let t0 = Instant::now();
         let source = j.msh.display().to_string();
         let mut r = row(source.clone(), Status::Converted);
+        let (libs, lib_warnings) = libraries_for(&j.msh, opts.game_dir.as_deref());
         let result = plan
             .claim_all(&outputs(j))
             .map_err(|e| (e.rule().to_string(), e.to_string()))
             .and_then(|()| {
-                let libs = libraries_for(&j.msh, opts.game_dir.as_deref());
                 convert_file(&j.msh, &j.output, mode, libs.as_ref(), &topts, plan.force())
                     .map_err(|e| (e.rule.to_string(), e.to_string()))
             });
         match result {
             Ok(c) => {
                 r.output = Some(j.output.display().to_string());
-                r.warnings = c.gltf.warnings.clone();
+                r.libraries = libs.as_ref().map_or_else(Vec::new, |l| {
+                    l.files().iter().map(|p| p.display().to_string()).collect()
+                });
+                r.warnings = lib_warnings;
+                r.warnings.extend(c.gltf.warnings.iter().cloned());
+                r.notes = c.notes;
                 r.counts = Some(Counts {
                     vertices: c.src_vertices,
                     triangles: c.gltf.triangles,

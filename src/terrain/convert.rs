@@ -18,14 +18,28 @@ pub struct ConvertedMap {
     pub gltf: TerrainGltf,
     /// Res3 vertex count of the map.
     pub src_vertices: usize,
+    /// The validation notes (facts that need no action; `-v`).
+    pub notes: Vec<String>,
 }
 
-/// The libraries for a map: `game_dir`, else the map's folder and up the tree.
-pub fn libraries_for(msh: &Path, game_dir: Option<&Path>) -> Option<Libraries> {
-    let dir = game_dir
-        .map(Path::to_path_buf)
-        .or_else(|| Libraries::find_for(msh, None))?;
-    Libraries::load(&dir).ok()
+/// The libraries for a map (terrain-notes: Land1 → Material.lib →
+/// Textures.lib): `game_dir`, else the map's folder and up the tree
+/// ([`Libraries::lookup`]). A library that does not load is left out with
+/// a warning naming it ([`Libraries::load_lenient`]; maps never read
+/// `LightMap.lib`, so a broken one costs them nothing); with no folder
+/// found, one warning says where it looked. Returns the libraries and the
+/// warnings.
+pub fn libraries_for(msh: &Path, game_dir: Option<&Path>) -> (Option<Libraries>, Vec<String>) {
+    let found = Libraries::lookup(msh, game_dir);
+    let Some(dir) = found.dir.as_deref() else {
+        let w = format!(
+            "no Material.lib or Textures.lib found (looked in {}): the map's materials are untextured; pass --game-dir",
+            found.searched_text()
+        );
+        return (None, vec![w]);
+    };
+    let (libs, warnings) = Libraries::load_lenient(dir);
+    (Some(libs), warnings)
 }
 
 /// Converts `msh` (a Land.msh; its siblings are found beside it) into `out`
@@ -74,5 +88,6 @@ pub fn convert_file(
         outputs,
         gltf,
         src_vertices: src.land.positions.len(),
+        notes: src.findings.notes.iter().map(ToString::to_string).collect(),
     })
 }

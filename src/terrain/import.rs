@@ -44,6 +44,10 @@ pub struct TerrainImportReport {
     pub changed_squares: Vec<usize>,
     /// Warnings (Land.map may be stale, conflicting vertex copies, ...).
     pub warnings: Vec<String>,
+    /// Validation notes of the written map (facts that need no action;
+    /// `gltf2msh -v`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 fn err(detail: impl Into<String>) -> TerrainError {
@@ -386,6 +390,7 @@ pub fn import_with_base(
     let f = validate::validate(&land, Mode::Strict)?;
     rep.warnings
         .extend(f.warnings.iter().map(ToString::to_string));
+    rep.notes = f.notes.iter().map(ToString::to_string).collect();
     rep.unchanged = land == *base;
     Ok((land, rep))
 }

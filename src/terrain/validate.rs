@@ -27,8 +27,12 @@ pub const MAX_PER_RULE: usize = 20;
 pub struct Findings {
     /// Error-level findings (first [`MAX_PER_RULE`] of each rule).
     pub errors: Vec<TerrainError>,
-    /// Warning-level findings.
+    /// Warning-level findings: what the user can act on.
     pub warnings: Vec<TerrainError>,
+    /// Facts of the file that need no action and are kept as they are
+    /// (a non-zero Res11 byte 3, an alpha on a vertex without a second
+    /// material): listed with `-v` only (issue 24 item 7).
+    pub notes: Vec<TerrainError>,
     /// Faces a tolerant reader drops (bad vertex index, non-finite vertex).
     pub drop_faces: BTreeSet<usize>,
     /// Grid `(across, down)`: from Res1 attr2, or recovered (square grid)
@@ -49,6 +53,9 @@ impl Findings {
     }
     fn warn(&mut self, e: TerrainError) {
         Self::push(&mut self.warnings, e);
+    }
+    fn note(&mut self, e: TerrainError) {
+        Self::push(&mut self.notes, e);
     }
 }
 
@@ -515,7 +522,7 @@ fn draw_order(land: &Land, f: &mut Findings) {
             f.regenerate_order = true;
         }
         if e.byte3 != 0 {
-            f.warn(TerrainError::record(
+            f.note(TerrainError::record(
                 "terrain.res11_byte3",
                 11,
                 k,
@@ -596,12 +603,21 @@ fn vertices(land: &Land, f: &mut Findings) {
             ));
         }
         let a = land.alpha_of(v);
-        if a.is_finite() && (!(0.0..=1.0).contains(&a) || (!second[v] && a != 1.0)) {
+        if a.is_finite() && !(0.0..=1.0).contains(&a) {
             f.warn(TerrainError::record(
                 "terrain.res14_range",
                 14,
                 v,
                 format!("alpha {a}"),
+            ));
+        } else if a.is_finite() && !second[v] && a != 1.0 {
+            // No face of the vertex has a second material: the alpha
+            // blends nothing (kept as stored).
+            f.note(TerrainError::record(
+                "terrain.res14_unused",
+                14,
+                v,
+                format!("alpha {a} on a vertex without a second material (not shown)"),
             ));
         }
         let n = land.normal_of(v);
