@@ -3,7 +3,7 @@
 # (default ../shared/corpus) written to a folder on disk and to tmpfs
 # (/dev/shm), RUNS times each (fresh output folder every run); prints the
 # median wall time of each and their ratio. The batch flushes once at the
-# end (README "Safety", batch durability), so disk should be within 1.5x.
+# end (docs/safety.md, batch durability), so disk should be within 1.5x.
 #
 #   scripts/bench_batch_disk.sh [CORPUS] [RUNS]
 set -euo pipefail

@@ -170,7 +170,7 @@ fn embed(t: &crate::material::library::TexturePng, names: &mut Vec<String>) -> A
 }
 
 /// The decoded pixels of a model's library textures, counted in its export
-/// budget (README "Safety", [`crate::limits::IMAGE_PIXELS_PER_UNIT`]) from
+/// budget (docs/safety.md, [`crate::limits::IMAGE_PIXELS_PER_UNIT`]) from
 /// the Texm header before decoding: each texture once per model; a texture
 /// that does not fit in what is left is not embedded, with a warning, and
 /// what the textures spent is not available to the rest of the export.

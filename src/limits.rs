@@ -1,4 +1,4 @@
-//! Limits of both tools (README "Safety"): the ranges of numeric options,
+//! Limits of both tools (docs/safety.md): the ranges of numeric options,
 //! and the per-model work budget of the glTF export.
 //!
 //! The work of one export is counted in *units* of about 32 bytes of memory:

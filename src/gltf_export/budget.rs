@@ -1,4 +1,4 @@
-//! The export's work budget and finiteness guarantee (README "Safety"):
+//! The export's work budget and finiteness guarantee (docs/safety.md):
 //! a model whose export would exceed [`crate::limits::max_work`] fails with
 //! `limits.work` before the work is done, and no export ever writes a NaN or
 //! infinity into a float accessor or a node transform (`gltf.non_finite`).

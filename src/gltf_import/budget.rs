@@ -1,4 +1,4 @@
-//! The import's work budget (README "Safety"): before any accessor is read,
+//! The import's work budget (docs/safety.md): before any accessor is read,
 //! the size of the scene is spent from the run's budget (`--max-work`) so that a
 //! small glTF cannot make `gltf2msh` read the same data millions of times.
 //! The JSON text itself is limited before it is parsed

@@ -463,7 +463,7 @@ fn used_images(doc: &GltfFile, wear: &Wear) -> Vec<usize> {
 }
 
 /// Spends the pixels of every image the model uses, read from their
-/// headers before any is decoded (README "Safety": the images of one model
+/// headers before any is decoded (docs/safety.md: the images of one model
 /// share the budget, [`crate::limits::IMAGE_PIXELS_PER_UNIT`]).
 ///
 /// # Errors

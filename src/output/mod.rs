@@ -1,4 +1,4 @@
-//! Safe output files: one write transaction per run (README "Safety").
+//! Safe output files: one write transaction per run (docs/safety.md).
 //!
 //! Every write of both tools goes through a [`Transaction`], modelled on a
 //! database's commit:
