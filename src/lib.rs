@@ -9,6 +9,7 @@ pub mod gltf_export;
 pub mod gltf_import;
 pub mod limits;
 pub mod material;
+pub mod mission;
 pub mod msh;
 pub mod msh2gltf;
 pub mod nres;
