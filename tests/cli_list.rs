@@ -62,3 +62,59 @@ fn lists_a_bare_model_as_itself_and_refuses_other_files() {
     assert_eq!(code, Some(1));
     assert!(stdout.is_empty());
 }
+
+/// A mission's placed objects (issue 25 item 7): index, kind, path, clan
+/// (with its name for owned objects), logical id and game-axes position.
+#[test]
+fn lists_the_placed_objects_of_a_mission() {
+    use mshgltf::mission::ir::{Clan, Mission, PlacedObject};
+    use mshgltf::mission::tma;
+    let obj = |kind: u32, path: &str, clan: i32, x: f32| PlacedObject {
+        kind,
+        marker: tma::MARKER,
+        path: path.as_bytes().to_vec(),
+        clan,
+        logical_id: if kind <= 1 { 5 } else { -1 },
+        position: [x, 2.0, 3.0],
+        scale: [1.0; 3],
+        host: -1,
+        vertex: -1,
+        property_word: 1,
+        ..Default::default()
+    };
+    let m = Mission {
+        format: 1,
+        clan_version: 6,
+        object_version: 10,
+        lode_word: 1,
+        clans: vec![Clan {
+            name: b"Player".to_vec(),
+            raw_id: -1,
+            kind: 1,
+            ..Default::default()
+        }],
+        objects: vec![
+            obj(0, "UNITS\\BUILDS\\x.dat", 0, 10.0),
+            obj(3, "s_rock_01", -1, 20.5),
+        ],
+        map_path: b"DATA\\MAPS\\m01\\land".to_vec(),
+        ..Default::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("data.tma");
+    std::fs::write(&p, tma::write(&m)).unwrap();
+    let (code, stdout) = list(&p);
+    assert_eq!(code, Some(0));
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["kind"], "mission");
+    assert_eq!(v["map_path"], "DATA\\MAPS\\m01\\land");
+    assert_eq!(
+        v["objects"],
+        serde_json::json!([
+            {"index": 0, "kind": 0, "kind_name": "building", "path": "UNITS\\BUILDS\\x.dat", "clan": 0,
+             "clan_name": "Player", "logical_id": 5, "position": [10.0, 2.0, 3.0]},
+            {"index": 1, "kind": 3, "kind_name": "rock", "path": "s_rock_01", "clan": -1,
+             "clan_name": null, "logical_id": -1, "position": [20.5, 2.0, 3.0]}
+        ])
+    );
+}

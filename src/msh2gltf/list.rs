@@ -1,4 +1,5 @@
-//! `--list`: the model entries of INPUT, converting nothing.
+//! `--list`: the model entries of INPUT (or a mission's placed objects),
+//! converting nothing.
 
 use std::path::Path;
 
@@ -46,9 +47,40 @@ pub fn list(input: &str) -> Result<Listing, RunError> {
             ("archive", rows)
         }
         FileKind::Terrain => ("terrain", whole()),
-        other => return Ok(Listing::Nothing(other)),
+        other => {
+            return Ok(match mission_listing(input, &bytes) {
+                Some(v) => Listing::Models(v),
+                None => Listing::Nothing(other),
+            })
+        }
     };
     Ok(Listing::Models(
         serde_json::json!({"file": input, "kind": kind, "models": models}),
     ))
+}
+
+/// A `data.tma` (read tolerantly, mission-notes §2) as `{"file", "kind":
+/// "mission", "map_path", "objects": [{"index", "kind", "kind_name",
+/// "path", "clan", "clan_name", "logical_id", "position"}]}` (position in
+/// game axes); `None` when the bytes are not a mission.
+fn mission_listing(input: &str, bytes: &[u8]) -> Option<serde_json::Value> {
+    let (m, _) = crate::mission::tma::read(bytes, crate::mission::Mode::Tolerant).ok()?;
+    let names = ["building", "unit", "vegetation", "rock"];
+    let objects: Vec<serde_json::Value> = m
+        .objects
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let clan = usize::try_from(o.clan)
+                .ok()
+                .filter(|_| o.is_owned())
+                .and_then(|c| m.clans.get(c))
+                .map(|c| source::decode_name(&c.name));
+            serde_json::json!({"index": i, "kind": o.kind, "kind_name": names.get(o.kind as usize),
+                "path": o.path_text(), "clan": o.clan, "clan_name": clan,
+                "logical_id": o.logical_id, "position": o.position})
+        })
+        .collect();
+    Some(serde_json::json!({"file": input, "kind": "mission",
+        "map_path": source::decode_name(&m.map_path), "objects": objects}))
 }
