@@ -192,8 +192,8 @@ pub struct Args {
     /// Print warnings of every model.
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
-    /// Print the model entries of INPUT (an archive or a bare model) as JSON
-    /// and convert nothing.
+    /// Print the model entries of INPUT (an archive or a bare model), or the
+    /// placed objects of a mission (data.tma), as JSON and convert nothing.
     #[arg(long, conflicts_with = "output")]
     pub list: bool,
 }
