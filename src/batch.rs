@@ -792,20 +792,54 @@ pub fn input_files(jobs: &[ModelJob], opts: &BatchOptions) -> Vec<PathBuf> {
             continue;
         }
         files.push(j.file.clone());
+        if j.pipeline == Pipeline::Unit {
+            // The registry and the part archives a unit reads (issue 26).
+            files.extend(
+                crate::unit::assemble::game_dir(&j.file)
+                    .map(|g| archives_in(&g))
+                    .unwrap_or_default(),
+            );
+        }
         let dir = j.file.parent().map(Path::to_path_buf).unwrap_or_default();
         if dirs.insert(dir) {
             if let Some(d) = Libraries::find_for(&j.file, opts.game_dir.as_deref()) {
-                for lib in [
-                    crate::material::library::MATERIAL_LIB,
-                    crate::material::library::TEXTURES_LIB,
-                    crate::material::library::LIGHTMAP_LIB,
-                ] {
-                    files.push(d.join(lib));
-                }
+                files.extend(library_files(&d));
             }
         }
     }
     files
+}
+
+/// The library files of `dir` a run may read: `Material.lib`,
+/// `Textures.lib` and `LightMap.lib` as spelt on disk (any case), plus the
+/// canonical spelling, so a library that does not exist yet is an input
+/// too.
+pub fn library_files(dir: &Path) -> Vec<PathBuf> {
+    let names = [
+        crate::material::library::MATERIAL_LIB,
+        crate::material::library::TEXTURES_LIB,
+        crate::material::library::LIGHTMAP_LIB,
+    ];
+    let mut files: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if names.iter().any(|n| n.eq_ignore_ascii_case(&name)) {
+            files.push(e.path());
+        }
+    }
+    files
+}
+
+/// Every `*.rlb` archive of `dir` (any case): the registry `objects.rlb`
+/// and the part archives a unit file names (unit-files-notes §3.3).
+fn archives_in(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x.eq_ignore_ascii_case("rlb")))
+        .collect()
 }
 
 /// The files job `j` writes: its output, and the `.bin` beside a `.gltf`.

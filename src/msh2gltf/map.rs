@@ -35,7 +35,22 @@ pub(super) fn run_single(args: &Args, msh: &Path, opts: &BatchOptions) -> Result
             plan.add_input(&f.path());
         }
     }
+    // The libraries the map reads are inputs too (issue 26).
+    if let Some(d) = crate::material::Libraries::find_for(msh, opts.game_dir.as_deref()) {
+        for f in crate::batch::library_files(&d) {
+            plan.add_input(&f);
+        }
+    }
     super::claim_report(args, &mut plan)?;
+    // An output that is an input is the command line's mistake: exit 2, as
+    // for a model (the map pipeline would fail the row with exit 1).
+    for o in tbatch::outputs(&job) {
+        if plan.is_input(&o) {
+            return Err(RunError::Usage(
+                crate::output::OutputError::IsInput(o).to_string(),
+            ));
+        }
+    }
     // One map, as one model: its row with every warning's text (-q: failures only).
     let (quiet, verbose) = (args.quiet, args.verbose > 0);
     let rows = tbatch::run(&[job], opts, &mut plan, &|r: &ReportRow| {

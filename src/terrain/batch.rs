@@ -49,7 +49,9 @@ pub fn output_for(out: &Path, rel_dir: &Path, root: &Path, format: Format) -> Pa
         .join(format!("{}.{ext}", crate::batch::sanitize_component(&name)))
 }
 
-fn outputs(j: &TerrainJob) -> Vec<PathBuf> {
+/// The files map job `j` writes: its output, and the `.bin` beside a
+/// `.gltf`.
+pub fn outputs(j: &TerrainJob) -> Vec<PathBuf> {
     if j.output
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("gltf"))
