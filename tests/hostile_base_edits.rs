@@ -180,9 +180,14 @@ fn material_edits_with_base_are_refused_naming_what_changed() {
         e.detail.contains(&format!("material 0 {name:?}")) && e.detail.contains("colour"),
         "{e}"
     );
-    // Opacity.
+    // Opacity: an edit once the material blends; the alpha of a material
+    // exported OPAQUE and still OPAQUE is not compared (glTF ignores it,
+    // Blender's importer drops it).
     let mut d = doc.clone();
     d.json["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"][3] = serde_json::json!(0.5);
+    assert_eq!(doc.json["materials"][0]["alphaMode"], "OPAQUE");
+    assert_eq!(rule(&d, &base), Ok(true));
+    d.json["materials"][0]["alphaMode"] = serde_json::json!("BLEND");
     let e = gltf_import::import_with_base(&d, &base, &ImportOptions::default()).unwrap_err();
     assert!(e.detail.contains("opacity"), "{e}");
     // Texture: another image name, or removed.

@@ -289,8 +289,7 @@ fn check_refusals(r: &serde_json::Value, work: &Path) {
         .as_str()
         .unwrap_or_else(|| panic!("a colour edit must be refused: {ce}"));
     assert!(
-        msg.contains("gltf.material_edit")
-            && (msg.contains("opacity") || msg.contains("alphaMode")),
+        msg.contains("gltf.material_edit") && msg.contains("colour") && !msg.contains("opacity"),
         "{msg}"
     );
     assert!(!work.join("recoloured.msh").exists());

@@ -40,7 +40,9 @@ pub struct Args {
     /// Authoring: replace existing archive entries (NAME.msh, NAME.wea) and
     /// library entries (materials, textures) named like the new ones;
     /// without it such a collision is refused and the names are listed.
-    #[arg(long, conflicts_with = "base")]
+    /// With --base --game-dir: a material pointed at an image named like a
+    /// library texture with other pixels replaces that texture.
+    #[arg(long)]
     pub replace_entries: bool,
     /// Keep every integer-frame key (reduce only resampled channels).
     #[arg(long)]
@@ -66,7 +68,11 @@ pub struct Args {
     /// Authoring: also write the new materials (MAT0), textures and lightmap
     /// (Texm) into copies of this folder's Material.lib, Textures.lib and
     /// LightMap.lib, beside the output (or into the originals with --in-place).
-    #[arg(long, value_name = "GAME", conflicts_with = "base")]
+    /// With --base: write the glTF's material edits (colour, opacity, blend
+    /// mode, texture) and texture edits (pixels, re-encoded in the entry's
+    /// own format) into copies of Material.lib and Textures.lib beside the
+    /// output (or the originals with --in-place); without it they are refused.
+    #[arg(long, value_name = "GAME")]
     pub game_dir: Option<PathBuf>,
     /// With --game-dir: change the game's libraries themselves.
     #[arg(long, requires = "game_dir")]

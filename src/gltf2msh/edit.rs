@@ -125,6 +125,7 @@ fn edit_model(
     let opts = ImportOptions {
         fps: cli.fps,
         reduce_keys: !cli.keep_keys,
+        write_materials: cli.game_dir.is_some(),
     };
     let imp = gltf_import::import_with_base(&doc, &decoded.model, &opts)
         .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
@@ -143,13 +144,44 @@ fn edit_model(
         }
         _ => model_bytes,
     };
+    // Material and texture edits into the game's libraries (issue 23).
+    let libs = match &cli.game_dir {
+        Some(g) => {
+            let entry = match source::parse_input(base_spec) {
+                InputSpec::Entry { entry, .. } => Some(entry),
+                InputSpec::File(_) => None,
+            };
+            super::materials::write(cli, g, &doc, &out, (base.path(), entry.as_deref()), txn)?
+        }
+        None => super::materials::LibraryEdits::default(),
+    };
     let r = &imp.report;
-    commit_one(cli, txn, &out, bytes, r.unchanged, || {
-        format!(
+    commit_one(
+        cli,
+        txn,
+        &out,
+        bytes,
+        r.unchanged && libs.is_empty(),
+        || {
+            let model = format!(
             "{} moved vertices, {} new vertices, slots changed {:?}, rebuilt {:?}, tracks changed {:?}",
             r.moved_vertices, r.new_vertices, r.changed_slots, r.rebuilt_slots, r.changed_tracks
-        )
-    })?;
+        );
+            if libs.is_empty() {
+                model
+            } else {
+                format!("{model}; {}", libs.summary())
+            }
+        },
+    )?;
+    if !cli.quiet {
+        for p in &libs.written {
+            eprintln!("gltf2msh: wrote {}", p.display());
+        }
+        for w in &libs.warnings {
+            eprintln!("gltf2msh: warning: {w}");
+        }
+    }
     if !cli.quiet {
         if cli.verbose {
             eprintln!("{}", serde_json::to_string_pretty(r).unwrap_or_default());
@@ -157,7 +189,11 @@ fn edit_model(
             eprintln!("gltf2msh: {} warning(s) (-v to list)", r.warnings.len());
         }
     }
-    Ok(serde_json::to_value(&imp.report).unwrap_or_default())
+    let mut v = serde_json::to_value(&imp.report).unwrap_or_default();
+    if cli.game_dir.is_some() {
+        v["libraries"] = serde_json::to_value(&libs).unwrap_or_default();
+    }
+    Ok(v)
 }
 
 /// `--base Land.msh`: a map (recognised by its streams) rebuilt with the
@@ -172,6 +208,11 @@ fn edit_map(
         .output
         .clone()
         .unwrap_or_else(|| cli.input.with_extension("msh"));
+    if cli.game_dir.is_some() {
+        return Err(usage(
+            "--game-dir with a map base: a map's materials are not written (give --game-dir with a model base)",
+        ));
+    }
     txn.add_input(base_path);
     let (doc, _) = load_doc(cli, txn)?;
     claim(txn, &out, " (choose another output with -o)")?;
