@@ -27,6 +27,7 @@ fn export(dir: &Path) -> (serde_json::Value, Vec<u8>) {
         .arg(format!("{}:TOWER.msh", dir.join("demo.rlb").display()))
         .arg(&glb)
         .arg("-q")
+        .arg("--force")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", common::stderr(&o));
@@ -343,4 +344,137 @@ fn a_texture_edit_comes_back_in_its_own_format_other_entries_untouched() {
         );
         assert_ne!(got, before, "{label}");
     }
+}
+
+/// The demo's glTF with STEEL.0's image replaced by `painted.png` (named
+/// `name`) in `dir`: STEEL_TX.0's pixels with its first row red.
+fn painted(dir: &Path, name: &str) -> (serde_json::Value, Vec<u8>) {
+    let (mut json, bin) = export(dir);
+    let lib = mshgltf::material::Library::open(&dir.join("Textures.lib")).unwrap();
+    let t =
+        mshgltf::material::texm::Texm::parse(lib.data(lib.find("STEEL_TX.0").unwrap())).unwrap();
+    let mut img = t.decode();
+    for x in 0..img.width() {
+        img.put_pixel(x, 0, image::Rgba([255, 0, 0, 255]));
+    }
+    std::fs::write(
+        dir.join("painted.png"),
+        mshgltf::material::texm::encode_png(&img).unwrap(),
+    )
+    .unwrap();
+    let i = json["images"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|i| i["name"] == "STEEL_TX.0")
+        .unwrap();
+    json["images"][i] = serde_json::json!({"uri": "painted.png", "name": name});
+    (json, bin)
+}
+
+#[test]
+fn a_painted_texture_without_game_dir_is_refused_naming_it() {
+    let g = game();
+    let (json, bin) = painted(g.path(), "STEEL_TX.0");
+    let out = out_dir(g.path(), "o").join("demo.rlb");
+    let o = back(g.path(), &json, &bin, &out, &[]);
+    let e = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("gltf.texture_edit") && e.contains("STEEL_TX.0") && e.contains("--game-dir"),
+        "{e}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn in_place_rewrites_the_games_material_lib_only() {
+    let g = game();
+    let (mut json, bin) = export(g.path());
+    let k = (0..2)
+        .find(|&k| json["materials"][k]["name"] == "GLASS.1")
+        .unwrap();
+    json["materials"][k]["pbrMetallicRoughness"]["baseColorFactor"] =
+        serde_json::json!([0.0, 0.4, 1.0, 1.0]);
+    let old = std::fs::read(g.path().join("Material.lib")).unwrap();
+    let tex = std::fs::read(g.path().join("Textures.lib")).unwrap();
+    let dir = out_dir(g.path(), "o");
+    let game_arg = g.path().to_str().unwrap().to_string();
+    let o = back(
+        g.path(),
+        &json,
+        &bin,
+        &dir.join("demo.rlb"),
+        &["--game-dir", &game_arg, "--in-place"],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(!dir.join("Material.lib").exists());
+    let (data, _) = offsets(&old, "GLASS.1");
+    let mut want = old.clone();
+    want[data + 14 + 4..data + 14 + 7].copy_from_slice(&[0, 102, 255]);
+    assert!(std::fs::read(g.path().join("Material.lib")).unwrap() == want);
+    assert!(std::fs::read(g.path().join("Textures.lib")).unwrap() == tex);
+}
+
+#[test]
+fn a_new_image_name_is_a_new_entry_and_an_existing_one_needs_replace_entries() {
+    use mshgltf::material::texm::{TexFormat, Texm};
+    let g = game();
+    let game_arg = g.path().to_str().unwrap().to_string();
+    // A new name: a new Textures.lib entry (authoring's name), STEEL.0 points at it.
+    let (json, bin) = painted(g.path(), "my paint");
+    let dir = out_dir(g.path(), "new");
+    let o = back(
+        g.path(),
+        &json,
+        &bin,
+        &dir.join("demo.rlb"),
+        &["--game-dir", &game_arg],
+    );
+    let e = common::stderr(&o);
+    assert!(o.status.success(), "{e}");
+    let lib = mshgltf::material::Library::open(&dir.join("Textures.lib")).unwrap();
+    let old = mshgltf::material::Library::open(&g.path().join("Textures.lib")).unwrap();
+    assert_eq!(lib.len(), old.len() + 1);
+    for i in 0..old.len() {
+        assert!(lib.data(i) == old.data(i) && lib.name(i) == old.name(i));
+    }
+    assert_eq!(lib.name(old.len()), "MY_PAINT.0");
+    let mats = mshgltf::material::Library::open(&dir.join("Material.lib")).unwrap();
+    let m = mats.mat0(mats.find("STEEL.0").unwrap()).unwrap();
+    assert_eq!(m.primary_texture().as_deref(), Some("MY_PAINT.0"));
+
+    // The name of another library texture with other pixels: refused…
+    let (json, bin) = painted(g.path(), "GLASS_TX.0");
+    let dir = out_dir(g.path(), "collide");
+    let o = back(
+        g.path(),
+        &json,
+        &bin,
+        &dir.join("demo.rlb"),
+        &["--game-dir", &game_arg],
+    );
+    let e = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("GLASS_TX.0") && e.contains("--replace-entries"),
+        "{e}"
+    );
+    assert!(!dir.join("Textures.lib").exists());
+    // …and replaced, in its own format (565), with --replace-entries.
+    let o = back(
+        g.path(),
+        &json,
+        &bin,
+        &dir.join("demo.rlb"),
+        &["--game-dir", &game_arg, "--replace-entries"],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let lib = mshgltf::material::Library::open(&dir.join("Textures.lib")).unwrap();
+    let t = Texm::parse(lib.data(lib.find("GLASS_TX.0").unwrap())).unwrap();
+    assert_eq!((t.format, t.width, t.height), (TexFormat::Rgb565, 4, 4));
+    assert_eq!(t.decode().get_pixel(0, 0).0, [255, 0, 0, 255]);
+    let mats = mshgltf::material::Library::open(&dir.join("Material.lib")).unwrap();
+    let m = mats.mat0(mats.find("STEEL.0").unwrap()).unwrap();
+    assert_eq!(m.primary_texture().as_deref(), Some("GLASS_TX.0"));
 }

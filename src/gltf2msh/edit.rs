@@ -153,7 +153,15 @@ fn edit_model(
             };
             super::materials::write(cli, g, &doc, &out, (base.path(), entry.as_deref()), txn)?
         }
-        None => super::materials::LibraryEdits::default(),
+        None => {
+            let mut l = super::materials::LibraryEdits::default();
+            l.warnings.extend(super::materials::refuse_pixel_edits(
+                cli,
+                &doc,
+                base.path(),
+            )?);
+            l
+        }
     };
     let r = &imp.report;
     commit_one(
@@ -190,7 +198,7 @@ fn edit_model(
         }
     }
     let mut v = serde_json::to_value(&imp.report).unwrap_or_default();
-    if cli.game_dir.is_some() {
+    if cli.game_dir.is_some() || !libs.warnings.is_empty() {
         v["libraries"] = serde_json::to_value(&libs).unwrap_or_default();
     }
     Ok(v)

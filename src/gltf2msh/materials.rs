@@ -558,3 +558,69 @@ fn shared_use(game: &Path, mats: &Library, base: (&Path, Option<&str>), rep: &mu
         rep.shared.insert(what, models.into_iter().collect());
     }
 }
+
+/// Without `--game-dir`: the base colour images of the materials msh2gltf
+/// exported are compared with the `Textures.lib` entries found for the
+/// base as msh2gltf finds them (its folder, then each parent); a painted
+/// texture is refused naming `--game-dir`, never dropped silently. Returns
+/// a note when no library is found (the pixels are then not compared).
+///
+/// # Errors
+/// [`RunError::Conversion`] (`gltf.texture_edit`) naming each texture
+/// whose pixels differ; an image that does not decode.
+pub(super) fn refuse_pixel_edits(
+    cli: &Args,
+    doc: &GltfFile,
+    base: &Path,
+) -> Result<Option<String>, RunError> {
+    let mats: Vec<MaterialEdit> = material_edits::exported_materials(doc)
+        .into_iter()
+        .filter(|e| e.texture.is_none() && e.image.is_some() && e.exported_texture.is_some())
+        .collect();
+    if mats.is_empty() {
+        return Ok(None);
+    }
+    let lib = crate::material::Libraries::find_for(base, None)
+        .and_then(|d| find_in(&d, TEXTURES_LIB))
+        .and_then(|p| Library::open(&p).ok());
+    let Some(lib) = lib else {
+        return Ok(Some(format!(
+            "texture pixels not compared: no {TEXTURES_LIB} found for {} (give --game-dir GAME to compare and write texture edits)",
+            base.display()
+        )));
+    };
+    let order = order(cli);
+    let topts = TextureOptions {
+        max_work: cli.max_work,
+        allow_outside: cli.allow_outside,
+        order,
+        ..TextureOptions::default()
+    };
+    let mut painted = BTreeSet::new();
+    let mut seen = BTreeSet::new();
+    for e in &mats {
+        let (Some(i), Some(t)) = (e.image, e.exported_texture.as_deref()) else {
+            continue;
+        };
+        let Some(k) = find_texture(&lib, t) else {
+            continue;
+        };
+        if !seen.insert(i) {
+            continue;
+        }
+        let img = gm::decode_image(doc, cli.input.parent(), i, &topts)
+            .map_err(|x| conversion(format!("{}: {x}", cli.input.display())))?;
+        if !retexture::same_pixels(lib.data(k), &img, &order.channel_order()).unwrap_or(true) {
+            painted.insert(lib.name(k));
+        }
+    }
+    if painted.is_empty() {
+        return Ok(None);
+    }
+    Err(conversion(format!(
+        "{}: gltf.texture_edit: texture(s) {:?} painted (the pixels differ from {}'s entries); give --game-dir GAME to write them into a copy of the game's {TEXTURES_LIB} beside the output (or the game's own with --in-place), or revert them",
+        cli.input.display(),
+        painted,
+        lib.label()
+    )))
+}

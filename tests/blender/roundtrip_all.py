@@ -9,8 +9,8 @@ Run by tests/shared_blender_roundtrip.rs. Per model: File > Import > Parkan
 model (the archive entry), File > Export > Parkan model in mode "Edit of the
 imported model" (a bare .msh in WORK_DIR), then the bytes are compared with
 the archive entry. The scene is emptied between models. Prints one line
-`ROUNDTRIP_ALL {json}`: `models` (archive:entry -> "identical", "different"
-or the error text), `counts`, `seconds`.
+`ROUNDTRIP_ALL {json}`: `models` (archive:entry -> "identical", "different",
+"libraries written: …" or the error text), `counts`, `seconds`.
 """
 
 import json
@@ -100,8 +100,18 @@ def main():
                     out["models"][key] = f"export: {r}"
                     continue
                 got = open(target, "rb").read()
-                out["models"][key] = "identical" if got == data else "different"
-                if got == data:
+                # An unedited model writes no library either (the add-on
+                # passes the game folder: material and texture edits would
+                # be written beside the output).
+                libs = sorted(f for f in os.listdir(WORK) if f.lower().endswith(".lib"))
+                for f in libs:
+                    os.remove(os.path.join(WORK, f))
+                if got != data:
+                    out["models"][key] = "different"
+                elif libs:
+                    out["models"][key] = "libraries written: " + ", ".join(libs)
+                else:
+                    out["models"][key] = "identical"
                     os.remove(target)
             except Exception as e:  # noqa: BLE001 - every failure is recorded per model
                 msg = str(e).strip().splitlines()
