@@ -96,12 +96,23 @@ fn a_material_recoloured_and_its_texture_painted_in_blender_reach_the_libraries(
     common::package_addon(&zip);
     let work = tmp.path().join("work");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = Command::new(&blender)
-        .env_remove("PYTHONPATH")
-        .env_remove("PYTHONHOME")
+    // BPY_PYTHON=…/bin/python runs it in PyPI bpy (5.x) instead.
+    let mut cmd = match std::env::var_os("BPY_PYTHON") {
+        Some(py) => Command::new(py),
+        None => {
+            let mut c = Command::new(&blender);
+            c.env_remove("PYTHONPATH").env_remove("PYTHONHOME").args([
+                "-b",
+                "--factory-startup",
+                "-noaudio",
+                "--python",
+            ]);
+            c
+        }
+    };
+    let out = cmd
         .env("BLENDER_USER_SCRIPTS", tmp.path().join("scripts"))
         .env("BLENDER_USER_CONFIG", tmp.path().join("config"))
-        .args(["-b", "--factory-startup", "-noaudio", "--python"])
         .arg(root.join("tests/blender/retexture_test.py"))
         .arg("--")
         .arg(&zip)

@@ -12,7 +12,9 @@
 //! its `alphaMode` (default `OPAQUE`) are compared with it (texture names
 //! without case and trailing `.<digits>` groups, `norm_texture`); the
 //! alpha of a material exported `OPAQUE` and still `OPAQUE` is not compared
-//! (glTF ignores it and Blender drops it, `opaque_both`). Materials
+//! (glTF ignores it and Blender drops it, `opaque_both`), nor is `BLEND`
+//! coming back `OPAQUE` for an untextured material of alpha 1 (Blender
+//! 4.2+ writes `BLEND` only for an alpha below 1). Materials
 //! without that record (other tools, older exports) are not checked. The
 //! pixels of an image are not compared: a texture painted over under the
 //! same name is not detected.
@@ -157,6 +159,8 @@ fn compare(
         .and_then(|p| floats(p, "baseColorFactor"))
         .filter(|c| c.len() == 4)
         .unwrap_or_else(|| vec![1.0; 4]);
+    let was_alpha = was.as_ref().map(|c| c[3]);
+    let now_alpha = now[3];
     if let Some(was) = was {
         if (0..3).any(|k| (was[k] - now[k]).abs() > COLOR_TOL) {
             e.changes
@@ -182,7 +186,17 @@ fn compare(
             .get("alphaMode")
             .and_then(Value::as_str)
             .unwrap_or("OPAQUE");
-        if was != now {
+        let alpha_one = |c: Option<f32>| c.is_some_and(|a| a >= 1.0 - COLOR_TOL);
+        let untextured = e.exported_texture.is_none() && e.image.is_none();
+        // Blender 4.2+ has no blend mode: its exporter writes BLEND only for
+        // an alpha below 1 or a linked one, so an untextured BLEND material
+        // of opacity 1 (drawn as opaque) comes back OPAQUE unedited.
+        let blend_of_one = was == "BLEND"
+            && now == "OPAQUE"
+            && untextured
+            && alpha_one(was_alpha)
+            && alpha_one(Some(now_alpha));
+        if was != now && !blend_of_one {
             e.changes.push(format!("alphaMode {was} -> {now}"));
             e.alpha_mode = Some(now.to_string());
         }
