@@ -478,3 +478,116 @@ fn a_new_image_name_is_a_new_entry_and_an_existing_one_needs_replace_entries() {
     let m = mats.mat0(mats.find("STEEL.0").unwrap()).unwrap();
     assert_eq!(m.primary_texture().as_deref(), Some("GLASS_TX.0"));
 }
+
+/// Every file of `dir` with its bytes.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read(e.path()).unwrap())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn in_place_with_a_rename_failure_at_each_position_leaves_the_game_old() {
+    let g = game();
+    let (mut json, bin) = painted(g.path(), "STEEL_TX.0");
+    let k = (0..2)
+        .find(|&k| json["materials"][k]["name"] == "STEEL.0")
+        .unwrap();
+    json["materials"][k]["pbrMetallicRoughness"]["baseColorFactor"] =
+        serde_json::json!([1.0, 0.2, 0.0, 0.0]);
+    // The glTF and its image live outside the game folder.
+    let work = tempfile::tempdir().unwrap();
+    std::fs::rename(
+        g.path().join("painted.png"),
+        work.path().join("painted.png"),
+    )
+    .unwrap();
+    let glb = work.path().join("edit.glb");
+    std::fs::write(&glb, common::glb(&json, &bin)).unwrap();
+    std::fs::remove_file(g.path().join("tower.glb")).unwrap();
+    let before = snapshot(g.path());
+    let out = work.path().join("o/demo.rlb");
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let run = |fail: Option<usize>| {
+        let mut c = common::gltf2msh();
+        c.arg(&glb)
+            .arg("--base")
+            .arg(format!("{}:TOWER.msh", g.path().join("demo.rlb").display()))
+            .arg("-o")
+            .arg(&out)
+            .arg("--game-dir")
+            .arg(g.path())
+            .arg("--in-place");
+        if let Some(k) = fail {
+            c.env("MSHGLTF_TEST_FAIL_RENAME_AT", k.to_string());
+        }
+        c.output().unwrap()
+    };
+    // Material.lib, Textures.lib, the output archive.
+    for k in 0..3 {
+        let o = run(Some(k));
+        let e = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "k={k}: {e}");
+        assert!(
+            e.contains("injected") && e.contains("nothing was changed"),
+            "k={k}: {e}"
+        );
+        assert_eq!(snapshot(g.path()), before, "k={k}: {e}");
+        assert!(!out.exists(), "k={k}");
+    }
+    let o = run(None);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let after = snapshot(g.path());
+    let changed: Vec<&str> = after
+        .iter()
+        .zip(&before)
+        .filter(|(a, b)| a != b)
+        .map(|(a, _)| a.0.as_str())
+        .collect();
+    assert_eq!(changed, ["Material.lib", "Textures.lib"]);
+    assert_eq!(after.len(), before.len(), "no kept or temporary file left");
+}
+
+#[test]
+fn two_variants_of_one_entry_edited_differently_are_a_warning() {
+    let g = game();
+    let (mut json, bin) = export(g.path());
+    let k = (0..2)
+        .find(|&k| json["materials"][k]["name"] == "STEEL.0")
+        .unwrap();
+    // A second glTF material of the same entry (as a lit variant is).
+    let mut lit = json["materials"][k].clone();
+    lit["name"] = serde_json::json!("STEEL.0+lightmap");
+    lit["pbrMetallicRoughness"]["baseColorFactor"] = serde_json::json!([0.0, 1.0, 0.0, 0.0]);
+    json["materials"].as_array_mut().unwrap().push(lit);
+    json["materials"][k]["pbrMetallicRoughness"]["baseColorFactor"] =
+        serde_json::json!([1.0, 0.2, 0.0, 0.0]);
+    let dir = out_dir(g.path(), "o");
+    let game_arg = g.path().to_str().unwrap().to_string();
+    let o = back(
+        g.path(),
+        &json,
+        &bin,
+        &dir.join("demo.rlb"),
+        &["--game-dir", &game_arg],
+    );
+    let e = common::stderr(&o);
+    assert!(o.status.success(), "{e}");
+    assert!(
+        e.contains("material STEEL.0: glTF material 2 \"STEEL.0+lightmap\"")
+            && e.contains("edited differently"),
+        "{e}"
+    );
+    // The later one is written.
+    let mats = mshgltf::material::Library::open(&dir.join("Material.lib")).unwrap();
+    let m = mats.mat0(mats.find("STEEL.0").unwrap()).unwrap();
+    assert_eq!(&m.phases[0].params[4..7], &[0, 255, 0]);
+}

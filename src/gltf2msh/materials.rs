@@ -339,6 +339,15 @@ impl Pending<'_> {
         for n in notes {
             self.rep.warnings.push(format!("material {name}: {n}"));
         }
+        if let Some(prev) = self.mat_rep.get(&m) {
+            // Two glTF materials of one entry (a lit and an unlit variant).
+            if data != prev.data || attr1.is_some_and(|a| a != prev.attr1) {
+                self.rep.warnings.push(format!(
+                    "material {name}: glTF material {} {:?} (another variant of the entry) is edited differently from the one before it: its values are written over them",
+                    e.index, e.gltf_name
+                ));
+            }
+        }
         let old_attr1 = self.mat_rep.get(&m).map_or(entry.attr1, |r| r.attr1);
         self.mat_rep.insert(
             m,
