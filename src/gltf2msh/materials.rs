@@ -193,8 +193,13 @@ impl Pending<'_> {
     }
 
     /// Re-encodes Texm entry `t` with glTF image `i` when its pixels differ.
-    fn retexture(&mut self, t: usize, i: usize, img: &RgbaImage) -> Result<bool, RunError> {
-        let lib = self.texs.expect("a texture library");
+    fn retexture(
+        &mut self,
+        lib: &Library,
+        t: usize,
+        i: usize,
+        img: &RgbaImage,
+    ) -> Result<bool, RunError> {
         let data = lib.data(t);
         let name = lib.name(t);
         let tex_err = |e: crate::material::MaterialError| {
@@ -263,7 +268,7 @@ impl Pending<'_> {
                         texs.name(t)
                     )));
                 }
-                self.retexture(t, i, &img)?;
+                self.retexture(texs, t, i, &img)?;
                 self.images.insert(i, texs.name(t));
                 Ok(renamed.then(|| Some(texs.name(t).into_bytes())))
             }
