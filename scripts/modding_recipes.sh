@@ -8,7 +8,7 @@
 #   KEEP=1 scripts/modding_recipes.sh ...    (keep the temporary folder)
 #
 # Checks marked "today" pin what docs/modding.md says does NOT work yet
-# (Object-mode scale, recolour, retexture): when one of them starts to
+# (Object-mode scale): when one of them starts to
 # fail, the behaviour changed and docs/modding.md (its TODO(issue 23/24)
 # comments) needs updating with it. Exit code 0 when every check passed,
 # 1 when one failed, 2 on a usage error.
@@ -219,15 +219,25 @@ run key 0 "$g2m" key.gltf --base "$S/anim_rotor.msh" -o key.msh --report key.jso
   && py near "$(py key-value key_check.gltf tip translation 1)" '[1.5, 0.65, 0]' \
   && pass "a timeline key edit is written" || fail "a timeline key edit is written"
 
-echo "== recolour, retexture (not written yet)"
+echo "== recolour, retexture (gltf2msh --base ... --game-dir)"
 py colour tower.gltf recolour.gltf 0 1 0 0 0
-run recolour 1 "$g2m" recolour.gltf --base "$S/demo/demo.rlb:TOWER.msh" -o recolour.msh \
-  && has recolour.out gltf.material_edit && [ ! -e recolour.msh ] \
-  && pass "today: a recolour is refused (gltf.material_edit), nothing written (TODO issue 23)" || fail "today: a recolour is refused (gltf.material_edit), nothing written (TODO issue 23)"
+run recolour_refused 1 "$g2m" recolour.gltf --base "$S/demo/demo.rlb:TOWER.msh" -o recolour.msh \
+  && has recolour_refused.out gltf.material_edit && has recolour_refused.out -- --game-dir && [ ! -e recolour.msh ] \
+  && pass "a recolour without --game-dir is refused naming --game-dir, nothing written" \
+  || fail "a recolour without --game-dir is refused naming --game-dir, nothing written"
+mkdir -p recolour
+run recolour 0 "$g2m" recolour.gltf --base "$S/demo/demo.rlb:TOWER.msh" -o recolour/TOWER.msh --game-dir "$S/demo" \
+  && [ -s recolour/Material.lib ] && ! same recolour/Material.lib "$S/demo/Material.lib" \
+  && [ ! -e recolour/Textures.lib ] \
+  && pass "a recolour with --game-dir writes a copy of Material.lib beside the model (Textures.lib untouched)" \
+  || fail "a recolour with --game-dir writes a copy of Material.lib beside the model (Textures.lib untouched)"
 py image tower.gltf retexture.gltf 0 textures/GLASS_TX.0.png
-run retexture 0 "$g2m" retexture.gltf --base "$S/demo/demo.rlb:TOWER.msh" -o retexture.msh --report retexture.json \
-  && [ "$(py report retexture.json import unchanged)" = true ] \
-  && pass "today: a replaced image is not written, \"unchanged\" (TODO issue 23)"
+mkdir -p retexture
+run retexture 0 "$g2m" retexture.gltf --base "$S/demo/demo.rlb:TOWER.msh" -o retexture/TOWER.msh --game-dir "$S/demo" \
+  && [ -s retexture/Textures.lib ] && ! same retexture/Textures.lib "$S/demo/Textures.lib" \
+  && [ ! -e retexture/Material.lib ] && has retexture.out STEEL_TX.0 \
+  && pass "a repainted texture with --game-dir: a copy of Textures.lib with STEEL_TX.0 re-encoded" \
+  || fail "a repainted texture with --game-dir: a copy of Textures.lib with STEEL_TX.0 re-encoded"
 
 echo "== new model (gltf2msh without --base)"
 mkdir -p new

@@ -153,6 +153,15 @@ fn exported_with_libraries() -> (Model, GltfFile) {
     )
 }
 
+/// Material `m` as exported without a texture.
+fn m_untextured(m: &mut serde_json::Value) {
+    m["pbrMetallicRoughness"]
+        .as_object_mut()
+        .unwrap()
+        .remove("baseColorTexture");
+    m["extras"]["msh"]["exported"]["texture"] = serde_json::Value::Null;
+}
+
 #[test]
 fn material_edits_with_base_are_refused_naming_what_changed() {
     let (base, doc) = exported_with_libraries();
@@ -180,11 +189,32 @@ fn material_edits_with_base_are_refused_naming_what_changed() {
         e.detail.contains(&format!("material 0 {name:?}")) && e.detail.contains("colour"),
         "{e}"
     );
-    // Opacity.
+    // Opacity: an edit once the material blends; the alpha of a material
+    // exported OPAQUE and still OPAQUE is not compared (glTF ignores it,
+    // Blender's importer drops it).
     let mut d = doc.clone();
     d.json["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"][3] = serde_json::json!(0.5);
+    assert_eq!(doc.json["materials"][0]["alphaMode"], "OPAQUE");
+    assert_eq!(rule(&d, &base), Ok(true));
+    d.json["materials"][0]["alphaMode"] = serde_json::json!("BLEND");
     let e = gltf_import::import_with_base(&d, &base, &ImportOptions::default()).unwrap_err();
     assert!(e.detail.contains("opacity"), "{e}");
+    // Blender 4.2+ writes an untextured BLEND material of alpha 1 as
+    // OPAQUE: not an edit; with a texture (or an alpha below 1) it is.
+    let mut d = doc.clone();
+    let m = &mut d.json["materials"][0];
+    m["extras"]["msh"]["exported"]["alpha_mode"] = serde_json::json!("BLEND");
+    m["extras"]["msh"]["exported"]["color"][3] = serde_json::json!(1.0);
+    m["pbrMetallicRoughness"]["baseColorFactor"][3] = serde_json::json!(1.0);
+    m["alphaMode"] = serde_json::json!("OPAQUE");
+    let textured_now = m["pbrMetallicRoughness"].get("baseColorTexture").is_some();
+    let e = gltf_import::import_with_base(&d, &base, &ImportOptions::default());
+    assert_eq!(e.is_err(), textured_now, "{e:?}");
+    m_untextured(&mut d.json["materials"][0]);
+    assert_eq!(rule(&d, &base), Ok(true));
+    d.json["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"][3] = serde_json::json!(0.5);
+    let e = gltf_import::import_with_base(&d, &base, &ImportOptions::default()).unwrap_err();
+    assert!(e.detail.contains("alphaMode BLEND -> OPAQUE"), "{e}");
     // Texture: another image name, or removed.
     let mut d = doc.clone();
     let t = doc.json["materials"][textured]["pbrMetallicRoughness"]["baseColorTexture"]["index"]

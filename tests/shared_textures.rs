@@ -486,3 +486,78 @@ fn bad_material_and_texture_files_are_rejected_with_their_rule() {
     assert_eq!(r.error.as_ref().map(|e| e.rule), Some("mat0.anim_count"));
     assert_eq!((r.texture, r.base_color), (None, [1.0; 4]));
 }
+
+/// Issue 23, texture edits: every Textures.lib and LightMap.lib entry of
+/// the corpus, given back its own decoded mip 0, is "the same pixels"
+/// (an unedited texture is not an edit), and re-encoded with it keeps its
+/// format, size, mip count, header fields and Page chunk, with the same
+/// decoded mip 0 (palettes keep their palette). A painted copy (one pixel
+/// changed) is not the same and comes back with that pixel.
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn every_corpus_texture_re_encodes_in_its_own_format() {
+    use mshgltf::material::retexture::{reencode, same_pixels};
+    use mshgltf::material::texm::{Texm, RETAIL_ORDER};
+    let Some(root) = corpus() else {
+        return;
+    };
+    let mut formats: HashMap<u32, usize> = HashMap::new();
+    for file in ["Textures.lib", "LightMap.lib"] {
+        let lib = Library::open(&root.join(file)).unwrap();
+        for i in 0..lib.len() {
+            let data = lib.data(i);
+            let Ok(t) = Texm::parse(data) else { continue };
+            let name = format!("{file}:{}", lib.name(i));
+            let img = t.decode_with(&RETAIL_ORDER, 0).unwrap();
+            assert!(same_pixels(data, &img, &RETAIL_ORDER).unwrap(), "{name}");
+            let r = reencode(data, &img, &RETAIL_ORDER).unwrap();
+            let n = Texm::parse(&r.data).unwrap();
+            assert_eq!(
+                (
+                    n.width,
+                    n.height,
+                    n.mip_count(),
+                    n.flags4,
+                    n.flags5,
+                    n.unk6,
+                    n.format
+                ),
+                (
+                    t.width,
+                    t.height,
+                    t.mip_count(),
+                    t.flags4,
+                    t.flags5,
+                    t.unk6,
+                    t.format
+                ),
+                "{name}"
+            );
+            assert_eq!(n.page, t.page, "{name}");
+            assert_eq!(n.decode_with(&RETAIL_ORDER, 0).unwrap(), img, "{name}");
+            assert_eq!(n.palette, t.palette, "{name}");
+            assert!(!r.new_palette, "{name}");
+            // Painted: one pixel to another colour the format can hold.
+            let mut painted = img.clone();
+            let p = *painted.get_pixel(0, 0);
+            painted.put_pixel(
+                0,
+                0,
+                image::Rgba([255 - p[0], 255 - p[1], 255 - p[2], p[3]]),
+            );
+            let r = reencode(data, &painted, &RETAIL_ORDER).unwrap();
+            let n = Texm::parse(&r.data).unwrap();
+            let got = n.decode_with(&RETAIL_ORDER, 0).unwrap();
+            assert_ne!(got.get_pixel(0, 0), img.get_pixel(0, 0), "{name}");
+            assert!(same_pixels(&r.data, &got, &RETAIL_ORDER).unwrap(), "{name}");
+            *formats.entry(t.format.code()).or_default() += 1;
+        }
+    }
+    println!("re-encoded per format: {formats:?}");
+    for code in [0, 565, 8888, 888] {
+        assert!(
+            formats.contains_key(&code),
+            "no format {code} in the corpus: {formats:?}"
+        );
+    }
+}

@@ -405,8 +405,14 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
     entry_name: StringProperty(name="Entry name", default="",
                                description="New model: the entry stem (default: the file name)")
     game_dir: StringProperty(name="Game folder", subtype="DIR_PATH", default="",
-                             description="New model: the game folder whose libraries get the "
-                                         "textures (when gltf2msh supports --game-dir)")
+                             description="The game folder whose libraries get the textures and "
+                                         "materials (empty: the preference; for an edit, the "
+                                         "folder the model's libraries came from). Copies of the "
+                                         "changed libraries are written beside the output")
+    libraries_in_place: BoolProperty(
+        name="Change the game's libraries", default=False,
+        description="Write material and texture edits into the game folder's Material.lib and "
+                    "Textures.lib themselves (gltf2msh --in-place) instead of copies beside the output")
     replace_file: BoolProperty(
         name="Replace existing file", default=False,
         description="Replace the chosen file if it exists (gltf2msh --force); off: an existing "
@@ -454,6 +460,8 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
                 layout.label(text=str(coll["msh"]["source"])[-60:])
             layout.prop(self, "base")
             layout.prop(self, "target")
+            layout.prop(self, "game_dir")
+            layout.prop(self, "libraries_in_place")
         else:
             layout.prop(self, "selection_only")
             layout.prop(self, "into")
@@ -492,11 +500,16 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
             r = json.load(open(rep, encoding="utf-8")) if os.path.isfile(rep) else {}
             imp = r.get("import") or {}
             if self.mode == "BASE":
-                if imp.get("unchanged"):
+                libs = imp.get("libraries") or {}
+                edited = libs.get("materials") or libs.get("textures") or libs.get("new_textures")
+                if imp.get("unchanged") and not edited:
                     what = "unchanged"
                 else:
                     what = (f"{imp.get('moved_vertices', 0)} moved / {imp.get('new_vertices', 0)} new "
                             f"vertices, tracks changed {imp.get('changed_tracks', [])}")
+                what += library_text(libs)
+                for w in libs.get("warnings", []):
+                    self.report({"WARNING"}, w)
             else:
                 a = r.get("author") or {}
                 what = f"{a.get('nodes', '?')} nodes, {a.get('vertices', '?')} vertices, " \
@@ -542,6 +555,14 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
         glb = os.path.join(tmp, "edit.glb")
         self.export(context, glb, coll, ex, selection=False)
         cmd = [g2m, glb, "--base", base, "-o", out, "--fps", repr(self.fps_for(ex))]
+        imported = (coll.get("parkan_import") or {}).get("game_dir", "") if coll is not None else ""
+        gd = bpy.path.abspath(self.game_dir) if self.game_dir else (imported or game_dir(context, ""))
+        if gd and os.path.isdir(gd) and tools.supports(g2m, "--game-dir"):
+            # Material and texture edits go into the game's libraries (copies
+            # beside the output unless the user asks for the game's own).
+            cmd += ["--game-dir", gd]
+            if self.libraries_in_place:
+                cmd.append("--in-place")
         return cmd, f"base {base}"
 
     def prepare_new(self, context, g2m, out, tmp):
@@ -591,6 +612,23 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
                     scene["msh"] = old_scene_ex
                 else:
                     del scene["msh"]
+
+
+def library_text(libs):
+    """What a base edit wrote into the game's libraries (gltf2msh's report
+    `import.libraries`), for the Info report; empty when nothing."""
+    parts = []
+    if libs.get("materials"):
+        parts.append("materials " + ", ".join(sorted(libs["materials"])))
+    if libs.get("textures"):
+        parts.append("textures " + ", ".join(sorted(libs["textures"])))
+    if libs.get("new_textures"):
+        parts.append("new textures " + ", ".join(libs["new_textures"]))
+    if libs.get("written"):
+        parts.append("wrote " + ", ".join(libs["written"]))
+    if libs.get("shared"):
+        parts.append("shared with " + "; ".join(f"{k}: {len(v)} model(s)" for k, v in libs["shared"].items()))
+    return ("; " + "; ".join(parts)) if parts else ""
 
 
 def menu_import(self, context):

@@ -199,8 +199,12 @@ class ImportJob:
         ex = dict(sc.idprop_dict(scene.get("msh", {})) or {})
         ex.setdefault("source", r.get("source", ""))
         coll["msh"] = ex
+        # The game folder whose libraries gave the materials (gltf2msh
+        # --base --game-dir writes material and texture edits against it).
+        libs = r.get("libraries") or []
         coll["parkan_import"] = {"state": s["state"], "lod": s["lod"],
-                                 "all_cells": s["all_cells"], "fps": float(s["fps"])}
+                                 "all_cells": s["all_cells"], "fps": float(s["fps"]),
+                                 "game_dir": os.path.dirname(libs[0]) if libs else ""}
         if s["lightmaps"] and s["textures"]:
             want = tools.lightmap_materials(tools.gltf_json(glb))
             for m in new_mats:

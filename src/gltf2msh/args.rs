@@ -17,7 +17,7 @@ use super::{usage, RunError};
 /// archive.
 #[derive(Debug, Parser)]
 #[command(name = "gltf2msh", version, about, long_about = None,
-    after_help = "Examples:\n  gltf2msh tank.glb --base tank.msh            (writes tank.msh beside tank.glb unless that is the base)\n  gltf2msh tank.glb --base tank.msh -o tank2.msh\n  gltf2msh tank.glb --base units.rlb:R_L_89.msh -o units_new.rlb   (archive copy, one entry replaced)\n  gltf2msh scene.glb -o NEW.msh                 (new model: NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW -o units_new.rlb   (archive copy with NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW --force             (replaces units.rlb in place)\n  gltf2msh scene.glb -o out/NEW.msh --game-dir GAME   (also out/Material.lib, out/Textures.lib: copies with the new materials and textures)\n\nExit codes: 0 ok, 1 conversion error (including glTF content MSH cannot hold: skins, morph targets, points, lines), 2 usage error.")]
+    after_help = "Examples:\n  gltf2msh tank.glb --base tank.msh            (writes tank.msh beside tank.glb unless that is the base)\n  gltf2msh tank.glb --base tank.msh -o tank2.msh\n  gltf2msh tank.glb --base units.rlb:R_L_89.msh -o units_new.rlb   (archive copy, one entry replaced)\n  gltf2msh tank.glb --base GAME/units.rlb:R_L_89.msh -o out/units.rlb --game-dir GAME   (also out/Material.lib, out/Textures.lib: recoloured materials, painted textures)\n  gltf2msh scene.glb -o NEW.msh                 (new model: NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW -o units_new.rlb   (archive copy with NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW --force             (replaces units.rlb in place)\n  gltf2msh scene.glb -o out/NEW.msh --game-dir GAME   (also out/Material.lib, out/Textures.lib: copies with the new materials and textures)\n\nExit codes: 0 ok, 1 conversion error (including glTF content MSH cannot hold: skins, morph targets, points, lines), 2 usage error.")]
 pub struct Args {
     /// The edited glTF: .glb, or .gltf with its buffers.
     pub input: PathBuf,
@@ -40,7 +40,9 @@ pub struct Args {
     /// Authoring: replace existing archive entries (NAME.msh, NAME.wea) and
     /// library entries (materials, textures) named like the new ones;
     /// without it such a collision is refused and the names are listed.
-    #[arg(long, conflicts_with = "base")]
+    /// With --base --game-dir: a material pointed at an image named like a
+    /// library texture with other pixels replaces that texture.
+    #[arg(long)]
     pub replace_entries: bool,
     /// Keep every integer-frame key (reduce only resampled channels).
     #[arg(long)]
@@ -66,7 +68,11 @@ pub struct Args {
     /// Authoring: also write the new materials (MAT0), textures and lightmap
     /// (Texm) into copies of this folder's Material.lib, Textures.lib and
     /// LightMap.lib, beside the output (or into the originals with --in-place).
-    #[arg(long, value_name = "GAME", conflicts_with = "base")]
+    /// With --base: write the glTF's material edits (colour, opacity, blend
+    /// mode, texture) and texture edits (pixels, re-encoded in the entry's
+    /// own format) into copies of Material.lib and Textures.lib beside the
+    /// output (or the originals with --in-place); without it they are refused.
+    #[arg(long, value_name = "GAME")]
     pub game_dir: Option<PathBuf>,
     /// With --game-dir: change the game's libraries themselves.
     #[arg(long, requires = "game_dir")]

@@ -127,6 +127,7 @@ fn edit_model(
     let opts = ImportOptions {
         fps: cli.fps,
         reduce_keys: !cli.keep_keys,
+        write_materials: cli.game_dir.is_some(),
     };
     let mut imp = gltf_import::import_with_base(&doc, &decoded.model, &opts)
         .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
@@ -144,27 +145,87 @@ fn edit_model(
     .filter(|e| !e.changes.is_empty());
     let model_bytes = msh::encode(&imp.model)
         .map_err(|e| conversion(format!("the edited model is invalid: {e}")))?;
+    let cpt_bytes = cpt_edit.as_ref().map(|e| cpt::write(&e.cpt));
+    let bytes = output_bytes(txn, &base, &out, model_bytes, cpt_bytes, base_cpt.as_ref())?;
+    if let Some(e) = cpt_edit {
+        imp.report.control_points = e.changes;
+        imp.report.warnings.extend(e.warnings);
+        imp.report.unchanged = false;
+    }
+    // Material and texture edits into the game's libraries (issue 23).
+    let libs = library_edits(cli, txn, &doc, &out, base_spec, base.path())?;
+    let r = &imp.report;
+    commit_one(
+        cli,
+        txn,
+        &out,
+        bytes,
+        r.unchanged && libs.is_empty(),
+        || {
+            let mut s = format!(
+            "{} moved vertices, {} new vertices, slots changed {:?}, rebuilt {:?}, tracks changed {:?}",
+            r.moved_vertices, r.new_vertices, r.changed_slots, r.rebuilt_slots, r.changed_tracks
+        );
+            if !r.control_points.is_empty() {
+                s += &format!(", control points: {}", r.control_points.join("; "));
+            }
+            if !libs.is_empty() {
+                s += &format!("; {}", libs.summary());
+            }
+            s
+        },
+    )?;
+    if !cli.quiet {
+        for p in &libs.written {
+            eprintln!("gltf2msh: wrote {}", p.display());
+        }
+        for w in &libs.warnings {
+            eprintln!("gltf2msh: warning: {w}");
+        }
+    }
+    if !cli.quiet {
+        if cli.verbose {
+            eprintln!("{}", serde_json::to_string_pretty(r).unwrap_or_default());
+        } else if !r.warnings.is_empty() {
+            eprintln!("gltf2msh: {} warning(s) (-v to list)", r.warnings.len());
+        }
+    }
+    let mut v = serde_json::to_value(&imp.report).unwrap_or_default();
+    if cli.game_dir.is_some() || !libs.warnings.is_empty() {
+        v["libraries"] = serde_json::to_value(&libs).unwrap_or_default();
+    }
+    Ok(v)
+}
+
+/// The bytes of `out`: the edited model, or (an archive base and a
+/// non-`.msh` output) a copy of the archive with the model's entry — and
+/// its `.cpt` entry when `cpt_bytes` holds edited control points —
+/// replaced. For a bare output the edited `.cpt` is staged beside it as
+/// `<out stem>.cpt`.
+///
+/// # Errors
+/// The archive does not read or write; the `.cpt` output is refused.
+fn output_bytes(
+    txn: &mut Transaction,
+    base: &Base,
+    out: &Path,
+    model_bytes: Vec<u8>,
+    cpt_bytes: Option<Vec<u8>>,
+    base_cpt: Option<&BaseCpt>,
+) -> Result<Vec<u8>, RunError> {
     let bare = out
         .extension()
         .is_some_and(|x| x.eq_ignore_ascii_case("msh"));
-    let cpt_bytes = cpt_edit.as_ref().map(|e| cpt::write(&e.cpt));
-    let bytes = match &base {
+    match base {
         Base::Entry(_, archive, i, _) if !bare => {
             let a =
                 nres::read(archive, nres::Mode::Strict).map_err(|e| conversion(e.to_string()))?;
             let mut entries = a.entries.clone();
             entries[*i].data = &model_bytes;
-            if let (
-                Some(b),
-                Some(BaseCpt {
-                    home: CptHome::Entry(j),
-                    ..
-                }),
-            ) = (&cpt_bytes, &base_cpt)
-            {
+            if let (Some(b), Some(CptHome::Entry(j))) = (&cpt_bytes, base_cpt.map(|c| &c.home)) {
                 entries[*j].data = b;
             }
-            nres::write(&entries).map_err(|e| conversion(format!("archive: {e}")))?
+            nres::write(&entries).map_err(|e| conversion(format!("archive: {e}")))
         }
         _ => {
             if let Some(b) = cpt_bytes {
@@ -176,33 +237,41 @@ fn edit_model(
                 )?;
                 txn.stage(&beside, b).map_err(output_fail)?;
             }
-            model_bytes
-        }
-    };
-    if let Some(e) = cpt_edit {
-        imp.report.control_points = e.changes;
-        imp.report.warnings.extend(e.warnings);
-        imp.report.unchanged = false;
-    }
-    let r = &imp.report;
-    commit_one(cli, txn, &out, bytes, r.unchanged, || {
-        let mut s = format!(
-            "{} moved vertices, {} new vertices, slots changed {:?}, rebuilt {:?}, tracks changed {:?}",
-            r.moved_vertices, r.new_vertices, r.changed_slots, r.rebuilt_slots, r.changed_tracks
-        );
-        if !r.control_points.is_empty() {
-            s += &format!(", control points: {}", r.control_points.join("; "));
-        }
-        s
-    })?;
-    if !cli.quiet {
-        if cli.verbose {
-            eprintln!("{}", serde_json::to_string_pretty(r).unwrap_or_default());
-        } else if !r.warnings.is_empty() {
-            eprintln!("gltf2msh: {} warning(s) (-v to list)", r.warnings.len());
+            Ok(model_bytes)
         }
     }
-    Ok(serde_json::to_value(&imp.report).unwrap_or_default())
+}
+
+/// The material and texture edits of `doc` written into the game's
+/// libraries with `--game-dir` (issue 23: [`super::materials::write`]);
+/// without it, a painted texture is refused
+/// ([`super::materials::refuse_pixel_edits`]).
+///
+/// # Errors
+/// The libraries' refusals and failures.
+fn library_edits(
+    cli: &Args,
+    txn: &mut Transaction,
+    doc: &gltf_import::GltfFile,
+    out: &Path,
+    base_spec: &str,
+    base_path: &Path,
+) -> Result<super::materials::LibraryEdits, RunError> {
+    match &cli.game_dir {
+        Some(g) => {
+            let entry = match source::parse_input(base_spec) {
+                InputSpec::Entry { entry, .. } => Some(entry),
+                InputSpec::File(_) => None,
+            };
+            super::materials::write(cli, g, doc, out, (base_path, entry.as_deref()), txn)
+        }
+        None => {
+            let mut l = super::materials::LibraryEdits::default();
+            l.warnings
+                .extend(super::materials::refuse_pixel_edits(cli, doc, base_path)?);
+            Ok(l)
+        }
+    }
 }
 
 /// `--base Land.msh`: a map (recognised by its streams) rebuilt with the
@@ -217,6 +286,11 @@ fn edit_map(
         .output
         .clone()
         .unwrap_or_else(|| cli.input.with_extension("msh"));
+    if cli.game_dir.is_some() {
+        return Err(usage(
+            "--game-dir with a map base: a map's materials are not written (give --game-dir with a model base)",
+        ));
+    }
     txn.add_input(base_path);
     let (doc, _) = load_doc(cli, txn)?;
     claim(txn, &out, " (choose another output with -o)")?;

@@ -22,6 +22,7 @@ pub mod args;
 mod author;
 mod edit;
 mod libraries;
+mod materials;
 mod points;
 
 pub use args::Args;

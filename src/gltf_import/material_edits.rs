@@ -10,7 +10,11 @@
 //! document's `baseColorFactor` (default white), the `name` (else URI
 //! stem) of its base colour image and
 //! its `alphaMode` (default `OPAQUE`) are compared with it (texture names
-//! without case and trailing `.<digits>` groups, `norm_texture`). Materials
+//! without case and trailing `.<digits>` groups, `norm_texture`); the
+//! alpha of a material exported `OPAQUE` and still `OPAQUE` is not compared
+//! (glTF ignores it and Blender drops it, `opaque_both`), nor is `BLEND`
+//! coming back `OPAQUE` for an untextured material of alpha 1 (Blender
+//! 4.2+ writes `BLEND` only for an alpha below 1). Materials
 //! without that record (other tools, older exports) are not checked. The
 //! pixels of an image are not compared: a texture painted over under the
 //! same name is not detected.
@@ -58,7 +62,7 @@ fn texture_name(doc: &GltfFile, m: &Value) -> Option<Option<String>> {
 /// removed (Blender's `.001` duplicate suffix, and the `.0` of a game name
 /// such as `TX35_88.0`, which Blender's exporter drops as if it were a file
 /// extension).
-fn norm_texture(name: &str) -> String {
+pub fn norm_texture(name: &str) -> String {
     let mut n = name.trim();
     while let Some((head, tail)) = n.rsplit_once('.') {
         if tail.is_empty() || !tail.bytes().all(|b| b.is_ascii_digit()) || head.is_empty() {
@@ -69,10 +73,77 @@ fn norm_texture(name: &str) -> String {
     n.to_ascii_uppercase()
 }
 
-/// What changed in material `m` against its `exported` record, one phrase
-/// per change (empty: unedited or not comparable).
-fn changes(doc: &GltfFile, m: &Value, rec: &serde_json::Map<String, Value>) -> Vec<String> {
-    let mut out = Vec::new();
+/// True when material `m` was exported `OPAQUE` and still is: its
+/// `baseColorFactor` alpha is then not an edit. glTF ignores the alpha of an
+/// opaque material, and Blender's importer drops it (3.4 and 5.x export such
+/// a material with alpha 1.0), so an `OPAQUE` material whose MAT0 opacity
+/// `p[3]` is below 1 (format-notes §6 R9, R10; msh2gltf writes it as the
+/// alpha whatever the blend mode) comes back with another alpha unedited.
+/// Such an alpha is never written either: the MAT0 opacity is kept.
+fn opaque_both(rec: &serde_json::Map<String, Value>, m: &Value) -> bool {
+    let was = rec.get("alpha_mode").and_then(Value::as_str);
+    let now = m
+        .get("alphaMode")
+        .and_then(Value::as_str)
+        .unwrap_or("OPAQUE");
+    was == Some("OPAQUE") && now == "OPAQUE"
+}
+
+/// One material msh2gltf exported (it carries the `exported` record) and
+/// what the document asks of it: each field is `Some` when it differs from
+/// the record (see the module docs for the comparison).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MaterialEdit {
+    /// glTF material index.
+    pub index: usize,
+    /// glTF material name.
+    pub gltf_name: String,
+    /// The WEAR row name (`extras.msh.name`): the `Material.lib` entry.
+    pub name: Option<String>,
+    /// The texture name msh2gltf exported (`exported.texture`).
+    pub exported_texture: Option<String>,
+    /// The glTF image of the base colour texture now.
+    pub image: Option<usize>,
+    /// New diffuse RGB (0..1).
+    pub color: Option<[f32; 3]>,
+    /// New opacity (0..1).
+    pub opacity: Option<f32>,
+    /// New `alphaMode`.
+    pub alpha_mode: Option<String>,
+    /// New base colour image name (`None` inside: the texture was removed).
+    pub texture: Option<Option<String>>,
+    /// One phrase per change, for messages.
+    pub changes: Vec<String>,
+}
+
+/// The glTF image of material `m`'s base colour texture.
+fn base_image(doc: &GltfFile, m: &Value) -> Option<usize> {
+    let info = m.get("pbrMetallicRoughness")?.get("baseColorTexture")?;
+    let t = idx(info, "index")?;
+    idx(arr(&doc.json, "textures").get(t)?, "source")
+}
+
+/// Material `m` against its `exported` record `rec`.
+fn compare(
+    doc: &GltfFile,
+    i: usize,
+    m: &Value,
+    rec: &serde_json::Map<String, Value>,
+) -> MaterialEdit {
+    let mut e = MaterialEdit {
+        index: i,
+        gltf_name: m.get("name").and_then(Value::as_str).unwrap_or("").into(),
+        name: msh_extras(m)
+            .and_then(|x| x.get("name"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        exported_texture: rec
+            .get("texture")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        image: base_image(doc, m),
+        ..MaterialEdit::default()
+    };
     let was = rec
         .get("color")
         .and_then(Value::as_array)
@@ -88,19 +159,25 @@ fn changes(doc: &GltfFile, m: &Value, rec: &serde_json::Map<String, Value>) -> V
         .and_then(|p| floats(p, "baseColorFactor"))
         .filter(|c| c.len() == 4)
         .unwrap_or_else(|| vec![1.0; 4]);
+    let was_alpha = was.as_ref().map(|c| c[3]);
+    let now_alpha = now[3];
     if let Some(was) = was {
         if (0..3).any(|k| (was[k] - now[k]).abs() > COLOR_TOL) {
-            out.push(format!("colour {:?} -> {:?}", &was[..3], &now[..3]));
+            e.changes
+                .push(format!("colour {:?} -> {:?}", &was[..3], &now[..3]));
+            e.color = Some([now[0], now[1], now[2]]);
         }
-        if (was[3] - now[3]).abs() > COLOR_TOL {
-            out.push(format!("opacity {} -> {}", was[3], now[3]));
+        if !opaque_both(rec, m) && (was[3] - now[3]).abs() > COLOR_TOL {
+            e.changes.push(format!("opacity {} -> {}", was[3], now[3]));
+            e.opacity = Some(now[3]);
         }
     }
     if let Some(was) = rec.get("texture").filter(|v| v.is_null() || v.is_string()) {
         let was = was.as_str();
         if let Some(now) = texture_name(doc, m) {
             if was.map(norm_texture) != now.as_deref().map(norm_texture) {
-                out.push(format!("texture {was:?} -> {now:?}"));
+                e.changes.push(format!("texture {was:?} -> {now:?}"));
+                e.texture = Some(now);
             }
         }
     }
@@ -109,46 +186,83 @@ fn changes(doc: &GltfFile, m: &Value, rec: &serde_json::Map<String, Value>) -> V
             .get("alphaMode")
             .and_then(Value::as_str)
             .unwrap_or("OPAQUE");
-        if was != now {
-            out.push(format!("alphaMode {was} -> {now}"));
+        let alpha_one = |c: Option<f32>| c.is_some_and(|a| a >= 1.0 - COLOR_TOL);
+        let untextured = e.exported_texture.is_none() && e.image.is_none();
+        // Blender 4.2+ has no blend mode: its exporter writes BLEND only for
+        // an alpha below 1 or a linked one, so an untextured BLEND material
+        // of opacity 1 (drawn as opaque) comes back OPAQUE unedited.
+        let blend_of_one = was == "BLEND"
+            && now == "OPAQUE"
+            && untextured
+            && alpha_one(was_alpha)
+            && alpha_one(Some(now_alpha));
+        if was != now && !blend_of_one {
+            e.changes.push(format!("alphaMode {was} -> {now}"));
+            e.alpha_mode = Some(now.to_string());
         }
     }
-    out
+    e
+}
+
+/// Every material of `doc` that carries msh2gltf's `exported` record,
+/// compared with it (edited or not); materials without the record (other
+/// tools, older exports) are left out.
+pub fn exported_materials(doc: &GltfFile) -> Vec<MaterialEdit> {
+    arr(&doc.json, "materials")
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| {
+            let rec = msh_extras(m)
+                .and_then(|e| e.get("exported"))
+                .and_then(Value::as_object)?;
+            Some(compare(doc, i, m, rec))
+        })
+        .collect()
+}
+
+/// The materials of [`exported_materials`] with a change.
+pub fn edits(doc: &GltfFile) -> Vec<MaterialEdit> {
+    exported_materials(doc)
+        .into_iter()
+        .filter(|e| !e.changes.is_empty())
+        .collect()
+}
+
+/// The error refusing `edited` materials (rule `gltf.material_edit`),
+/// naming each (index, name) and what changed, and `--game-dir`.
+pub fn refusal(edited: &[MaterialEdit]) -> ImportError {
+    let list: Vec<String> = edited
+        .iter()
+        .map(|e| {
+            format!(
+                "material {} {:?}: {}",
+                e.index,
+                e.gltf_name,
+                e.changes.join(", ")
+            )
+        })
+        .collect();
+    ImportError::new(
+        "gltf.material_edit",
+        format!(
+            "{}: material colour, opacity, texture and blend mode live in the game's Material.lib and Textures.lib; give --game-dir GAME to write these edits into copies of its libraries beside the output (or into the game's own with --in-place), or revert them",
+            list.join("; ")
+        ),
+    )
 }
 
 /// Refuses edits of the materials msh2gltf exported (see the module docs).
 ///
 /// # Errors
-/// `gltf.material_edit`, naming every edited material (index, name) and
-/// what changed in it.
+/// `gltf.material_edit` ([`refusal`]), naming every edited material
+/// (index, name), what changed in it and `--game-dir`.
 pub fn check(doc: &GltfFile) -> Result<(), ImportError> {
-    let mut edited = Vec::new();
-    for (i, m) in arr(&doc.json, "materials").iter().enumerate() {
-        let Some(rec) = msh_extras(m)
-            .and_then(|e| e.get("exported"))
-            .and_then(Value::as_object)
-        else {
-            continue;
-        };
-        let c = changes(doc, m, rec);
-        if !c.is_empty() {
-            edited.push(format!(
-                "material {i} {:?}: {}",
-                m.get("name").and_then(Value::as_str).unwrap_or(""),
-                c.join(", ")
-            ));
-        }
-    }
+    let edited = edits(doc);
     if edited.is_empty() {
-        return Ok(());
+        Ok(())
+    } else {
+        Err(refusal(&edited))
     }
-    Err(ImportError::new(
-        "gltf.material_edit",
-        format!(
-            "{}: material colour, opacity, texture and blend mode live in the game's Material.lib and Textures.lib, which --base does not write; revert these edits, or author the model anew with --game-dir to write new materials",
-            edited.join("; ")
-        ),
-    ))
 }
 
 #[cfg(test)]

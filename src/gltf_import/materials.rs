@@ -338,7 +338,7 @@ pub fn image_bytes_with(
 }
 
 /// The nearest power of two to `d` (in log scale), at most `max`.
-fn pow2(d: u32, max: u32) -> u32 {
+pub fn pow2(d: u32, max: u32) -> u32 {
     let d = d.max(1);
     let lo = 1u32 << (31 - d.leading_zeros());
     let p = if lo == d || (d as u64) * (d as u64) < (lo as u64) * (2 * lo as u64) {
@@ -349,20 +349,19 @@ fn pow2(d: u32, max: u32) -> u32 {
     p.min(max.max(1))
 }
 
-/// Decodes, resizes and encodes glTF image `i` (see the module docs).
+/// Decodes glTF image `i` to RGBA8 (PNG or JPEG; the size read from its
+/// header is spent against `opts.max_work` before any pixel is decoded).
 ///
 /// # Errors
-/// `gltf.image` when the image cannot be read or decoded (PNG and JPEG are
-/// supported); `limits.work` when its size (read from its header) needs
-/// more than `opts.max_work` ([`crate::limits::IMAGE_PIXELS_PER_UNIT`]);
-/// the Texm encoder's rules.
-pub fn texture_from_image(
+/// `gltf.image` when the image cannot be read or decoded; `limits.work`
+/// when its size needs more than `opts.max_work`
+/// ([`crate::limits::IMAGE_PIXELS_PER_UNIT`]).
+pub fn decode_image(
     doc: &GltfFile,
     base_dir: Option<&Path>,
     i: usize,
-    name: String,
     opts: &TextureOptions,
-) -> Result<NewTexture, ImportError> {
+) -> Result<RgbaImage, ImportError> {
     let bytes = image_bytes_with(doc, base_dir, i, opts)?;
     let undecodable = |e: String| {
         err(
@@ -394,10 +393,24 @@ pub fn texture_from_image(
     limits.max_alloc = Some(pixels.saturating_mul(8).max(1 << 20));
     let mut r = reader()?;
     r.limits(limits);
-    let img = r
-        .decode()
+    Ok(r.decode()
         .map_err(|e| undecodable(e.to_string()))?
-        .into_rgba8();
+        .into_rgba8())
+}
+
+/// Decodes ([`decode_image`]), resizes and encodes glTF image `i` (see the
+/// module docs).
+///
+/// # Errors
+/// The errors of [`decode_image`]; the Texm encoder's rules.
+pub fn texture_from_image(
+    doc: &GltfFile,
+    base_dir: Option<&Path>,
+    i: usize,
+    name: String,
+    opts: &TextureOptions,
+) -> Result<NewTexture, ImportError> {
+    let img = decode_image(doc, base_dir, i, opts)?;
     let (w, h) = img.dimensions();
     let max = opts.max_size.max(1).next_power_of_two();
     let (tw, th) = (pow2(w, max), pow2(h, max));

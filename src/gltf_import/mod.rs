@@ -95,6 +95,10 @@ pub struct ImportOptions {
     /// (STEP, CUBICSPLINE, non-integer times); with `reduce_keys` also to
     /// integer-time LINEAR channels (Blender samples every frame).
     pub reduce_keys: bool,
+    /// Material edits are the caller's to write (`gltf2msh --base
+    /// --game-dir`, [`material_edits::edits`]); otherwise they are refused
+    /// ([`material_edits::check`]).
+    pub write_materials: bool,
 }
 
 impl Default for ImportOptions {
@@ -102,6 +106,7 @@ impl Default for ImportOptions {
         ImportOptions {
             fps: None,
             reduce_keys: true,
+            write_materials: false,
         }
     }
 }
@@ -272,7 +277,9 @@ pub fn import_with_base(
     report.warnings.extend(folded.warnings);
     let m = matching::match_document(doc, base, conv.model)?;
     matching::check_mesh_assignment(doc, &m, base)?;
-    material_edits::check(doc)?;
+    if !opts.write_materials {
+        material_edits::check(doc)?;
+    }
     report.warnings.extend(m.warnings.iter().cloned());
     let mut model = base.clone();
     matching::apply_nodes(doc, &m, base, &mut model, conv.model, &mut report)?;

@@ -123,6 +123,11 @@ impl Library {
         Library::from_bytes(&label, bytes)
     }
 
+    /// The whole library file as read (format-notes §1).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
     /// The label given at load (the file name).
     pub fn label(&self) -> &str {
         &self.label

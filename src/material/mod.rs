@@ -10,6 +10,8 @@
 
 pub mod library;
 pub mod mat0;
+pub mod retexture;
+pub mod rewrite;
 pub mod texm;
 pub mod wear;
 pub mod write;

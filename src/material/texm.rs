@@ -489,7 +489,7 @@ impl<'a> Texm<'a> {
 
 /// One 4-byte pixel in the given byte order.
 #[inline]
-fn bytes_pixel(p: &[u8], order: &[Channel; 4]) -> [u8; 4] {
+pub(super) fn bytes_pixel(p: &[u8], order: &[Channel; 4]) -> [u8; 4] {
     let mut px = [0, 0, 0, 255];
     for (&v, &c) in p.iter().zip(order) {
         set(&mut px, c, v);
@@ -575,7 +575,7 @@ fn luminance(p: &[u8]) -> u8 {
 }
 
 #[inline]
-fn get(p: &[u8], c: Channel) -> u8 {
+pub(super) fn get(p: &[u8], c: Channel) -> u8 {
     match c {
         R => p[0],
         G => p[1],
@@ -589,7 +589,7 @@ fn get(p: &[u8], c: Channel) -> u8 {
 /// Encodes one level's RGBA8 pixels in `format` with the channel `order`
 /// (inverse of [`Texm::decode_with`]: channels are rounded to the nearest
 /// representable value; an unused `X` byte is 0).
-fn encode_level(px: &[u8], format: TexFormat, order: &ChannelOrder, out: &mut Vec<u8>) {
+pub(super) fn encode_level(px: &[u8], format: TexFormat, order: &ChannelOrder, out: &mut Vec<u8>) {
     let packed = |layout: PackedLayout, out: &mut Vec<u8>| {
         for p in px.chunks_exact(4) {
             let mut v = 0u32;

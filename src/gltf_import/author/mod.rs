@@ -271,6 +271,7 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
         &ImportOptions {
             fps: opts.fps,
             reduce_keys: opts.reduce_keys,
+            write_materials: false,
         },
         None,
     );
