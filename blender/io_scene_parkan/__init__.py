@@ -501,8 +501,9 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
                 a = r.get("author") or {}
                 what = f"{a.get('nodes', '?')} nodes, {a.get('vertices', '?')} vertices, " \
                        f"{a.get('triangles', '?')} triangles"
-            n_warn = len(imp.get("warnings", []) or (r.get("author") or {}).get("warnings", []))
-            self.report({"INFO"}, f"Wrote {out} ({msg}; {what}; {n_warn} warning(s))")
+            warnings = tools.report_warnings(r)
+            self.report({"INFO"}, f"Wrote {out} ({msg}; {what}; {len(warnings)} warning(s))")
+            self.report_warnings(context, warnings)
             return {"FINISHED"}
         finally:
             progress.end()

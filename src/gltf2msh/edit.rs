@@ -146,16 +146,13 @@ fn edit_model(
     let r = &imp.report;
     commit_one(cli, txn, &out, bytes, r.unchanged, || {
         format!(
-            "{} moved vertices, {} new vertices, slots changed {:?}, rebuilt {:?}, tracks changed {:?}",
-            r.moved_vertices, r.new_vertices, r.changed_slots, r.rebuilt_slots, r.changed_tracks
+            "{} moved vertices, {} new vertices, slots changed {:?}, rebuilt {:?}, tracks changed {:?}, object transforms written {:?}, {} warning(s)",
+            r.moved_vertices, r.new_vertices, r.changed_slots, r.rebuilt_slots, r.changed_tracks, r.baked_nodes, r.warnings.len()
         )
     })?;
-    if !cli.quiet {
-        if cli.verbose {
-            eprintln!("{}", serde_json::to_string_pretty(r).unwrap_or_default());
-        } else if !r.warnings.is_empty() {
-            eprintln!("gltf2msh: {} warning(s) (-v to list)", r.warnings.len());
-        }
+    super::console::print_warnings(cli, &r.warnings);
+    if cli.verbose {
+        eprintln!("{}", serde_json::to_string_pretty(r).unwrap_or_default());
     }
     Ok(serde_json::to_value(&imp.report).unwrap_or_default())
 }
@@ -191,11 +188,7 @@ fn edit_map(
             rep.changed_squares
         )
     })?;
-    if !cli.quiet {
-        for w in &rep.warnings {
-            eprintln!("gltf2msh: warning: {w}");
-        }
-    }
+    super::console::print_warnings(cli, &rep.warnings);
     Ok(serde_json::to_value(&rep).unwrap_or_default())
 }
 
