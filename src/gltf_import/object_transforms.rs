@@ -262,6 +262,7 @@ pub(crate) fn bake(doc: &GltfFile, m: &Matched, fps: f32) -> Result<Baked, Impor
     if edits.is_empty() && resid.iter().all(is_identity) {
         return Ok(out);
     }
+    warn_unshown_scales(nodes, m, &parent, &resid, &mut out.warnings);
     let mut new = doc.clone();
     for e in &edits {
         write_node(&mut new, e)?;
@@ -269,6 +270,42 @@ pub(crate) fn bake(doc: &GltfFile, m: &Matched, fps: f32) -> Result<Baked, Impor
     bake_meshes(&mut new, m, &resid, &mut out.warnings)?;
     out.doc = Some(new);
     Ok(out)
+}
+
+/// A node's own scale, when it shows no mesh and carries no mesh node below
+/// it, goes nowhere: a warning names it (a scale inherited from an
+/// ancestor moved the node, which is written).
+fn warn_unshown_scales(
+    nodes: &[Value],
+    m: &Matched,
+    parent: &[Option<usize>],
+    resid: &[DMat3],
+    warnings: &mut Vec<String>,
+) {
+    for (g, nd) in nodes.iter().enumerate() {
+        let Some(r) = m.res1_of.get(g).copied().flatten() else {
+            continue;
+        };
+        let own = node_trs_full(nd).0.s;
+        let own_scaled = own
+            .iter()
+            .any(|x| (f64::from(*x) - 1.0).abs() > RESIDUAL_TOL);
+        if !own_scaled || is_identity(&resid[g]) || idx(nd, "mesh").is_some() {
+            continue;
+        }
+        let carries = (0..nodes.len()).any(|c| {
+            parent[c] == Some(g)
+                && (m.res1_of.get(c).copied().flatten().is_some()
+                    || msh_extras(&nodes[c]).is_some_and(|e| e.contains_key("cell")))
+        });
+        if !carries {
+            warnings.push(format!(
+                "Res1 node {r} {:?}: scale {:?} not written: the node shows no mesh in this export and carries no node (MSH nodes have no scale; its other cells keep their shape)",
+                name_of(nd),
+                own
+            ));
+        }
+    }
 }
 
 /// Writes one node's rigid TRS and maps its translation and rotation
