@@ -34,6 +34,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
+from . import edits
 from . import scene as sc
 from . import terrain
 from . import tools
@@ -540,6 +541,10 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
             raise tools.ToolError(f"base model {base} not found (set Base model)")
         if self.target == "ARCHIVE" and os.path.exists(base):
             raise tools.ToolError(f"base {base} is a bare model: an archive copy needs an ARCHIVE:ENTRY base")
+        objs = list(coll.all_objects) if coll is not None else list(scene.objects)
+        unkeyed = edits.unkeyed_changes(objs, scene.frame_current)
+        if unkeyed:
+            raise tools.ToolError(edits.refusal(unkeyed, scene.frame_current))
         glb = os.path.join(tmp, "edit.glb")
         self.export(context, glb, coll, ex, selection=False)
         cmd = [g2m, glb, "--base", base, "-o", out, "--fps", repr(self.fps_for(ex))]
@@ -579,7 +584,9 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
         undo = sc.bypass_lightmaps(mats)
         try:
             if coll is not None:
-                scene["msh"] = ex
+                # frame_current: the frame whose pose an animated object's
+                # static transform is (gltf2msh tells an unkeyed move by it).
+                scene["msh"] = dict(ex, frame_current=scene.frame_current)
                 sc.set_active_collection(context, coll)
             res = export_gltf(context, glb, coll, selection, sample=self.mode == "NEW")
             if "FINISHED" not in res or not os.path.isfile(glb):

@@ -195,32 +195,10 @@ fn clip_edit(
     }))
 }
 
-/// Moved control-point empties (translation off the stored position by
-/// more than [`EDIT_TOL`]): reported, since the `.cpt` is not written.
-fn moved_points(doc: &GltfFile, up: Up) -> Vec<String> {
-    let mut w = Vec::new();
-    for n in arr(&doc.json, "nodes") {
-        let cp = &n["extras"]["msh"][super::gltf::CONTROL_POINT_KEY];
-        let (Some(p), Some(t)) = (cp["position"].as_array(), n["translation"].as_array()) else {
-            continue;
-        };
-        let p: Vec<f32> = p.iter().map(|x| x.as_f64().unwrap_or(0.0) as f32).collect();
-        let t: Vec<f32> = t.iter().map(|x| x.as_f64().unwrap_or(0.0) as f32).collect();
-        if p.len() == 3 && t.len() == 3 && diff(&axes::vec3(up, [p[0], p[1], p[2]]), &t) > EDIT_TOL
-        {
-            w.push(format!(
-                "control point {} was moved: not written (gltf2msh does not write the .cpt; the game keeps the stored point)",
-                cp["name"].as_str().unwrap_or("?")
-            ));
-        }
-    }
-    w
-}
-
 /// Folds edited clip animations into the timeline (issue 18 "Back"): a
 /// clip channel that differs from the base's engine pose (beyond
 /// [`EDIT_TOL`]) replaces the timeline's keys over the clip's frame range;
-/// unedited clips are ignored. Also reports moved control points.
+/// unedited clips are ignored.
 ///
 /// # Errors
 /// `gltf.clip.range` (a clip key outside its range), `gltf.clip.conflict`
@@ -234,7 +212,7 @@ pub fn fold_clips(
     fps: f32,
 ) -> Result<Folded, ImportError> {
     let mut out = Folded {
-        warnings: moved_points(doc, up),
+        warnings: Vec::new(),
         ..Default::default()
     };
     if !matches!(base.nodes, Nodes::Node38(_)) || !arr(&doc.json, "animations").iter().any(is_clip)
