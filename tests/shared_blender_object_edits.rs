@@ -5,8 +5,9 @@
 //!
 //! - every root object scaled ×1.5 in Object mode: written (every vertex
 //!   the export shows and every node's pose at every frame ×1.5, 1e-3);
-//! - an animated object moved without a key: refused, naming the object
-//!   (Blender's glTF exporter replays the animation and drops the move);
+//! - an animated object moved without a key: written, applied to every key
+//!   (its pose at every frame +0.25 along x, 1e-3; the add-on puts the
+//!   transform Blender's glTF exporter replays away back into the glTF);
 //! - a key between whole frames: its warning text (naming the node and
 //!   "between frames") is in the operator's report;
 //! - a control-point empty moved: a warning names the point.
@@ -111,6 +112,40 @@ fn check_scaled(base: &Model, work: &Path) {
     }
 }
 
+/// The moved node's pose at every frame is the base's + (0.25, 0, 0) (Blender
+/// local axes = game axes), 1e-3; every other node's is the base's.
+fn check_moved(base: &Model, work: &Path, node: usize) {
+    let bytes = std::fs::read(work.join("moved.msh")).expect("moved.msh written");
+    let m = msh::decode(&bytes, msh::Mode::Strict).unwrap().model;
+    assert_eq!(m.positions, base.positions);
+    let (sb, sm) = (
+        Sampler::new(base, layout(base)).unwrap(),
+        Sampler::new(&m, layout(base)).unwrap(),
+    );
+    for r in 0..base.nodes.len() {
+        let d = if r == node {
+            [0.25, 0.0, 0.0]
+        } else {
+            [0.0; 3]
+        };
+        for f in 0..base.frame_count.max(1) {
+            let (a, b) = (sb.node_pose(r, f as f32), sm.node_pose(r, f as f32));
+            assert!(
+                (0..3).all(|k| (b.pos[k] - a.pos[k] - d[k]).abs() <= 1e-3),
+                "node {r} frame {f}: {:?} vs {:?} + {d:?}",
+                b.pos,
+                a.pos
+            );
+            let same = (0..4).all(|k| (a.q[k] - b.q[k]).abs() <= 1e-5);
+            assert!(
+                same,
+                "node {r} frame {f}: rotation changed {:?} -> {:?}",
+                a.q, b.q
+            );
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn object_edits_through_the_addon() {
@@ -178,15 +213,9 @@ fn object_edits_through_the_addon() {
     assert_eq!(ex["scaled.msh"], serde_json::json!(["FINISHED"]));
     check_scaled(&base, &work);
 
-    // Unkeyed move of an animated object: refused naming it.
-    let moved = r["moved"]["object"].as_str().unwrap();
-    assert_eq!(ex["moved.msh"][0], "ERROR", "{}", ex["moved.msh"]);
-    let msg = ex["moved.msh"][1].as_str().unwrap();
-    assert!(
-        msg.contains(&format!("{moved} moved without a key")),
-        "{msg}"
-    );
-    assert!(!work.join("moved.msh").exists());
+    // Unkeyed move of an animated object: written, applied to every key.
+    assert_eq!(ex["moved.msh"], serde_json::json!(["FINISHED"]));
+    check_moved(&base, &work, r["moved"]["node"].as_u64().unwrap() as usize);
 
     // A key between whole frames: its warning text in the operator's report.
     assert_eq!(ex["halfkey.msh"], serde_json::json!(["FINISHED"]));

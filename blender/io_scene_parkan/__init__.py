@@ -541,12 +541,15 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
             raise tools.ToolError(f"base model {base} not found (set Base model)")
         if self.target == "ARCHIVE" and os.path.exists(base):
             raise tools.ToolError(f"base {base} is a bare model: an archive copy needs an ARCHIVE:ENTRY base")
+        # Animated objects changed without a key: their transform as the user
+        # left it, put back into the glTF after Blender's export replays them.
         objs = list(coll.all_objects) if coll is not None else list(scene.objects)
         unkeyed = edits.unkeyed_changes(objs, scene.frame_current)
-        if unkeyed:
-            raise tools.ToolError(edits.refusal(unkeyed, scene.frame_current))
+        kept = edits.current_transforms(objs, unkeyed)
         glb = os.path.join(tmp, "edit.glb")
         self.export(context, glb, coll, ex, selection=False)
+        if kept and edits.patch_glb(glb, kept):
+            raise tools.ToolError(edits.refusal(unkeyed, scene.frame_current))
         cmd = [g2m, glb, "--base", base, "-o", out, "--fps", repr(self.fps_for(ex))]
         return cmd, f"base {base}"
 

@@ -4,9 +4,17 @@
 Blender's glTF exporter re-evaluates each animated object's action while it
 exports, so an animated object moved, turned or scaled without a key loses
 that change: the glTF shows the keyed pose and gltf2msh cannot tell. The
-export refuses such an object by name instead of writing the model without
-the edit.
+export keeps each such object's transform as it was before the export
+(`current_transforms`) and writes it back into the exported glTF as the
+node's static transform (`patch_glb`); gltf2msh then sees a static
+transform that lies on the node's channels at no frame and applies the
+difference at the scene's current frame (`frame_current`) to every key.
+When that cannot be done, the export is refused naming the object
+(`refusal`).
 """
+
+import json
+import struct
 
 # Transform properties an action can drive, and their Blender names.
 CHANNELS = {"location": "moved", "rotation_quaternion": "turned", "rotation_euler": "turned",
@@ -42,3 +50,52 @@ def refusal(changes, frame):
     parts = [f"{name} {' and '.join(what)} without a key" for name, what in changes]
     return (f"{'; '.join(parts)} (at frame {frame}): Blender's glTF export replays the animation "
             "and would drop this; insert a key (I) on the changed frame(s) to write it, or undo it")
+
+
+def current_transforms(objects, changes):
+    """{object name: (translation, rotation (x, y, z, w), scale)} in glTF
+    axes (Blender's +Y-up export: (x, y, z) -> (x, z, -y)) of the objects
+    named in `changes`, read before the export replays their actions."""
+    names = {n for n, _ in changes}
+    out = {}
+    for o in objects:
+        if o.name not in names:
+            continue
+        # matrix_basis follows the properties at once (matrix_local waits for
+        # the depsgraph).
+        t, q, s = (o.matrix_parent_inverse @ o.matrix_basis).decompose()
+        out[o.name] = ([t.x, t.z, -t.y], [q.x, q.z, -q.y, q.w], [s.x, s.z, s.y])
+    return out
+
+
+def patch_glb(path, transforms):
+    """Writes `transforms` (see `current_transforms`) as the static TRS of
+    the nodes of the same name in the GLB at `path`. Returns the names not
+    found (nothing is written for them)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"glTF" or len(data) < 20:
+        return sorted(transforms)
+    n, kind = struct.unpack_from("<II", data, 12)
+    if kind != 0x4E4F534A:
+        return sorted(transforms)
+    doc = json.loads(data[20:20 + n].decode("utf-8"))
+    rest = data[20 + n:]
+    left = set(transforms)
+    for node in doc.get("nodes", []):
+        name = node.get("name")
+        if name in left:
+            t, r, s = transforms[name]
+            node.pop("matrix", None)
+            node["translation"], node["rotation"] = t, r
+            if any(abs(x - 1.0) > 1e-6 for x in s):
+                node["scale"] = s
+            else:
+                node.pop("scale", None)
+            left.discard(name)
+    j = json.dumps(doc, separators=(",", ":")).encode("utf-8")
+    j += b" " * (-len(j) % 4)
+    body = struct.pack("<II", len(j), 0x4E4F534A) + j + rest
+    with open(path, "wb") as f:
+        f.write(b"glTF" + struct.pack("<II", 2, 12 + len(body)) + body)
+    return sorted(left)
