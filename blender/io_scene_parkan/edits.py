@@ -21,17 +21,40 @@ CHANNELS = {"location": "moved", "rotation_quaternion": "turned", "rotation_eule
             "rotation_axis_angle": "turned", "scale": "scaled"}
 
 
+def action_fcurves(o):
+    """The F-curves of an object's active action: `Action.fcurves` up to
+    Blender 4.x, the channel bag of the object's action slot in 5.x's
+    layered actions (which have no `Action.fcurves`)."""
+    ad = o.animation_data
+    act = ad.action if ad is not None else None
+    if act is None:
+        return []
+    if hasattr(act, "fcurves"):
+        return list(act.fcurves)
+    slot = getattr(ad, "action_slot", None)
+    try:
+        from bpy_extras import anim_utils
+        bag = anim_utils.action_get_channelbag_for_slot(act, slot)
+        return list(bag.fcurves) if bag is not None else []
+    except (ImportError, AttributeError):
+        pass
+    out = []
+    for layer in getattr(act, "layers", []):
+        for strip in layer.strips:
+            bag = strip.channelbag(slot) if slot is not None else None
+            if bag is not None:
+                out += list(bag.fcurves)
+    return out
+
+
 def unkeyed_changes(objects, frame, tol=1e-4):
     """[(object name, [what])] for animated objects whose transform differs
     from what their action gives at `frame` (moved / turned / scaled
     without a key)."""
     out = []
     for o in objects:
-        ad = o.animation_data
-        if ad is None or ad.action is None:
-            continue
         what = set()
-        for fc in ad.action.fcurves:
+        for fc in action_fcurves(o):
             if fc.data_path not in CHANNELS or fc.mute:
                 continue
             try:

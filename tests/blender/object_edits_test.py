@@ -98,7 +98,8 @@ def main():
         scene.frame_set(scene.frame_current)  # as after dragging a key in the Graph Editor
         out["halfkey"] = {"object": o.name, "node": msh_prop(o).get("node")}
         export(ctx, coll, "halfkey.msh")
-        for fc in o.animation_data.action.fcurves:
+        from io_scene_parkan import edits
+        for fc in edits.action_fcurves(o):
             if fc.data_path == "location":
                 for k in [k for k in fc.keyframe_points if abs(k.co.x - 2.5) < 1e-6]:
                     fc.keyframe_points.remove(k)
