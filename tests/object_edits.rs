@@ -98,7 +98,7 @@ fn non_uniform_scale_above_rotation_keys_is_named_in_a_warning() {
 }
 
 #[test]
-fn a_mirroring_scale_is_refused_with_a_warning_naming_the_node() {
+fn a_mirroring_or_zero_scale_is_refused_with_a_warning_naming_the_node() {
     let (base, _, mut doc) = exported("static_box.msh");
     doc.json["nodes"][0]["scale"] = json!([-1.0, 1.0, 1.0]);
     let imp = import(&doc, &base);
@@ -106,6 +106,14 @@ fn a_mirroring_scale_is_refused_with_a_warning_naming_the_node() {
     assert_eq!(imp.model, base);
     let w = imp.report.warnings.join("\n");
     assert!(w.contains("\"box\"") && w.contains("mirrored"), "{w}");
+    // A zero scale (an object hidden by scaling it to nothing) is not
+    // written either: the mesh keeps its shape.
+    doc.json["nodes"][0]["scale"] = json!([0.0, 0.0, 0.0]);
+    let imp = import(&doc, &base);
+    assert!(!imp.report.unchanged);
+    assert_eq!(imp.model, base);
+    let w = imp.report.warnings.join("\n");
+    assert!(w.contains("\"box\"") && w.contains("zero scale"), "{w}");
 }
 
 #[test]

@@ -212,6 +212,15 @@ pub(crate) fn bake(doc: &GltfFile, m: &Matched, fps: f32) -> Result<Baked, Impor
             continue;
         }
         let (trs, _) = node_trs_full(nd);
+        let finite = trs
+            .t
+            .iter()
+            .chain(&trs.r)
+            .chain(&trs.s)
+            .all(|x| x.is_finite());
+        if !finite {
+            continue; // left to the later steps, which refuse or report it
+        }
         let [tc, rc, _] = &col.channels[g];
         let moved =
             res1.and_then(|_| unkeyed_move([tc.as_ref(), rc.as_ref()], trs.t, trs.r, frame));
@@ -227,7 +236,13 @@ pub(crate) fn bake(doc: &GltfFile, m: &Matched, fps: f32) -> Result<Baked, Impor
         };
         let mut u = rot;
         if scaled {
-            if a.determinant() < 0.0 {
+            let det = a.determinant();
+            if det.abs() <= 1e-12 * frobenius(&a).powi(3).max(1e-30) || !det.is_finite() {
+                out.warnings.push(format!(
+                    "{label}: zero scale ({}); not written: it would flatten the mesh (hide the object another way, or undo the scale)",
+                    describe(&(rot.transpose() * a))
+                ));
+            } else if det < 0.0 {
                 out.warnings.push(format!(
                     "{label}: mirrored ({}); not written: a mirror would turn its faces inside out (apply the scale in Blender with the faces flipped, or undo it)",
                     describe(&(rot.transpose() * a))
