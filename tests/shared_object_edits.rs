@@ -172,3 +172,137 @@ fn edited_corpus_exports_are_never_unchanged() {
         failures[..failures.len().min(12)].join("\n")
     );
 }
+
+/// msh2gltf's export of archive model `m` with its `.cpt`/`.ctl` siblings
+/// (control-point empties and clips), or `None` without a `.cpt`.
+fn export_with_points(root: &std::path::Path, m: &common::CorpusModel) -> Option<GltfFile> {
+    use mshgltf::convert::{self, ConvertOptions, ModelRef};
+    use mshgltf::unit::{pipeline, siblings};
+    use mshgltf::{gltf_export::Up, nres, source};
+    let entry = m.entry.as_deref()?;
+    let data = std::fs::read(root.join(&m.file)).ok()?;
+    let a = nres::read(&data, nres::Mode::Strict).ok()?;
+    let i = source::find_entry(&a, entry).ok()?;
+    let mr = ModelRef {
+        source: m.display.clone(),
+        stem: m.stem.clone(),
+        bytes: &m.bytes,
+        wear: source::find_wear(&a, a.entries[i].name),
+    };
+    let opts = ConvertOptions {
+        textures: false,
+        ..Default::default()
+    };
+    let mut c = convert::convert(&mr, None, &opts).ok()?;
+    let sib = siblings::in_archive(&a, &m.file, a.entries[i].name);
+    let added = pipeline::decorate(&mut c, &sib, 24.0, Up::Y).ok()?;
+    (added.control_points > 0).then(|| GltfFile {
+        json: serde_json::to_value(&c.exported.root).unwrap(),
+        buffers: vec![c.exported.bin],
+    })
+}
+
+/// One random edit of a control-point empty (glTF node `g`): moved,
+/// turned, renamed or re-parented to the scene root; returns what.
+fn random_point_edit(doc: &mut GltfFile, g: usize, rng: &mut Rng) -> &'static str {
+    let nd = &mut doc.json["nodes"][g];
+    match rng.next() % 4 {
+        0 => {
+            let t: Vec<f32> = serde_json::from_value(nd["translation"].clone()).unwrap();
+            let d = rng.signed(0.01, 0.5);
+            nd["translation"] = json!([t[0] + d, t[1], t[2]]);
+            "moved"
+        }
+        1 => {
+            let r: Vec<f32> = serde_json::from_value(nd["rotation"].clone()).unwrap();
+            let q = glam::Quat::from_rotation_x(rng.signed(0.05, 1.0)) * glam::Quat::from_slice(&r);
+            nd["rotation"] = json!(q.normalize().to_array());
+            "turned"
+        }
+        2 => {
+            let n = nd["name"].as_str().unwrap_or("").to_string();
+            nd["name"] = json!(format!("{n}_x"));
+            "renamed"
+        }
+        _ => {
+            let gi = json!(g);
+            for n in doc.json["nodes"].as_array_mut().unwrap() {
+                if let Some(c) = n.get_mut("children").and_then(|c| c.as_array_mut()) {
+                    c.retain(|k| *k != gi);
+                }
+            }
+            let roots = doc.json["scenes"][0]["nodes"].as_array_mut().unwrap();
+            if !roots.contains(&gi) {
+                roots.push(gi);
+                "re-parented"
+            } else {
+                // Already at the root (its node is not in the model): move it.
+                let t: Vec<f32> =
+                    serde_json::from_value(doc.json["nodes"][g]["translation"].clone()).unwrap();
+                doc.json["nodes"][g]["translation"] = json!([t[0], t[1] + 0.25, t[2]]);
+                "moved"
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn control_point_edits_of_corpus_models_are_named() {
+    let Some(dir) = common::corpus() else { return };
+    let mut rng = Rng(0x5eed_c947);
+    let (mut models, mut edits) = (0, 0);
+    let mut failures = Vec::new();
+    for m in common::corpus_models(&dir) {
+        let Some(doc0) = export_with_points(&dir, &m) else {
+            continue;
+        };
+        let base = msh::decode(&m.bytes, msh::Mode::Strict).unwrap().model;
+        models += 1;
+        match gltf_import::import_with_base(&doc0, &base, &ImportOptions::default()) {
+            Ok(imp) if imp.report.unchanged && msh::encode(&imp.model).unwrap() == m.bytes => {}
+            Ok(imp) => failures.push(format!(
+                "{}: unedited: {:?}",
+                m.display, imp.report.warnings
+            )),
+            Err(e) => failures.push(format!("{}: unedited: {e}", m.display)),
+        }
+        let points: Vec<usize> = (0..doc0.json["nodes"].as_array().unwrap().len())
+            .filter(|&g| !doc0.json["nodes"][g]["extras"]["msh"]["control_point"].is_null())
+            .collect();
+        for _ in 0..2 {
+            let g = points[(rng.next() % points.len() as u64) as usize];
+            let name = doc0.json["nodes"][g]["extras"]["msh"]["control_point"]["name"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let mut doc = doc0.clone();
+            let what = random_point_edit(&mut doc, g, &mut rng);
+            edits += 1;
+            match gltf_import::import_with_base(&doc, &base, &ImportOptions::default()) {
+                Ok(imp) => {
+                    let named = imp.report.warnings.iter().any(|w| {
+                        w.starts_with("control point")
+                            && w.contains(&format!("{name:?}: "))
+                            && w.contains(what)
+                    });
+                    if imp.report.unchanged || !named {
+                        failures.push(format!(
+                            "{}: point {name:?} {what}: unchanged {}, warnings {:?}",
+                            m.display, imp.report.unchanged, imp.report.warnings
+                        ));
+                    }
+                }
+                Err(e) => failures.push(format!("{}: point {name:?} {what}: {e}", m.display)),
+            }
+        }
+    }
+    println!("{models} models with control points, {edits} point edits, each named");
+    assert!(models >= 50, "{models} models with control points");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures[..failures.len().min(12)].join("\n")
+    );
+}

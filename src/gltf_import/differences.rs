@@ -168,13 +168,24 @@ fn point_changes(
         let want = axes::normalize3(axes::vec3(conv.up, d).map(f64::from));
         let q = glam::Quat::from_xyzw(trs.r[0], trs.r[1], trs.r[2], trs.r[3]);
         let y = (q * glam::Vec3::Y).to_array();
-        if let Some(w) = want {
-            if !close3(y, w, POINT_DIR_TOL) {
+        match want {
+            Some(w) if !close3(y, w, POINT_DIR_TOL) => {
                 what.push(format!(
                     "turned (direction {:?} -> {:?})",
                     round4(w),
                     round4(y)
                 ));
+            }
+            _ => {
+                // Same direction (or none): a turn about it is a roll the
+                // .cpt cannot hold (it stores a direction only).
+                let exported = crate::unit::gltf::rotation_to(axes::vec3(conv.up, d));
+                if !rot_close(trs.r, exported) {
+                    what.push(
+                        "turned about its own direction (the .cpt stores a direction only, no roll)"
+                            .into(),
+                    );
+                }
             }
         }
     }

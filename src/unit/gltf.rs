@@ -34,7 +34,7 @@ pub const CLIP_KEY: &str = "clip";
 
 /// The rotation turning glTF +Y onto `d` (glTF axes); identity for a zero
 /// direction.
-fn rotation_to(d: [f32; 3]) -> [f32; 4] {
+pub(crate) fn rotation_to(d: [f32; 3]) -> [f32; 4] {
     let Some(d) = axes::normalize3(d.map(f64::from)) else {
         return [0.0, 0.0, 0.0, 1.0];
     };
