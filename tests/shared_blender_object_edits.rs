@@ -8,6 +8,8 @@
 //! - an animated object moved without a key: written, applied to every key
 //!   (its pose at every frame +0.25 along x, 1e-3; the add-on puts the
 //!   transform Blender's glTF exporter replays away back into the glTF);
+//! - the same object turned 30° without a key: written, every frame's
+//!   rotation turned (1e-3);
 //! - a key between whole frames: its warning text (naming the node and
 //!   "between frames") is in the operator's report;
 //! - a control-point empty moved: a warning names the point.
@@ -146,6 +148,36 @@ fn check_moved(base: &Model, work: &Path, node: usize) {
     }
 }
 
+/// The turned node's rotation at every frame is the base's turned 30° about
+/// its parent's x (Blender local = game axes; glTF x = game x), 1e-3; its
+/// translation and every other node's pose are the base's.
+fn check_turned(base: &Model, work: &Path, node: usize) {
+    use mshgltf::gltf_export::{axes, Up};
+    let bytes = std::fs::read(work.join("turned.msh")).expect("turned.msh written");
+    let m = msh::decode(&bytes, msh::Mode::Strict).unwrap().model;
+    let (sb, sm) = (
+        Sampler::new(base, layout(base)).unwrap(),
+        Sampler::new(&m, layout(base)).unwrap(),
+    );
+    let turn = glam::Quat::from_axis_angle(glam::Vec3::X, 30f32.to_radians());
+    for r in 0..base.nodes.len() {
+        for f in 0..base.frame_count.max(1) {
+            let (a, b) = (sb.node_pose(r, f as f32), sm.node_pose(r, f as f32));
+            assert!(
+                (0..3).all(|k| (a.pos[k] - b.pos[k]).abs() <= 1e-3),
+                "node {r} frame {f}: moved"
+            );
+            let ga = glam::Quat::from_array(axes::engine_quat_to_gltf(Up::Y, a.q));
+            let gb = glam::Quat::from_array(axes::engine_quat_to_gltf(Up::Y, b.q));
+            let want = if r == node { turn * ga } else { ga };
+            assert!(
+                want.dot(gb).abs() > 1.0 - 1e-3,
+                "node {r} frame {f}: rotation {gb:?}, want {want:?}"
+            );
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn object_edits_through_the_addon() {
@@ -216,6 +248,10 @@ fn object_edits_through_the_addon() {
     // Unkeyed move of an animated object: written, applied to every key.
     assert_eq!(ex["moved.msh"], serde_json::json!(["FINISHED"]));
     check_moved(&base, &work, r["moved"]["node"].as_u64().unwrap() as usize);
+
+    // Unkeyed turn: written, applied to every key.
+    assert_eq!(ex["turned.msh"], serde_json::json!(["FINISHED"]));
+    check_turned(&base, &work, r["turned"]["node"].as_u64().unwrap() as usize);
 
     // A key between whole frames: its warning text in the operator's report.
     assert_eq!(ex["halfkey.msh"], serde_json::json!(["FINISHED"]));

@@ -12,6 +12,7 @@ add-on; import ENTRY through File > Import; export it through File > Export
   unedited.msh  as imported;
   scaled.msh    every root object scaled x1.5 in Object mode;
   moved.msh     an animated object moved +0.25 along x without a key;
+  turned.msh    the same object turned 30 degrees about x without a key;
   halfkey.msh   a location key inserted at frame 2.5 (between whole frames);
   point.msh     a control-point empty moved +0.1 along z.
 Prints one line `OBJECT_EDITS {json}` (`errors` lists what failed).
@@ -90,6 +91,16 @@ def main():
         out["moved"] = {"object": o.name, "node": msh_prop(o).get("node")}
         export(ctx, coll, "moved.msh")
         scene.frame_set(scene.frame_current)  # the animation puts it back
+
+        # The same object turned 30 degrees about its parent's x without a key.
+        import math
+        import mathutils
+        turn = mathutils.Quaternion((1.0, 0.0, 0.0), math.radians(30.0))
+        o.rotation_quaternion = turn @ o.rotation_quaternion
+        out["turned"] = {"object": o.name, "node": msh_prop(o).get("node"), "axis": [1, 0, 0],
+                         "degrees": 30.0}
+        export(ctx, coll, "turned.msh")
+        scene.frame_set(scene.frame_current)
 
         # A key between whole frames: its warning text reaches the report.
         o = animated[-1]
