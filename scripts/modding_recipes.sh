@@ -7,10 +7,7 @@
 #   scripts/modding_recipes.sh [BIN_DIR]     (default: target/release)
 #   KEEP=1 scripts/modding_recipes.sh ...    (keep the temporary folder)
 #
-# Checks marked "today" pin what docs/modding.md says does NOT work yet
-# (Object-mode scale): when one of them starts to
-# fail, the behaviour changed and docs/modding.md (its TODO(issue 23/24)
-# comments) needs updating with it. Exit code 0 when every check passed,
+# Exit code 0 when every check passed,
 # 1 when one failed, 2 on a usage error.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -175,9 +172,9 @@ run textures_out 0 "$m2g" "$S/demo/demo.rlb:TOWER.msh" tower.glb --textures-out 
 echo "== unedited round trips (gltf2msh --base)"
 run back_bare 0 "$g2m" rotor.gltf --base "$S/anim_rotor.msh" -o rotor.msh \
   && same rotor.msh "$S/anim_rotor.msh" && has back_bare.out unchanged \
-  && pass "bare model: byte for byte, \"unchanged\""
+  && pass "bare model: byte for byte, \"unchanged\"" || fail "bare model: byte for byte, \"unchanged\""
 run back_glb 0 "$g2m" tower.glb --base "$S/demo/demo.rlb:TOWER.msh" -o tower.msh && has back_glb.out unchanged \
-  && pass "archive entry to a bare .msh: \"unchanged\""
+  && pass "archive entry to a bare .msh: \"unchanged\"" || fail "archive entry to a bare .msh: \"unchanged\""
 run back_archive 0 "$g2m" tower.gltf --base "$S/demo/demo.rlb:TOWER.msh" -o demo_copy.rlb \
   && same demo_copy.rlb "$S/demo/demo.rlb" \
   && pass "archive copy: byte for byte" || fail "archive copy: byte for byte"
@@ -208,8 +205,10 @@ run vscale 0 "$g2m" vscale.gltf --base "$S/anim_rotor.msh" -o vscale.msh --repor
   && pass "a part scaled in Edit mode (its vertices) is written" || fail "a part scaled in Edit mode (its vertices) is written"
 py node tower.gltf oscale.gltf turret scale '[1.5, 1.5, 1.5]'
 run oscale 0 "$g2m" oscale.gltf --base "$S/demo/demo.rlb:TOWER.msh" -o oscale.msh --report oscale.json \
-  && [ "$(py report oscale.json import unchanged)" = true ] && grep -q "ignored (MSH nodes have no scale)" oscale.json \
-  && pass "today: an Object-mode scale is ignored with a warning, \"unchanged\" (TODO issue 24)"
+  && [ "$(py report oscale.json import unchanged)" = false ] && [ "$(py report oscale.json import baked_nodes)" != "[]" ] \
+  && ! same oscale.msh tower.msh \
+  && pass "an Object-mode scale is written (baked into the part's vertices)" \
+  || fail "an Object-mode scale is written (baked into the part's vertices)"
 
 echo "== edit an animation"
 py key rotor.gltf key.gltf tip translation 1 1 0.25

@@ -34,6 +34,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
+from . import edits
 from . import scene as sc
 from . import terrain
 from . import tools
@@ -514,8 +515,9 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
                 a = r.get("author") or {}
                 what = f"{a.get('nodes', '?')} nodes, {a.get('vertices', '?')} vertices, " \
                        f"{a.get('triangles', '?')} triangles"
-            n_warn = len(imp.get("warnings", []) or (r.get("author") or {}).get("warnings", []))
-            self.report({"INFO"}, f"Wrote {out} ({msg}; {what}; {n_warn} warning(s))")
+            warnings = tools.report_warnings(r)
+            self.report({"INFO"}, f"Wrote {out} ({msg}; {what}; {len(warnings)} warning(s))")
+            self.report_warnings(context, warnings)
             return {"FINISHED"}
         finally:
             progress.end()
@@ -552,8 +554,15 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
             raise tools.ToolError(f"base model {base} not found (set Base model)")
         if self.target == "ARCHIVE" and os.path.exists(base):
             raise tools.ToolError(f"base {base} is a bare model: an archive copy needs an ARCHIVE:ENTRY base")
+        # Animated objects changed without a key: their transform as the user
+        # left it, put back into the glTF after Blender's export replays them.
+        objs = list(coll.all_objects) if coll is not None else list(scene.objects)
+        unkeyed = edits.unkeyed_changes(objs, scene.frame_current)
+        kept = edits.current_transforms(objs, unkeyed)
         glb = os.path.join(tmp, "edit.glb")
         self.export(context, glb, coll, ex, selection=False)
+        if kept and edits.patch_glb(glb, kept):
+            raise tools.ToolError(edits.refusal(unkeyed, scene.frame_current))
         cmd = [g2m, glb, "--base", base, "-o", out, "--fps", repr(self.fps_for(ex))]
         imported = (coll.get("parkan_import") or {}).get("game_dir", "") if coll is not None else ""
         gd = bpy.path.abspath(self.game_dir) if self.game_dir else (imported or game_dir(context, ""))
@@ -599,7 +608,9 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
         undo = sc.bypass_lightmaps(mats)
         try:
             if coll is not None:
-                scene["msh"] = ex
+                # frame_current: the frame whose pose an animated object's
+                # static transform is (gltf2msh tells an unkeyed move by it).
+                scene["msh"] = dict(ex, frame_current=scene.frame_current)
                 sc.set_active_collection(context, coll)
             res = export_gltf(context, glb, coll, selection, sample=self.mode == "NEW")
             if "FINISHED" not in res or not os.path.isfile(glb):

@@ -37,6 +37,47 @@ class RunsTools:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
 
+    def report_warnings(self, context, warnings):
+        """Each converter warning's text as a WARNING report (what gltf2msh
+        did not write, and why), and a popup listing them when there are any
+        (not in background mode, which has no window)."""
+        for w in warnings:
+            self.report({"WARNING"}, w)
+        if warnings:
+            show_popup(context, warnings)
+
+
+def show_popup(context, warnings, limit=30):
+    """A popup listing `warnings` (at most `limit` lines; the rest counted)."""
+    try:
+        import bpy
+        if bpy.app.background:
+            return
+    except ImportError:
+        return
+    shown = warnings[:limit]
+
+    def draw(menu, _context):
+        for w in shown:
+            menu.layout.label(text=w, icon="ERROR")
+        if len(warnings) > limit:
+            menu.layout.label(text=f"... and {len(warnings) - limit} more (see Info)")
+
+    context.window_manager.popup_menu(draw, title=f"gltf2msh: {len(warnings)} warning(s)",
+                                      icon="ERROR")
+
+
+def report_warnings(report):
+    """Every warning text of a gltf2msh `--report` JSON (the `import`
+    object of an edit, the `author` object and its `library_warnings` of a
+    new model), in order."""
+    out = []
+    for part in ("import", "author"):
+        obj = report.get(part) or {}
+        out += [str(w) for w in obj.get("warnings", []) or []]
+        out += [str(w) for w in obj.get("library_warnings", []) or []]
+    return out
+
 
 def find_binary(name, pref_dir=""):
     """Path of `name` (msh2gltf or gltf2msh): the add-on preference folder,

@@ -47,10 +47,10 @@ pub struct Args {
     /// Keep every integer-frame key (reduce only resampled channels).
     #[arg(long)]
     pub keep_keys: bool,
-    /// Print nothing but errors.
+    /// Print nothing but errors (warnings are printed by default, one line each).
     #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// Print every warning and the change summary.
+    /// Also print the change summary (the --report's import object).
     #[arg(short, long)]
     pub verbose: bool,
     /// Authoring: add the new model to a copy of this archive (entries

@@ -304,16 +304,9 @@ fn print_authored(
             rn.row, rn.from, rn.to
         );
     }
+    super::console::print_warnings(cli, r.warnings.iter().chain(lib_warnings));
     if cli.verbose {
         eprintln!("{}", serde_json::to_string_pretty(r).unwrap_or_default());
-        for w in lib_warnings {
-            eprintln!("gltf2msh: warning: {w}");
-        }
-    } else if !r.warnings.is_empty() || !lib_warnings.is_empty() {
-        eprintln!(
-            "gltf2msh: {} warning(s) (-v to list)",
-            r.warnings.len() + lib_warnings.len()
-        );
     }
 }
 

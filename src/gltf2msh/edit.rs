@@ -135,14 +135,20 @@ fn edit_model(
         Base::Entry(p, archive, i, _) => points::in_archive(p, archive, *i),
         Base::File(p, _) => points::beside(p, txn)?,
     };
+    // The points as the baked document has them (a scaled node's points
+    // follow its scale into the .cpt).
+    let n_warnings = imp.report.warnings.len();
     let cpt_edit = points::edit(
-        &doc,
+        imp.points_doc.as_ref().unwrap_or(&doc),
         base_cpt.as_ref(),
         &imp.res1_of,
         imp.up,
         &mut imp.report.warnings,
     )?
     .filter(|e| !e.changes.is_empty());
+    if imp.report.warnings.len() > n_warnings {
+        imp.report.unchanged = false;
+    }
     let model_bytes = msh::encode(&imp.model)
         .map_err(|e| conversion(format!("the edited model is invalid: {e}")))?;
     let cpt_bytes = cpt_edit.as_ref().map(|e| cpt::write(&e.cpt));
@@ -163,8 +169,8 @@ fn edit_model(
         r.unchanged && libs.is_empty(),
         || {
             let mut s = format!(
-            "{} moved vertices, {} new vertices, slots changed {:?}, rebuilt {:?}, tracks changed {:?}",
-            r.moved_vertices, r.new_vertices, r.changed_slots, r.rebuilt_slots, r.changed_tracks
+            "{} moved vertices, {} new vertices, slots changed {:?}, rebuilt {:?}, tracks changed {:?}, object transforms written {:?}, {} warning(s)",
+            r.moved_vertices, r.new_vertices, r.changed_slots, r.rebuilt_slots, r.changed_tracks, r.baked_nodes, r.warnings.len()
         );
             if !r.control_points.is_empty() {
                 s += &format!(", control points: {}", r.control_points.join("; "));
@@ -179,16 +185,11 @@ fn edit_model(
         for p in &libs.written {
             eprintln!("gltf2msh: wrote {}", p.display());
         }
-        for w in &libs.warnings {
-            eprintln!("gltf2msh: warning: {w}");
-        }
     }
-    if !cli.quiet {
-        if cli.verbose {
-            eprintln!("{}", serde_json::to_string_pretty(r).unwrap_or_default());
-        } else if !r.warnings.is_empty() {
-            eprintln!("gltf2msh: {} warning(s) (-v to list)", r.warnings.len());
-        }
+    super::console::print_warnings(cli, &r.warnings);
+    super::console::print_warnings(cli, &libs.warnings);
+    if cli.verbose {
+        eprintln!("{}", serde_json::to_string_pretty(r).unwrap_or_default());
     }
     let mut v = serde_json::to_value(&imp.report).unwrap_or_default();
     if cli.game_dir.is_some() || !libs.warnings.is_empty() {
@@ -310,14 +311,10 @@ fn edit_map(
             rep.changed_squares
         )
     })?;
-    if !cli.quiet {
-        for w in &rep.warnings {
-            eprintln!("gltf2msh: warning: {w}");
-        }
-        if cli.verbose {
-            for n in &rep.notes {
-                eprintln!("gltf2msh: note: {n}");
-            }
+    super::console::print_warnings(cli, &rep.warnings);
+    if cli.verbose {
+        for n in &rep.notes {
+            eprintln!("gltf2msh: note: {n}");
         }
     }
     Ok(serde_json::to_value(&rep).unwrap_or_default())

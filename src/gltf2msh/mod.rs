@@ -20,6 +20,7 @@ use crate::source::{self, InputSpec};
 
 pub mod args;
 mod author;
+mod console;
 mod edit;
 mod libraries;
 mod materials;

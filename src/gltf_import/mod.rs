@@ -29,10 +29,12 @@ mod anim_check;
 pub mod animation;
 pub mod author;
 pub mod budget;
+mod differences;
 pub mod geometry;
 pub mod matching;
 pub mod material_edits;
 pub mod materials;
+pub mod object_transforms;
 pub mod read;
 pub mod simplify;
 
@@ -163,11 +165,15 @@ pub struct ImportReport {
     pub header_recomputed: bool,
     /// Renamed nodes.
     pub renamed_nodes: Vec<usize>,
+    /// Res1 nodes whose object transform (scale, unkeyed move) was written
+    /// ([`object_transforms`]).
+    pub baked_nodes: Vec<usize>,
     /// Res8 key count written.
     pub keys: usize,
     /// Res19 frame count written.
     pub frame_count: u32,
-    /// True when the model equals the base.
+    /// True when the model equals the base and nothing in the glTF
+    /// differs from it (no warning).
     pub unchanged: bool,
     /// Everything approximated or ignored.
     pub warnings: Vec<String>,
@@ -190,6 +196,11 @@ pub struct Imported {
     pub res1_of: Vec<Option<usize>>,
     /// The document's up axis (its scene extras, else `y`).
     pub up: Up,
+    /// The document with object transforms baked (`None`: none to bake),
+    /// whose control-point empties under a scaled node carry the scaled
+    /// position and direction the `.cpt` takes
+    /// ([`crate::unit::cpt_back::read_points`] reads it).
+    pub points_doc: Option<GltfFile>,
 }
 
 /// Reads the import context (gltf-mapping.md, "Extras"): `fps` and `up`
@@ -281,19 +292,27 @@ pub fn import_with_base(
         material_edits::check(doc)?;
     }
     report.warnings.extend(m.warnings.iter().cloned());
+    // Object transforms (scale, unkeyed moves) made rigid (issue 24).
+    let baked = object_transforms::bake(doc, &m, conv.fps)?;
+    let doc = baked.doc.as_ref().unwrap_or(doc);
+    report.warnings.extend(baked.warnings.iter().cloned());
+    report.baked_nodes.clone_from(&baked.nodes);
     let mut model = base.clone();
     matching::apply_nodes(doc, &m, base, &mut model, conv.model, &mut report)?;
     let geo = geometry::apply(doc, &m, base, &mut model, conv, &mut report)?;
     animation::apply(doc, &m, base, &mut model, conv, opts, &mut report)?;
     geometry::finish(base, &mut model, conv, &geo, &mut report);
     msh::validate(&model)?;
+    differences::check(doc, &m, &model, conv, &mut report.warnings);
     report.keys = model.keys.as_ref().map_or(0, Vec::len);
     report.frame_count = model.frame_count;
-    report.unchanged = model == *base;
+    // "unchanged" only when nothing differs: a warning names a difference.
+    report.unchanged = model == *base && report.warnings.is_empty();
     Ok(Imported {
         model,
         report,
         res1_of: m.res1_of,
         up: conv.up,
+        points_doc: baked.doc,
     })
 }

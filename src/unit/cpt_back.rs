@@ -61,14 +61,16 @@ fn far(a: &[f32], b: &[f32]) -> bool {
     a.iter().zip(b).any(|(x, y)| (x - y).abs() > TOL)
 }
 
-/// The point empty `n` (glTF node `g`, parent `parent`) stands for, from
-/// base point `b`; `changes` gets a line per changed field.
+/// The point empty `n` stands for, from base point `b`; `parent_res1` is
+/// the Res1 node of its glTF parent (`Some(None)`: the scene root or
+/// another node), `n_res1` the model's node count; `changes` gets a line
+/// per changed field, `warnings` what cannot be written.
 fn point_of(
     n: &Value,
     b: &ControlPoint,
-    parent_res1: Option<Option<usize>>,
+    (parent_res1, n_res1): (Option<Option<usize>>, usize),
     up: Up,
-    changes: &mut Vec<String>,
+    (changes, warnings): (&mut Vec<String>, &mut Vec<String>),
 ) -> Result<ControlPoint, UnitError> {
     let mut p = b.clone();
     let label = b.name();
@@ -100,16 +102,21 @@ fn point_of(
             p.direction
         ));
     }
-    if let Some(r) = parent_res1 {
-        let node = r.map_or(-1, |r| r as i32);
-        let was_outside = usize::try_from(b.node).is_err() || r.is_none();
-        if node != b.node && !(was_outside && r.is_none()) {
+    match parent_res1 {
+        Some(Some(r)) if i32::try_from(r).is_ok_and(|r| r != b.node) => {
             changes.push(format!(
-                "control point {label}: now on node {node} (was {})",
+                "control point {label}: now on node {r} (was {})",
                 b.node
             ));
-            p.node = node;
+            p.node = r as i32;
         }
+        Some(None) if usize::try_from(b.node).is_ok_and(|n| n < n_res1) => {
+            warnings.push(format!(
+                "control point {label}: moved out of its node to the scene root; a point sits on a node: kept on node {}",
+                b.node
+            ));
+        }
+        _ => {}
     }
     let name = n.get("name").and_then(Value::as_str).unwrap_or("");
     let plain = strip_blender_suffix(name);
@@ -169,6 +176,7 @@ pub fn read_points(
             })?;
         slot.push(g);
     }
+    let n_res1 = res1_of.iter().flatten().max().map_or(0, |m| m + 1);
     let mut out = CptEdit::default();
     let mut added = Vec::new();
     let mut first_shift: Option<usize> = None;
@@ -180,16 +188,22 @@ pub fn read_points(
             continue;
         };
         let pr = |g: usize| {
-            parent
+            let r = parent
                 .get(g)
-                .map(|p| p.and_then(|p| res1_of.get(p).copied().flatten()))
+                .map(|p| p.and_then(|p| res1_of.get(p).copied().flatten()));
+            (r, n_res1)
         };
-        out.cpt
-            .points
-            .push(point_of(&nodes[g], b, pr(g), up, &mut out.changes)?);
+        let p = point_of(
+            &nodes[g],
+            b,
+            pr(g),
+            up,
+            (&mut out.changes, &mut out.warnings),
+        )?;
+        out.cpt.points.push(p);
         for &c in copies {
             let mut ch = Vec::new();
-            let p = point_of(&nodes[c], b, pr(c), up, &mut ch)?;
+            let p = point_of(&nodes[c], b, pr(c), up, (&mut ch, &mut out.warnings))?;
             out.changes.push(format!(
                 "control point {}: added (a copy of {})",
                 p.name(),

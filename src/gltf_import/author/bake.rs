@@ -45,7 +45,7 @@ pub(super) struct NodeInfo {
 }
 
 /// The Frobenius norm of `m`.
-pub(super) fn frobenius(m: &DMat3) -> f64 {
+pub(crate) fn frobenius(m: &DMat3) -> f64 {
     m.to_cols_array().iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 

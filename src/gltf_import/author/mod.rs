@@ -88,7 +88,7 @@
 //! [`MAX_TRIANGLES`]: super::simplify::MAX_TRIANGLES
 //! [`simplify::fit`]: super::simplify::fit
 
-mod bake;
+pub(crate) mod bake;
 mod keys;
 mod names;
 mod parts;

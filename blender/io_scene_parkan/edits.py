@@ -1,0 +1,124 @@
+"""Edits Blender's glTF exporter would drop before gltf2msh sees them
+(issue 24: every edit reaches the game, or Blender says why).
+
+Blender's glTF exporter re-evaluates each animated object's action while it
+exports, so an animated object moved, turned or scaled without a key loses
+that change: the glTF shows the keyed pose and gltf2msh cannot tell. The
+export keeps each such object's transform as it was before the export
+(`current_transforms`) and writes it back into the exported glTF as the
+node's static transform (`patch_glb`); gltf2msh then sees a static
+transform that lies on the node's channels at no frame and applies the
+difference at the scene's current frame (`frame_current`) to every key.
+When that cannot be done, the export is refused naming the object
+(`refusal`).
+"""
+
+import json
+import struct
+
+# Transform properties an action can drive, and their Blender names.
+CHANNELS = {"location": "moved", "rotation_quaternion": "turned", "rotation_euler": "turned",
+            "rotation_axis_angle": "turned", "scale": "scaled"}
+
+
+def action_fcurves(o):
+    """The F-curves of an object's active action: `Action.fcurves` up to
+    Blender 4.x, the channel bag of the object's action slot in 5.x's
+    layered actions (which have no `Action.fcurves`)."""
+    ad = o.animation_data
+    act = ad.action if ad is not None else None
+    if act is None:
+        return []
+    if hasattr(act, "fcurves"):
+        return list(act.fcurves)
+    slot = getattr(ad, "action_slot", None)
+    try:
+        from bpy_extras import anim_utils
+        bag = anim_utils.action_get_channelbag_for_slot(act, slot)
+        return list(bag.fcurves) if bag is not None else []
+    except (ImportError, AttributeError):
+        pass
+    out = []
+    for layer in getattr(act, "layers", []):
+        for strip in layer.strips:
+            bag = strip.channelbag(slot) if slot is not None else None
+            if bag is not None:
+                out += list(bag.fcurves)
+    return out
+
+
+def unkeyed_changes(objects, frame, tol=1e-4):
+    """[(object name, [what])] for animated objects whose transform differs
+    from what their action gives at `frame` (moved / turned / scaled
+    without a key)."""
+    out = []
+    for o in objects:
+        what = set()
+        for fc in action_fcurves(o):
+            if fc.data_path not in CHANNELS or fc.mute:
+                continue
+            try:
+                cur = getattr(o, fc.data_path)[fc.array_index]
+            except (AttributeError, IndexError):
+                continue
+            if abs(fc.evaluate(frame) - cur) > tol * max(1.0, abs(cur)):
+                what.add(CHANNELS[fc.data_path])
+        if what:
+            out.append((o.name, sorted(what)))
+    return out
+
+
+def refusal(changes, frame):
+    """The export's error message for `unkeyed_changes`, naming each object."""
+    parts = [f"{name} {' and '.join(what)} without a key" for name, what in changes]
+    return (f"{'; '.join(parts)} (at frame {frame}): Blender's glTF export replays the animation "
+            "and would drop this; insert a key (I) on the changed frame(s) to write it, or undo it")
+
+
+def current_transforms(objects, changes):
+    """{object name: (translation, rotation (x, y, z, w), scale)} in glTF
+    axes (Blender's +Y-up export: (x, y, z) -> (x, z, -y)) of the objects
+    named in `changes`, read before the export replays their actions."""
+    names = {n for n, _ in changes}
+    out = {}
+    for o in objects:
+        if o.name not in names:
+            continue
+        # matrix_basis follows the properties at once (matrix_local waits for
+        # the depsgraph).
+        t, q, s = (o.matrix_parent_inverse @ o.matrix_basis).decompose()
+        out[o.name] = ([t.x, t.z, -t.y], [q.x, q.z, -q.y, q.w], [s.x, s.z, s.y])
+    return out
+
+
+def patch_glb(path, transforms):
+    """Writes `transforms` (see `current_transforms`) as the static TRS of
+    the nodes of the same name in the GLB at `path`. Returns the names not
+    found (nothing is written for them)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"glTF" or len(data) < 20:
+        return sorted(transforms)
+    n, kind = struct.unpack_from("<II", data, 12)
+    if kind != 0x4E4F534A:
+        return sorted(transforms)
+    doc = json.loads(data[20:20 + n].decode("utf-8"))
+    rest = data[20 + n:]
+    left = set(transforms)
+    for node in doc.get("nodes", []):
+        name = node.get("name")
+        if name in left:
+            t, r, s = transforms[name]
+            node.pop("matrix", None)
+            node["translation"], node["rotation"] = t, r
+            if any(abs(x - 1.0) > 1e-6 for x in s):
+                node["scale"] = s
+            else:
+                node.pop("scale", None)
+            left.discard(name)
+    j = json.dumps(doc, separators=(",", ":")).encode("utf-8")
+    j += b" " * (-len(j) % 4)
+    body = struct.pack("<II", len(j), 0x4E4F534A) + j + rest
+    with open(path, "wb") as f:
+        f.write(b"glTF" + struct.pack("<II", 2, 12 + len(body)) + body)
+    return sorted(left)
