@@ -3,7 +3,8 @@
 //! corpus gun through the add-on, exports it unedited (the archive comes
 //! back byte for byte, its `.cpt` included), then moves its muzzle point
 //! `Dir_1` by (+0.5, 0, +0.25) and turns it 90° about its node's z, and
-//! exports again. Here the written archive is read with the project's own
+//! exports again, then installs the same edit into the archive itself
+//! (*Install into the game*, `gltf2msh --in-place`). Here the written archive is read with the project's own
 //! decoder: that point's position and direction are the edit's within
 //! 1e-3, every other point, the model and every other entry are the base's
 //! bytes.
@@ -145,7 +146,7 @@ fn muzzle_edit(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
     let work = tmp.path().join("work");
     let r = run_blender(blender, bpy, &zip, &archive, &entry, &work);
     assert_eq!(r["errors"], serde_json::json!([]), "{r}");
-    let base = std::fs::read(&archive).unwrap();
+    let base = std::fs::read(corpus.join(&file)).unwrap();
     let unedited = std::fs::read(work.join("unedited.rlb")).unwrap();
     assert!(
         unedited == base,
@@ -188,6 +189,14 @@ fn muzzle_edit(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
             assert!(a == b, "entry {na} changed");
         }
     }
+    // Install into the game: ARCHIVE itself now holds the edited archive.
+    assert_eq!(r["install_result"], serde_json::json!(["FINISHED"]), "{r}");
+    let installed = std::fs::read(&archive).unwrap();
+    assert!(
+        installed == std::fs::read(work.join("edited.rlb")).unwrap(),
+        "the installed archive is the edited one"
+    );
+    assert!(!work.join("unused.rlb").exists());
     println!(
         "{file}:{entry}: {POINT} moved to {:?}, direction {:?}; the rest byte-identical",
         n.position, n.direction

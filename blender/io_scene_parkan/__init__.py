@@ -414,6 +414,10 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
         name="Change the game's libraries", default=False,
         description="Write material and texture edits into the game folder's Material.lib and "
                     "Textures.lib themselves (gltf2msh --in-place) instead of copies beside the output")
+    install: BoolProperty(
+        name="Install into the game", default=False,
+        description="Write the edit into the game's own archive (and its libraries) in place, "
+                    "locked from read to commit (gltf2msh --in-place); the chosen file is not used")
     replace_file: BoolProperty(
         name="Replace existing file", default=False,
         description="Replace the chosen file if it exists (gltf2msh --force); off: an existing "
@@ -463,6 +467,7 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
             layout.prop(self, "target")
             layout.prop(self, "game_dir")
             layout.prop(self, "libraries_in_place")
+            layout.prop(self, "install")
         else:
             layout.prop(self, "selection_only")
             layout.prop(self, "into")
@@ -563,14 +568,21 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
         self.export(context, glb, coll, ex, selection=False)
         if kept and edits.patch_glb(glb, kept):
             raise tools.ToolError(edits.refusal(unkeyed, scene.frame_current))
-        cmd = [g2m, glb, "--base", base, "-o", out, "--fps", repr(self.fps_for(ex))]
+        if self.install and os.path.exists(base):
+            raise tools.ToolError(f"Install into the game needs a model from an archive "
+                                  f"(ARCHIVE:ENTRY base); {base} is a bare model")
+        # Installing: the base archive itself, in place.
+        target = arch if self.install else out
+        cmd = [g2m, glb, "--base", base, "-o", target, "--fps", repr(self.fps_for(ex))]
+        if self.install:
+            cmd.append("--in-place")
         imported = (coll.get("parkan_import") or {}).get("game_dir", "") if coll is not None else ""
         gd = bpy.path.abspath(self.game_dir) if self.game_dir else (imported or game_dir(context, ""))
         if gd and os.path.isdir(gd) and tools.supports(g2m, "--game-dir"):
             # Material and texture edits go into the game's libraries (copies
             # beside the output unless the user asks for the game's own).
             cmd += ["--game-dir", gd]
-            if self.libraries_in_place:
+            if self.libraries_in_place and not self.install:
                 cmd.append("--in-place")
         return cmd, f"base {base}"
 

@@ -74,8 +74,10 @@ pub struct Args {
     /// output (or the originals with --in-place); without it they are refused.
     #[arg(long, value_name = "GAME")]
     pub game_dir: Option<PathBuf>,
-    /// With --game-dir: change the game's libraries themselves.
-    #[arg(long, requires = "game_dir")]
+    /// Change the game's files themselves: with --game-dir its libraries;
+    /// with --base ARCHIVE:ENTRY and no -o (or -o the archive) the archive,
+    /// locked from read to commit (a mod needs no copying by hand).
+    #[arg(long)]
     pub in_place: bool,
     /// With --game-dir: texture depth: auto (565 opaque, 8888 with alpha),
     /// 16 (565 / 4444) or 32 (8888).
@@ -107,6 +109,24 @@ pub struct Args {
 }
 
 impl Args {
+    /// The archive of `--base ARCHIVE:ENTRY` when `--in-place` changes it
+    /// itself: no `-o`, or `-o` naming that archive.
+    pub fn base_in_place(&self) -> Option<std::path::PathBuf> {
+        if !self.in_place {
+            return None;
+        }
+        let crate::source::InputSpec::Entry { archive, .. } =
+            crate::source::parse_input(self.base.as_deref()?)
+        else {
+            return None;
+        };
+        match &self.output {
+            None => Some(archive),
+            Some(o) if crate::output::same_file(o, &archive) => Some(archive),
+            Some(_) => None,
+        }
+    }
+
     /// Range checks of the numeric options (the same limits as msh2gltf's).
     ///
     /// # Errors
@@ -116,6 +136,11 @@ impl Args {
             crate::limits::check_fps(f).map_err(|e| usage(format!("--fps: {e}")))?;
         }
         crate::limits::check_work(self.max_work).map_err(|e| usage(format!("--max-work: {e}")))?;
+        if self.in_place && self.game_dir.is_none() && self.base_in_place().is_none() {
+            return Err(usage(
+                "--in-place changes the game's libraries (with --game-dir) or the base archive (with --base ARCHIVE:ENTRY and no other -o): give one of them",
+            ));
+        }
         if !(1..=MAX_TEXTURE_SIDE).contains(&self.max_texture) {
             return Err(usage(format!(
                 "--max-texture {}: must be 1..={MAX_TEXTURE_SIDE} pixels",

@@ -31,8 +31,9 @@ impl Base {
     }
 }
 
-/// The base named by `spec`; `read` holds a bare file's bytes when the
-/// caller has read them already (each input is read once).
+/// The base named by `spec`; `read` holds a bare file's (or the archive's)
+/// bytes when the caller has read them already (each input is read once;
+/// an archive changed in place is read under its lock).
 fn load_base(spec: &str, read: Option<Vec<u8>>) -> Result<Base, RunError> {
     match source::parse_input(spec) {
         InputSpec::File(p) => {
@@ -54,7 +55,10 @@ fn load_base(spec: &str, read: Option<Vec<u8>>) -> Result<Base, RunError> {
             }
         }
         InputSpec::Entry { archive, entry } => {
-            let bytes = read_input(&archive, "base archive")?;
+            let bytes = match read {
+                Some(b) => b,
+                None => read_input(&archive, "base archive")?,
+            };
             let a = nres::read(&bytes, nres::Mode::Strict)
                 .map_err(|e| conversion(format!("base archive {}: {e}", archive.display())))?;
             let i = source::find_entry(&a, &entry)
@@ -106,6 +110,15 @@ fn edit_model(
     base_spec: &str,
     read: Option<Vec<u8>>,
 ) -> Result<serde_json::Value, RunError> {
+    let in_place = cli.base_in_place();
+    let read = match &in_place {
+        Some(a) => Some(
+            txn.open_for_update(a)
+                .map_err(output_fail)?
+                .ok_or_else(|| usage(format!("base archive {}: no such file", a.display())))?,
+        ),
+        None => read,
+    };
     let base = load_base(base_spec, read)?;
     let base_bytes: &[u8] = match &base {
         Base::File(_, b) | Base::Entry(_, _, _, b) => b,
@@ -113,15 +126,20 @@ fn edit_model(
     let out = cli
         .output
         .clone()
+        .or_else(|| in_place.clone())
         .unwrap_or_else(|| cli.input.with_extension("msh"));
-    txn.add_input(base.path());
+    if in_place.is_none() {
+        txn.add_input(base.path());
+    }
     let (doc, _) = load_doc(cli, txn)?;
     let hint = if cli.output.is_none() {
         " (the default output is the input's name with .msh; give another one with -o)"
     } else {
         " (choose another output with -o)"
     };
-    claim(txn, &out, hint)?;
+    if in_place.is_none() {
+        claim(txn, &out, hint)?;
+    }
     let decoded = msh::decode(base_bytes, msh::Mode::Strict)
         .map_err(|e| conversion(format!("base {base_spec}: {e}")))?;
     let opts = ImportOptions {

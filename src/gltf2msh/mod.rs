@@ -87,7 +87,12 @@ fn plan_run(cli: &Args) -> Result<Transaction, RunError> {
     txn.add_input(&cli.input);
     if let Some(b) = cli.base.as_deref() {
         let (InputSpec::File(p) | InputSpec::Entry { archive: p, .. }) = source::parse_input(b);
-        txn.add_input(&p);
+        // The base archive: an input, or reserved for its in-place edit.
+        if cli.base_in_place().is_some() {
+            txn.plan().reserve_update(&p);
+        } else {
+            txn.add_input(&p);
+        }
     }
     if let Some(a) = &cli.into {
         // The archive: an input, or reserved for its in-place edit.

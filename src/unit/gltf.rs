@@ -47,7 +47,7 @@ pub(crate) fn rotation_to(d: [f32; 3]) -> [f32; 4] {
     [(x / n) as f32, 0.0, (z / n) as f32, (w / n) as f32]
 }
 
-/// The inverse of [`rotation_to`]: the unit direction (glTF axes) that
+/// The inverse of `rotation_to`: the unit direction (glTF axes) that
 /// rotation `q` (x, y, z, w) turns glTF +Y onto.
 pub fn direction_of(q: [f32; 4]) -> [f32; 3] {
     let [x, y, z, w] = q.map(f64::from);

@@ -9,7 +9,8 @@ ARCHIVE through File > Import, exports it unedited as an archive copy
 (WORK_DIR/unedited.rlb), then moves the control-point empty POINT by
 (+0.5, 0, +0.25) in its parent's frame (Blender local axes = game axes),
 turns it 90 degrees about its parent's z, and exports again
-(WORK_DIR/edited.rlb). Prints one line `POINTS_TEST {json}` with what it
+(WORK_DIR/edited.rlb), then once more with *Install into the game* (the
+edit goes into ARCHIVE itself, in place). Prints one line `POINTS_TEST {json}` with what it
 did, the operators' results and the messages they reported.
 """
 
@@ -66,6 +67,11 @@ def main():
     r = bpy.ops.export_scene.parkan_msh(filepath=os.path.join(WORK, "edited.rlb"), mode="BASE",
                                         target="ARCHIVE")
     out["edited_result"] = list(r)
+    # Install into the game: the same edit into ARCHIVE itself, in place.
+    sc.set_active_collection(bpy.context, coll)
+    r = bpy.ops.export_scene.parkan_msh(filepath=os.path.join(WORK, "unused.rlb"), mode="BASE",
+                                        target="ARCHIVE", install=True)
+    out["install_result"] = list(r)
 
 
 try:
