@@ -154,6 +154,9 @@ fn archive_with_model(
         attr3: t.3,
         data: data.to_vec(),
     };
+    if cli.replace_entries {
+        check_links(&ar, stem, model)?;
+    }
     let new = [entry("msh", mt, model), entry("wea", wt, wear)];
     add_entries(
         &path.display().to_string(),
@@ -162,6 +165,70 @@ fn archive_with_model(
         cli.replace_entries,
     )
     .map_err(|e| usage(e.to_string()))
+}
+
+/// Replacing `stem.msh` of archive `ar` keeps what the game links to it
+/// (issue 23 item 6): unit files mount parts on socket nodes by index
+/// (unit-files-notes §3.3, the `Base_*` nodes) and the `.cpt` beside the
+/// model places its points on nodes by index (§5.1). Every such node of the
+/// old model must be in the new one at the same index with the same name.
+///
+/// # Errors
+/// `gltf.replace_links` ([`RunError::Usage`]) naming each socket and
+/// control point that would hang on another node or none.
+fn check_links(ar: &nres::Archive<'_>, stem: &str, new_model: &[u8]) -> Result<(), RunError> {
+    let find = |ext: &str| {
+        let want = format!("{stem}.{ext}");
+        ar.entries
+            .iter()
+            .find(|e| source::decode_name(e.name).eq_ignore_ascii_case(&want))
+    };
+    let Some(old) = find("msh").and_then(|e| msh::decode(e.data, msh::Mode::Tolerant).ok()) else {
+        return Ok(());
+    };
+    let new = msh::decode(new_model, msh::Mode::Tolerant)
+        .map_err(|e| conversion(format!("the new model: {e}")))?;
+    // Node names as the game and msh2gltf read them (Res10 or Res9, R1).
+    let names_of = |m: &msh::Model| {
+        let d = crate::convention::detect(m, None, &Default::default());
+        gltf_import::matching::exported_names(m, d.conventions.names)
+    };
+    let (old_names, new_names) = (names_of(&old.model), names_of(&new.model));
+    let name = |v: &[String], i: usize| v.get(i).cloned();
+    let mut linked: Vec<(usize, String)> = (0..old_names.len())
+        .filter_map(|i| {
+            name(&old_names, i)
+                .filter(|n| n.starts_with("Base_"))
+                .map(|n| (i, format!("socket {n:?}")))
+        })
+        .collect();
+    if let Some(c) = find("cpt").and_then(|e| crate::unit::cpt::read(e.data).ok()) {
+        for p in &c.points {
+            if let Ok(i) = usize::try_from(p.node) {
+                linked.push((i, format!("control point {:?}", p.name())));
+            }
+        }
+    }
+    let broken: Vec<String> = linked
+        .iter()
+        .filter(|(i, _)| {
+            name(&new_names, *i).is_none() || name(&new_names, *i) != name(&old_names, *i)
+        })
+        .map(|(i, what)| {
+            format!(
+                "{what} on node {i} {:?} (the new model has {:?} there)",
+                name(&old_names, *i).unwrap_or_default(),
+                name(&new_names, *i).unwrap_or_default()
+            )
+        })
+        .collect();
+    if broken.is_empty() {
+        return Ok(());
+    }
+    Err(usage(format!(
+        "gltf.replace_links: replacing {stem}.msh would break what the game links to it by node index: {}; keep those nodes (same names, same order) in the new model, or edit the original with --base",
+        broken.join("; ")
+    )))
 }
 
 /// Authors the model and stages every output in `txn`: the target is
