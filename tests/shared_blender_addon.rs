@@ -16,7 +16,6 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use mshgltf::msh::{self, Model};
 use mshgltf::{nres, source};
@@ -82,36 +81,25 @@ fn run_addon_test(
 ) -> serde_json::Value {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let tmp = run.tmp.path();
-    let mut cmd = match bpy_python {
-        Some(py) => Command::new(py),
-        None => {
-            let mut c = Command::new(blender);
-            c.env_remove("PYTHONPATH").env_remove("PYTHONHOME").args([
-                "-b",
-                "--factory-startup",
-                "-noaudio",
-                "--python",
-            ]);
-            c
-        }
-    };
-    let out = cmd
-        .env("BLENDER_USER_SCRIPTS", tmp.join("scripts"))
-        .env("BLENDER_USER_CONFIG", tmp.join("config"))
-        .arg(root.join("tests/blender/addon_test.py"))
-        .arg("--")
-        .arg(&run.zip)
-        .arg(&run.archive)
-        .arg(ENTRY)
-        .arg(&run.work)
-        .arg("--render")
-        .arg(&run.png)
-        .arg("--demo")
-        .arg(root.join("samples/demo"))
-        .arg("--bad")
-        .arg(corpus.join("bad/index_out_of_range.msh"))
-        .output()
-        .unwrap();
+    let out = common::blender_script(
+        blender,
+        bpy_python.map(std::path::PathBuf::from).as_deref(),
+        "addon_test.py",
+        tmp,
+    )
+    .arg("--")
+    .arg(&run.zip)
+    .arg(&run.archive)
+    .arg(ENTRY)
+    .arg(&run.work)
+    .arg("--render")
+    .arg(&run.png)
+    .arg("--demo")
+    .arg(root.join("samples/demo"))
+    .arg("--bad")
+    .arg(corpus.join("bad/index_out_of_range.msh"))
+    .output()
+    .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let Some(line) = stdout.lines().find_map(|l| {
         l.find("ADDON_TEST {")

@@ -21,7 +21,6 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 
 use mshgltf::anim::{QuatLayout, Sampler};
 use mshgltf::msh::{self, Model, NONE16};
@@ -190,24 +189,8 @@ fn object_edits_through_the_addon() {
     let archive = tmp.path().join(ARCHIVE);
     std::fs::copy(corpus.join(ARCHIVE), &archive).unwrap();
     let work = tmp.path().join("work");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut cmd = match std::env::var_os("BPY_PYTHON") {
-        Some(py) => Command::new(py),
-        None => {
-            let mut c = Command::new(&blender);
-            c.env_remove("PYTHONPATH").env_remove("PYTHONHOME").args([
-                "-b",
-                "--factory-startup",
-                "-noaudio",
-                "--python",
-            ]);
-            c
-        }
-    };
-    let out = cmd
-        .env("BLENDER_USER_SCRIPTS", tmp.path().join("scripts"))
-        .env("BLENDER_USER_CONFIG", tmp.path().join("config"))
-        .arg(root.join("tests/blender/object_edits_test.py"))
+    let bpy = std::env::var_os("BPY_PYTHON").map(std::path::PathBuf::from);
+    let out = common::blender_script(&blender, bpy.as_deref(), "object_edits_test.py", tmp.path())
         .arg("--")
         .arg(&zip)
         .arg(&archive)

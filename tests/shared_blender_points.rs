@@ -14,7 +14,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use mshgltf::unit::cpt;
 use mshgltf::{nres, source};
@@ -71,25 +70,8 @@ fn run_blender(
     entry: &str,
     work: &Path,
 ) -> serde_json::Value {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let tmp = work.parent().unwrap();
-    let mut cmd = match bpy {
-        Some(py) => Command::new(py),
-        None => {
-            let mut c = Command::new(blender);
-            c.env_remove("PYTHONPATH").env_remove("PYTHONHOME").args([
-                "-b",
-                "--factory-startup",
-                "-noaudio",
-                "--python",
-            ]);
-            c
-        }
-    };
-    let out = cmd
-        .env("BLENDER_USER_SCRIPTS", tmp.join("scripts"))
-        .env("BLENDER_USER_CONFIG", tmp.join("config"))
-        .arg(root.join("tests/blender/points_test.py"))
+    let out = common::blender_script(blender, bpy, "points_test.py", tmp)
         .arg("--")
         .arg(zip)
         .arg(archive)

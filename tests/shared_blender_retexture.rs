@@ -9,7 +9,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 const ARCHIVE: &str = "static.rlb";
 const ENTRY: &str = "s_rock_45.msh";
@@ -95,25 +94,9 @@ fn a_material_recoloured_and_its_texture_painted_in_blender_reach_the_libraries(
     let zip = tmp.path().join("io_scene_parkan.zip");
     common::package_addon(&zip);
     let work = tmp.path().join("work");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     // BPY_PYTHON=…/bin/python runs it in PyPI bpy (5.x) instead.
-    let mut cmd = match std::env::var_os("BPY_PYTHON") {
-        Some(py) => Command::new(py),
-        None => {
-            let mut c = Command::new(&blender);
-            c.env_remove("PYTHONPATH").env_remove("PYTHONHOME").args([
-                "-b",
-                "--factory-startup",
-                "-noaudio",
-                "--python",
-            ]);
-            c
-        }
-    };
-    let out = cmd
-        .env("BLENDER_USER_SCRIPTS", tmp.path().join("scripts"))
-        .env("BLENDER_USER_CONFIG", tmp.path().join("config"))
-        .arg(root.join("tests/blender/retexture_test.py"))
+    let bpy = std::env::var_os("BPY_PYTHON").map(std::path::PathBuf::from);
+    let out = common::blender_script(&blender, bpy.as_deref(), "retexture_test.py", tmp.path())
         .arg("--")
         .arg(&zip)
         .arg(game.join(ARCHIVE))

@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::process::Command;
-
 #[test]
 #[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn every_archive_model_comes_back_byte_identical_through_blender() {
@@ -17,26 +15,10 @@ fn every_archive_model_comes_back_byte_identical_through_blender() {
     let tmp = tempfile::tempdir().unwrap();
     let zip = tmp.path().join("io_scene_parkan.zip");
     common::package_addon(&zip);
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     // BPY_PYTHON=…/bin/python runs it in PyPI bpy (5.0.1: 440 of 440 too, about
     // 110 s) instead of the Blender binary.
-    let mut cmd = match std::env::var_os("BPY_PYTHON") {
-        Some(py) => Command::new(py),
-        None => {
-            let mut c = Command::new(&blender);
-            c.env_remove("PYTHONPATH").env_remove("PYTHONHOME").args([
-                "-b",
-                "--factory-startup",
-                "-noaudio",
-                "--python",
-            ]);
-            c
-        }
-    };
-    let out = cmd
-        .env("BLENDER_USER_SCRIPTS", tmp.path().join("scripts"))
-        .env("BLENDER_USER_CONFIG", tmp.path().join("config"))
-        .arg(root.join("tests/blender/roundtrip_all.py"))
+    let bpy = std::env::var_os("BPY_PYTHON").map(std::path::PathBuf::from);
+    let out = common::blender_script(&blender, bpy.as_deref(), "roundtrip_all.py", tmp.path())
         .arg("--")
         .arg(&zip)
         .arg(corpus.canonicalize().unwrap())

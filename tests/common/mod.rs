@@ -301,3 +301,30 @@ pub fn bpy_python() -> Option<PathBuf> {
     let py = cache.join("bpy-5.0.1/bin/python");
     py.is_file().then_some(py)
 }
+
+/// A command that runs `tests/blender/SCRIPT` in Blender with the user
+/// scripts and config folders under `tmp` (so the add-on installs there):
+/// `blender -b --factory-startup -noaudio --python SCRIPT` (PYTHONPATH and
+/// PYTHONHOME removed), or with `bpy` that Python with PyPI's `bpy`
+/// (Blender 5.x as a module). The caller adds `--` and the script's
+/// arguments.
+pub fn blender_script(blender: &Path, bpy: Option<&Path>, script: &str, tmp: &Path) -> Command {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut c = match bpy {
+        Some(py) => Command::new(py),
+        None => {
+            let mut c = Command::new(blender);
+            c.env_remove("PYTHONPATH").env_remove("PYTHONHOME").args([
+                "-b",
+                "--factory-startup",
+                "-noaudio",
+                "--python",
+            ]);
+            c
+        }
+    };
+    c.env("BLENDER_USER_SCRIPTS", tmp.join("scripts"))
+        .env("BLENDER_USER_CONFIG", tmp.join("config"))
+        .arg(root.join("tests/blender").join(script));
+    c
+}
