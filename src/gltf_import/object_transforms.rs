@@ -52,9 +52,6 @@ pub(crate) struct Baked {
     pub(crate) doc: Option<GltfFile>,
     /// Res1 nodes whose scale or unkeyed move was written.
     pub(crate) nodes: Vec<usize>,
-    /// glTF nodes whose frame is scaled (a non-identity residual): their
-    /// children that are not written (control points) moved with it.
-    pub(crate) scaled: Vec<usize>,
     /// What could not be written, naming the node and why.
     pub(crate) warnings: Vec<String>,
 }
@@ -205,9 +202,6 @@ pub(crate) fn bake(doc: &GltfFile, m: &Matched, fps: f32) -> Result<Baked, Impor
         let carrier = msh_extras(nd).is_some_and(|e| e.contains_key("cell"));
         let res1 = m.res1_of.get(g).copied().flatten();
         let mp = parent[g].map_or(DMat3::IDENTITY, |p| resid[p]);
-        if !is_identity(&mp) {
-            out.scaled.push(g);
-        }
         if res1.is_none() && !carrier {
             continue;
         }

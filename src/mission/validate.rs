@@ -173,7 +173,7 @@ pub fn find_in_game(game: &Path, rel: &str) -> Option<PathBuf> {
 pub fn resolve(m: &Mission, game: &Path) -> Vec<MissionError> {
     let mut out = Vec::new();
     let reg = find_in_game(game, REGISTRY)
-        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|p| crate::source::read_regular(&p, crate::output::MAX_UPDATE_BYTES).ok())
         .and_then(|b| Registry::read(&b).ok());
     for (i, o) in m.objects.iter().enumerate() {
         let path = o.path_text();
