@@ -326,6 +326,28 @@ fn sample(j: &Value, bin: &[u8], a: usize, node: u64, path: &str, t: f64) -> Opt
     Some(r)
 }
 
+/// The first (or last) key of a channel of animation `a`: (time, value).
+fn end_key(
+    j: &Value,
+    bin: &[u8],
+    a: usize,
+    node: u64,
+    path: &str,
+    last: bool,
+) -> Option<(f64, Vec<f64>)> {
+    let an = &j["animations"][a];
+    let ch = an["channels"]
+        .as_array()?
+        .iter()
+        .find(|c| c["target"]["node"] == node && c["target"]["path"] == path)?;
+    let s = &an["samplers"][ch["sampler"].as_u64()? as usize];
+    let times = accessor(j, bin, s["input"].as_u64()?);
+    let vals = accessor(j, bin, s["output"].as_u64()?);
+    let w = vals.len() / times.len();
+    let k = if last { times.len() - 1 } else { 0 };
+    Some((times[k], vals[k * w..(k + 1) * w].to_vec()))
+}
+
 fn close(a: &[f64], b: &[f64], tol: f64) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= tol)
 }
@@ -437,18 +459,46 @@ fn check_clip(name: &str, j: &Value, bin: &[u8], c: &Value, errs: &mut Vec<Strin
             "{name}: clip {cname} targets {targets:?}, want {want:?}"
         ));
     }
-    for (frame, key) in [(&c["first"], "first"), (&c["last"], "last")] {
-        let t = frame.as_f64().unwrap() / f64::from(FPS);
+    // Clip time (issue 24 item 4): key 0 at the frame the game starts the
+    // clip from (`first`; `last` for an inverting channel), the last key
+    // `|last - first|` frames later.
+    let ms = &an["extras"]["msh"];
+    let (Some(start), Some(end)) = (ms["start"].as_f64(), ms["end"].as_f64()) else {
+        errs.push(format!("{name}: clip {cname} without extras.msh.start/end"));
+        return 0;
+    };
+    let (first, last) = (c["first"].as_f64().unwrap(), c["last"].as_f64().unwrap());
+    let invert = c["kind"] == "channel" && c["invert"] == true;
+    let want = if invert { (last, first) } else { (first, last) };
+    if (start, end) != want {
+        errs.push(format!(
+            "{name}: clip {cname} runs {start} -> {end}, the game plays {want:?}"
+        ));
+    }
+    let order = if invert {
+        ["last", "first"]
+    } else {
+        ["first", "last"]
+    };
+    for (at_end, key) in [(false, order[0]), (true, order[1])] {
+        let frame = c[key].as_f64().unwrap();
+        let want_t = if at_end { (end - start).abs() } else { 0.0 } / f64::from(FPS);
         for &n in &targets {
-            let (Some(ct), Some(cr)) = (
-                sample(j, bin, a, n, "translation", t),
-                sample(j, bin, a, n, "rotation", t),
+            let (Some((tt_, ct)), Some((tr_, cr))) = (
+                end_key(j, bin, a, n, "translation", at_end),
+                end_key(j, bin, a, n, "rotation", at_end),
             ) else {
                 errs.push(format!(
                     "{name}: clip {cname} node {n}: no translation/rotation"
                 ));
                 continue;
             };
+            if (tt_ - want_t).abs() > 1e-5 || (tr_ - want_t).abs() > 1e-5 {
+                errs.push(format!(
+                    "{name}: clip {cname} node {n}: {key} key at {tt_}/{tr_} s, want {want_t} s"
+                ));
+            }
+            let t = frame / f64::from(FPS);
             if let (Some(tt), Some(tr)) = (
                 sample(j, bin, 0, n, "translation", t),
                 sample(j, bin, 0, n, "rotation", t),
@@ -871,6 +921,7 @@ fn edit_clip(e: &mut gltf_export::Exported, a: usize, d: f32) -> usize {
                 == gltf_json::validation::Checked::Valid(
                     gltf_json::animation::Property::Translation,
                 )
+                && acc_at(&e.root, an.samplers[c.sampler.value()].input.value()).1 >= 3
         })
         .unwrap();
     let out = an.samplers[ch.sampler.value()].output.value();
@@ -882,8 +933,9 @@ fn edit_clip(e: &mut gltf_export::Exported, a: usize, d: f32) -> usize {
     node
 }
 
-/// A clip whose translation has interior keys and frames outside its range.
-fn editable_clip(e: &gltf_export::Exported, frame_count: f32) -> Option<usize> {
+/// A clip whose translation has interior keys and frames outside its range:
+/// a channel clip, or (`reversed`) a state chain played backwards.
+fn editable_clip(e: &gltf_export::Exported, frame_count: f32, reversed: bool) -> Option<usize> {
     let j = serde_json::to_value(&e.root).unwrap();
     j["animations"].as_array()?.iter().position(|a| {
         let c = &a["extras"]["msh"]["clip"];
@@ -891,8 +943,12 @@ fn editable_clip(e: &gltf_export::Exported, frame_count: f32) -> Option<usize> {
             c["first"].as_f64().unwrap_or(0.0) as f32,
             c["last"].as_f64().unwrap_or(0.0) as f32,
         );
-        c["kind"] == "channel"
-            && f0.min(f1) >= 2.0
+        (if reversed {
+            c["kind"] == "state_chain" && f0 > f1
+        } else {
+            c["kind"] == "channel"
+        }) && f0.min(f1) >= 2.0
+            && (f1 - f0).abs() >= 2.0
             && f0.max(f1) <= frame_count - 3.0
             && a["channels"].as_array().is_some_and(|chs| {
                 chs.iter().any(|ch| {
@@ -911,17 +967,16 @@ fn editable_clip(e: &gltf_export::Exported, frame_count: f32) -> Option<usize> {
 #[test]
 #[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn a_clip_edit_reaches_res8_inside_its_range_only() {
-    use mshgltf::anim::Sampler;
-    use mshgltf::convention;
     let Some(root) = common::corpus() else { return };
     let m = common::manifest(&root);
     let opts = ConvertOptions {
         textures: false,
         ..Default::default()
     };
-    let mut done = 0;
+    let (mut done, mut landed) = ([0, 0], [0, 0]);
     for model in manifest_models(&m) {
-        if done == 5 || !model["clips"].as_array().is_some_and(|c| !c.is_empty()) {
+        if done[0] == 5 && done[1] == 5 || !model["clips"].as_array().is_some_and(|c| !c.is_empty())
+        {
             continue;
         }
         let file = model["file"].as_str().unwrap();
@@ -945,82 +1000,144 @@ fn a_clip_edit_reaches_res8_inside_its_range_only() {
         )
         .unwrap();
         let base = msh::decode(bytes, msh::Mode::Strict).unwrap().model;
-        let Some(clip) = editable_clip(&c.exported, base.frame_count as f32) else {
-            continue;
-        };
-        let ex: Value = serde_json::from_str(
-            c.exported.root.animations[clip]
-                .extras
-                .as_ref()
-                .unwrap()
-                .get(),
-        )
-        .unwrap();
-        let (f0, f1) = (
-            ex["msh"]["clip"]["first"].as_f64().unwrap() as f32,
-            ex["msh"]["clip"]["last"].as_f64().unwrap() as f32,
-        );
-        let (lo, hi) = (f0.min(f1), f0.max(f1));
-        let mut edited = c.exported.clone();
-        let node = edit_clip(&mut edited, clip, 0.25);
-        let doc = gltf_import::parse(&gltf_export::to_glb(&edited).unwrap(), None).unwrap();
-        let imp = gltf_import::import_with_base(&doc, &base, &ImportOptions::default())
-            .unwrap_or_else(|e| panic!("{entry}: {e}"));
-        let layout = convention::detect(&base, None, &Default::default())
-            .conventions
-            .quat;
-        let (sb, se) = (
-            Sampler::new(&base, layout).unwrap(),
-            Sampler::new(&imp.model, layout).unwrap(),
-        );
-        let mut inside = 0.0f32;
-        for f in 0..base.frame_count {
-            let f = f as f32;
-            for n in 0..sb.node_count() {
-                let (pb, pe) = (sb.node_pose(n, f), se.node_pose(n, f));
-                let d = (0..3)
-                    .map(|k| (pb.pos[k] - pe.pos[k]).abs())
-                    .fold(0.0f32, f32::max);
-                if n == node && f > lo && f < hi {
-                    inside = inside.max(d);
-                } else {
-                    assert!(d < 1e-4, "{entry}: node {n} frame {f} moved by {d} outside clip {lo}..{hi} of node {node}");
-                }
+        for reversed in [false, true] {
+            if done[usize::from(reversed)] == 5 {
+                continue;
+            }
+            if let Some(clip) = editable_clip(&c.exported, base.frame_count as f32, reversed) {
+                landed[usize::from(reversed)] += check_clip_edit(entry, &c.exported, &base, clip);
+                done[usize::from(reversed)] += 1;
             }
         }
-        assert!(
-            inside > 0.2,
-            "{entry}: the clip edit did not reach Res8 ({inside})"
-        );
-        assert!(
-            imp.report
-                .warnings
-                .iter()
-                .any(|w| w.contains("written into the timeline")),
-            "{entry}"
-        );
-        // Keys outside the clip's range are refused.
-        let mut out = c.exported.clone();
-        let an = &out.root.animations[clip];
-        let inp = an.samplers[an.channels[0].sampler.value()].input.value();
-        let (off, n) = acc_at(&out.root, inp);
-        add_f32(&mut out.bin, off + 4 * (n - 1), 5.0 / FPS);
-        let doc = gltf_import::parse(&gltf_export::to_glb(&out).unwrap(), None).unwrap();
-        let e = gltf_import::import_with_base(&doc, &base, &ImportOptions::default())
-            .err()
-            .map(|e| e.rule);
-        assert_eq!(e, Some("gltf.clip.range"), "{entry}");
-        // The timeline edited differently over the same frames: a clear error.
-        let mut both = edited.clone();
-        edit_timeline(&mut both, node, lo, hi, 0.5);
-        let doc = gltf_import::parse(&gltf_export::to_glb(&both).unwrap(), None).unwrap();
-        let e = gltf_import::import_with_base(&doc, &base, &ImportOptions::default())
-            .err()
-            .map(|e| e.rule);
-        assert_eq!(e, Some("gltf.clip.conflict"), "{entry}");
-        done += 1;
     }
-    assert_eq!(done, 5, "editable clips found");
+    assert_eq!(done[0], 5, "editable channel clips found");
+    assert!(done[1] > 0, "no editable reversed clip");
+    assert!(
+        landed[0] > 0 && landed[1] > 0,
+        "interior keys checked: {landed:?}"
+    );
+    println!(
+        "clip edits written inside their range only: {} channel clips, {} reversed state chains; interior keys on their timeline frames: {landed:?}",
+        done[0], done[1]
+    );
+}
+
+/// Edits clip animation `clip` of `exported` (translation keys up 0.25)
+/// and checks the edit reaches Res8 inside the clip's frames only, keys
+/// outside the clip's range are refused, and a timeline edited
+/// differently over the same frames is a conflict.
+fn check_clip_edit(
+    entry: &str,
+    exported: &gltf_export::Exported,
+    base: &msh::Model,
+    clip: usize,
+) -> usize {
+    use mshgltf::anim::Sampler;
+    use mshgltf::convention;
+    let c = exported;
+
+    let ex: Value =
+        serde_json::from_str(c.root.animations[clip].extras.as_ref().unwrap().get()).unwrap();
+    let (f0, f1) = (
+        ex["msh"]["clip"]["first"].as_f64().unwrap() as f32,
+        ex["msh"]["clip"]["last"].as_f64().unwrap() as f32,
+    );
+    let (lo, hi) = (f0.min(f1), f0.max(f1));
+    let mut edited = c.clone();
+    let node = edit_clip(&mut edited, clip, 0.25);
+    let doc = gltf_import::parse(&gltf_export::to_glb(&edited).unwrap(), None).unwrap();
+    let imp = gltf_import::import_with_base(&doc, base, &ImportOptions::default())
+        .unwrap_or_else(|e| panic!("{entry}: {e}"));
+    let layout = convention::detect(base, None, &Default::default())
+        .conventions
+        .quat;
+    let (sb, se) = (
+        Sampler::new(base, layout).unwrap(),
+        Sampler::new(&imp.model, layout).unwrap(),
+    );
+    let mut inside = 0.0f32;
+    for f in 0..base.frame_count {
+        let f = f as f32;
+        for n in 0..sb.node_count() {
+            let (pb, pe) = (sb.node_pose(n, f), se.node_pose(n, f));
+            let d = (0..3)
+                .map(|k| (pb.pos[k] - pe.pos[k]).abs())
+                .fold(0.0f32, f32::max);
+            if n == node && f > lo && f < hi {
+                inside = inside.max(d);
+            } else {
+                assert!(d < 1e-4, "{entry}: node {n} frame {f} moved by {d} outside clip {lo}..{hi} of node {node}");
+            }
+        }
+    }
+    assert!(
+        inside > 0.2,
+        "{entry}: the clip edit did not reach Res8 ({inside})"
+    );
+    // Each interior key lands on its own timeline frame (clip time mapped
+    // back: start + dir * clip frame), moved by the edit's 0.25.
+    let (start, end) = (
+        ex["msh"]["start"].as_f64().unwrap() as f32,
+        ex["msh"]["end"].as_f64().unwrap() as f32,
+    );
+    let dir = if end < start { -1.0 } else { 1.0 };
+    let an = &c.root.animations[clip];
+    let ch = an
+        .channels
+        .iter()
+        .find(|ch| {
+            ch.target.node.value() == node
+                && ch.target.path
+                    == gltf_json::validation::Checked::Valid(
+                        gltf_json::animation::Property::Translation,
+                    )
+        })
+        .unwrap();
+    let (off, n) = acc_at(&c.root, an.samplers[ch.sampler.value()].input.value());
+    let mut landed = 0;
+    for k in 1..n - 1 {
+        let t = f32::from_le_bytes(c.bin[off + 4 * k..off + 4 * k + 4].try_into().unwrap());
+        let f = start + dir * t * FPS;
+        if (f - f.round()).abs() > 1e-3 {
+            continue; // written at whole frames (with a warning)
+        }
+        let (pb, pe) = (sb.node_pose(node, f.round()), se.node_pose(node, f.round()));
+        let d = (0..3)
+            .map(|i| (pb.pos[i] - pe.pos[i]).abs())
+            .fold(0.0f32, f32::max);
+        assert!(
+            (d - 0.25).abs() < 1e-3,
+            "{entry}: clip key {k} (frame {f}) moved by {d}, not 0.25"
+        );
+        landed += 1;
+    }
+    assert!(
+        imp.report
+            .warnings
+            .iter()
+            .any(|w| w.contains("written into the timeline")),
+        "{entry}"
+    );
+    // Keys outside the clip's range are refused.
+    let mut out = c.clone();
+    let an = &out.root.animations[clip];
+    let inp = an.samplers[an.channels[0].sampler.value()].input.value();
+    let (off, n) = acc_at(&out.root, inp);
+    add_f32(&mut out.bin, off + 4 * (n - 1), 5.0 / FPS);
+    let doc = gltf_import::parse(&gltf_export::to_glb(&out).unwrap(), None).unwrap();
+    let e = gltf_import::import_with_base(&doc, base, &ImportOptions::default())
+        .err()
+        .map(|e| e.rule);
+    assert_eq!(e, Some("gltf.clip.range"), "{entry}");
+    // The timeline edited differently over the same frames: a clear error.
+    let mut both = edited.clone();
+    edit_timeline(&mut both, node, lo, hi, 0.5);
+    let doc = gltf_import::parse(&gltf_export::to_glb(&both).unwrap(), None).unwrap();
+    let e = gltf_import::import_with_base(&doc, base, &ImportOptions::default())
+        .err()
+        .map(|e| e.rule);
+    assert_eq!(e, Some("gltf.clip.conflict"), "{entry}");
+    landed
 }
 
 /// Moves the timeline's translation keys of `node` strictly inside

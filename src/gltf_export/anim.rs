@@ -15,7 +15,10 @@
 //! fractions of it) until every sub-segment rotates by at most that angle
 //! (nlerp then stays within 2e-5 rad of slerp). The extra keys lie on the
 //! engine's own curve, so glTF slerp playback is unchanged, and `gltf2msh`
-//! drops them again (key reduction), giving back the stored track.
+//! drops them again (key reduction), giving back the stored track. The
+//! animation's `extras.msh.densified` lists them (`{"<glTF node>": [frame,
+//! ...]}`), so an editor can hide them: the Blender add-on removes those
+//! keys on import, leaving one key per stored AnimKey24 (issue 24 item 4).
 
 use gltf_json as json;
 use json::accessor::{ComponentType, Type};
@@ -66,6 +69,8 @@ pub struct AnimOut {
     pub animated: usize,
     /// Nodes whose track was baked.
     pub baked: Vec<usize>,
+    /// Per node, the frames of the extra rotation keys (module docs).
+    pub densified: Vec<(usize, Vec<f32>)>,
 }
 
 /// Key times, translations and rotations of one node, glTF-ready.
@@ -110,6 +115,45 @@ fn plays_back_linearly(model: &Model, keys: &[crate::msh::AnimKey24]) -> bool {
         && f64::from(last) < f64::from(model.frame_count)
 }
 
+/// A canonical track key for key (`keys`, node `node`) into `c`, with the
+/// densified rotation keys (module docs), whose frames go to `extra`.
+fn keyed_curve(
+    sampler: &Sampler<'_>,
+    (up, fps): (Up, f32),
+    node: usize,
+    keys: &[crate::msh::AnimKey24],
+    c: &mut Curve,
+    extra_frames: &mut Vec<f32>,
+    work: &mut crate::limits::Budget,
+) -> Result<(), super::ExportError> {
+    use crate::limits::UNITS_PER_SAMPLE;
+    let layout = sampler.layout();
+    let mut prev: Option<(f32, [f32; 4])> = None;
+    for k in keys {
+        let q = axes::engine_quat_to_gltf(up, anim::decode_quat(k.q, layout));
+        if let Some((t0, q0)) = prev {
+            let extra = split_times(t0, k.time, q0, q);
+            super::budget::spend(
+                work,
+                (extra.len() as u64 + 1) * UNITS_PER_SAMPLE,
+                &format!("the keys of node {node}"),
+            )?;
+            for f in extra {
+                extra_frames.push(f);
+                let p = sampler.node_pose(node, f);
+                c.push(
+                    f / fps,
+                    axes::vec3(up, p.pos),
+                    axes::engine_quat_to_gltf(up, p.q),
+                );
+            }
+        }
+        prev = Some((k.time, q));
+        c.push(k.time / fps, axes::vec3(up, k.pos), q);
+    }
+    Ok(())
+}
+
 /// Adds the model's animation (named `name`) to `root` when any node has a
 /// frame map. `tracks` comes from [`anim::tracks`]. Every sample is spent
 /// from `work` first (`limits.work`).
@@ -126,7 +170,6 @@ pub fn build(
 ) -> Result<AnimOut, super::ExportError> {
     use crate::limits::UNITS_PER_SAMPLE;
     let model = sampler.model();
-    let layout = sampler.layout();
     let empty: &[crate::msh::AnimKey24] = &[];
     let pool = model.keys.as_deref().unwrap_or(empty);
     let mut out = AnimOut::default();
@@ -134,29 +177,9 @@ pub fn build(
     for t in tracks.iter().filter(|t| t.has_map) {
         let keys = pool.get(t.first_key..=t.last_key).unwrap_or(empty);
         let mut c = Curve::default();
+        let mut extra_frames = Vec::new();
         if !keys.is_empty() && anim::is_canonical(model, t) && plays_back_linearly(model, keys) {
-            let mut prev: Option<(f32, [f32; 4])> = None;
-            for k in keys {
-                let q = axes::engine_quat_to_gltf(up, anim::decode_quat(k.q, layout));
-                if let Some((t0, q0)) = prev {
-                    let extra = split_times(t0, k.time, q0, q);
-                    super::budget::spend(
-                        work,
-                        (extra.len() as u64 + 1) * UNITS_PER_SAMPLE,
-                        &format!("the keys of node {}", t.node),
-                    )?;
-                    for f in extra {
-                        let p = sampler.node_pose(t.node, f);
-                        c.push(
-                            f / fps,
-                            axes::vec3(up, p.pos),
-                            axes::engine_quat_to_gltf(up, p.q),
-                        );
-                    }
-                }
-                prev = Some((k.time, q));
-                c.push(k.time / fps, axes::vec3(up, k.pos), q);
-            }
+            keyed_curve(sampler, (up, fps), t.node, keys, &mut c, &mut extra_frames, work)?;
         } else {
             // msh-animation §3: sample the engine at every frame.
             super::budget::spend(
@@ -177,6 +200,9 @@ pub fn build(
                 );
             }
             out.baked.push(t.node);
+        }
+        if !extra_frames.is_empty() {
+            out.densified.push((t.node, extra_frames));
         }
         curves.push((t.node, c));
     }
@@ -238,12 +264,25 @@ pub fn build(
     }
     root.push(json::Animation {
         extensions: None,
-        extras: None,
+        extras: densified_extras(&out.densified)?,
         channels,
         name: (!name.is_empty()).then(|| name.to_string()),
         samplers,
     });
     Ok(out)
+}
+
+/// `extras.msh.densified` of the timeline animation (module docs); `None`
+/// when no key was added.
+fn densified_extras(d: &[(usize, Vec<f32>)]) -> Result<json::Extras, super::ExportError> {
+    if d.is_empty() {
+        return Ok(None);
+    }
+    let map: serde_json::Map<String, serde_json::Value> = d
+        .iter()
+        .map(|(n, f)| (n.to_string(), serde_json::json!(f)))
+        .collect();
+    super::extras(&serde_json::json!({"msh": {"densified": map}}))
 }
 
 /// Appends a LINEAR sampler (`input` times, `output` values) and the

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::assemble::UNIT_KEY;
+use super::clips::ClipTime;
 use crate::anim::{QuatLayout, Sampler, MAX_KEY_TIME};
 use crate::gltf_export::{axes, Up};
 use crate::gltf_import::animation::{read_channel, Channel};
@@ -93,10 +94,10 @@ fn diff(a: &[f32], b: &[f32]) -> f32 {
         .fold(0.0, f32::max)
 }
 
-/// The frames a clip channel is compared at: its keys and every integer
-/// frame of its range.
-fn check_frames(ch: &Channel, [lo, hi]: [f32; 2]) -> Vec<f32> {
-    let mut f: Vec<f32> = ch.frames.clone();
+/// The timeline frames a clip channel is compared at: its keys (timeline
+/// frames, ascending) and every integer frame of its range.
+fn check_frames(keys: &[f32], [lo, hi]: [f32; 2]) -> Vec<f32> {
+    let mut f: Vec<f32> = keys.to_vec();
     f.extend((lo.ceil() as u32..=hi.floor() as u32).map(|x| x as f32));
     f.sort_by(f32::total_cmp);
     f.dedup();
@@ -135,7 +136,8 @@ fn timeline_channel(
 }
 
 /// Reads one clip channel's edit: `None` when it matches the base within
-/// [`EDIT_TOL`].
+/// [`EDIT_TOL`]. The channel's keys are in clip time `ct`; the edit is in
+/// timeline frames (ascending).
 ///
 /// # Errors
 /// `gltf.clip.range` for keys outside the clip's frame range;
@@ -145,7 +147,7 @@ fn clip_edit(
     doc: &GltfFile,
     s: &Sampler<'_>,
     (up, fps): (Up, f32),
-    (name, range): (&str, [f32; 2]),
+    (name, range, ct): (&str, [f32; 2], ClipTime),
     (g, r): (usize, usize),
     path: &str,
     sampler: &Value,
@@ -153,28 +155,37 @@ fn clip_edit(
     let slot = usize::from(path == "rotation");
     let ch = read_channel(doc, sampler, 3 + slot, fps, &format!("clip {name:?}"))?;
     let [lo, hi] = range;
-    if let Some(&f) = ch.frames.iter().find(|&&f| f < lo - 1e-3 || f > hi + 1e-3) {
+    let mut keys: Vec<f32> = ch.frames.iter().map(|&c| ct.to_timeline(c)).collect();
+    if let Some((c, f)) = ch
+        .frames
+        .iter()
+        .zip(&keys)
+        .find(|(_, &f)| f < lo - 1e-3 || f > hi + 1e-3)
+    {
         return Err(ImportError::new(
             "gltf.clip.range",
             format!(
-                "clip {name:?}: a {path} key of glTF node {g} at frame {f} leaves the clip's frames {lo}..{hi}; move the key back inside (the .ctl, which holds the range, is not rewritten)"
+                "clip {name:?}: a {path} key of glTF node {g} at clip frame {c} (timeline frame {f}) leaves the clip's frames {lo}..{hi} (clip frames 0..{}); move the key back inside (the .ctl, which holds the range, is not rewritten)",
+                (hi - lo)
             ),
         ));
     }
-    let frames = check_frames(&ch, range);
+    if ct.dir() < 0.0 {
+        keys.reverse();
+    }
+    let frames = check_frames(&keys, range);
     let rot = slot == 1;
+    let at = |f: f32| ch.sample(ct.to_clip(f), rot);
     let edited = frames
         .iter()
-        .any(|&f| diff(&ch.sample(f, rot), &base_value(s, up, r, slot, f)) > EDIT_TOL);
+        .any(|&f| diff(&at(f), &base_value(s, up, r, slot, f)) > EDIT_TOL);
     if !edited {
         return Ok(None);
     }
     if let Some(tl) = timeline_channel(doc, g, path, fps)? {
         for &f in &frames {
             let t = tl.sample(f, rot);
-            if diff(&t, &base_value(s, up, r, slot, f)) > EDIT_TOL
-                && diff(&t, &ch.sample(f, rot)) > EDIT_TOL
-            {
+            if diff(&t, &base_value(s, up, r, slot, f)) > EDIT_TOL && diff(&t, &at(f)) > EDIT_TOL {
                 return Err(ImportError::new(
                     "gltf.clip.conflict",
                     format!(
@@ -184,13 +195,13 @@ fn clip_edit(
             }
         }
     }
-    let values = ch.frames.iter().flat_map(|&f| ch.sample(f, rot)).collect();
+    let values = keys.iter().flat_map(|&f| at(f)).collect();
     Ok(Some(Edit {
         clip: name.to_string(),
         node: g,
         slot,
         range,
-        frames: ch.frames.clone(),
+        frames: keys,
         values,
     }))
 }
@@ -230,6 +241,7 @@ pub fn fold_clips(
             c["last"].as_f64().unwrap_or(0.0) as f32,
         );
         let range = [f0.min(f1).max(0.0), f0.max(f1).min(MAX_KEY_TIME)];
+        let ct = ClipTime::from_extras(&a["extras"]["msh"]);
         for ch in arr(a, "channels") {
             let (Some(g), Some(path)) = (idx(&ch["target"], "node"), ch["target"]["path"].as_str())
             else {
@@ -248,7 +260,7 @@ pub fn fold_clips(
             if r >= s.node_count() || !matches!(path, "translation" | "rotation") {
                 continue;
             }
-            if let Some(e) = clip_edit(doc, &s, (up, fps), (name, range), (g, r), path, smp)? {
+            if let Some(e) = clip_edit(doc, &s, (up, fps), (name, range, ct), (g, r), path, smp)? {
                 check_overlap(&edits, &e)?;
                 edits.push(e);
             }

@@ -52,6 +52,85 @@ impl Clip {
     }
 }
 
+/// How a clip animation's key times map onto the model's single timeline
+/// (unit-files-notes §1.7.2–3; issue 24 item 4): keys are in **clip time**,
+/// 0 at `start`, running toward `end`, so a clip plays in Blender in the
+/// direction the game plays it. `start`/`end` are timeline frames: a
+/// state chain's `first`/`last` (a reversed chain has `first > last`), a
+/// channel's `first`/`last`, swapped when the channel inverts its value
+/// (flag 2, `1 − v`). The forward rule ([`ClipTime::to_clip`]) and its
+/// inverse ([`ClipTime::to_timeline`]) live here together; the glTF
+/// animation's `extras.msh.start` / `extras.msh.end` carry them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClipTime {
+    /// Timeline frame at clip time 0.
+    pub start: f32,
+    /// Timeline frame at the clip's last key.
+    pub end: f32,
+}
+
+impl ClipTime {
+    /// Clip animations written before clip time (no `extras.msh.start`):
+    /// keyed at timeline frames.
+    pub const TIMELINE: ClipTime = ClipTime {
+        start: 0.0,
+        end: f32::MAX,
+    };
+
+    /// The clip time of `clip`: from its first to its last frame, reversed
+    /// for an inverting channel.
+    pub fn of(clip: &Clip) -> Self {
+        let invert = clip.kind == ClipKind::Channel && clip.source["invert"] == true;
+        if invert {
+            ClipTime {
+                start: clip.last,
+                end: clip.first,
+            }
+        } else {
+            ClipTime {
+                start: clip.first,
+                end: clip.last,
+            }
+        }
+    }
+
+    /// The clip time of a glTF clip animation from its `extras.msh`
+    /// (`start`, `end`), else [`ClipTime::TIMELINE`].
+    pub fn from_extras(msh: &serde_json::Value) -> Self {
+        match (msh["start"].as_f64(), msh["end"].as_f64()) {
+            (Some(s), Some(e)) if s.is_finite() && e.is_finite() => ClipTime {
+                start: s as f32,
+                end: e as f32,
+            },
+            _ => ClipTime::TIMELINE,
+        }
+    }
+
+    /// `-1` when the clip runs toward lower timeline frames, else `1`.
+    pub fn dir(self) -> f32 {
+        if self.end < self.start {
+            -1.0
+        } else {
+            1.0
+        }
+    }
+
+    /// Clip frames from the start to the end (`|end − start|`).
+    pub fn length(self) -> f32 {
+        (self.end - self.start).abs()
+    }
+
+    /// Timeline frame → clip frame.
+    pub fn to_clip(self, frame: f32) -> f32 {
+        (frame - self.start) * self.dir()
+    }
+
+    /// Clip frame → timeline frame (the inverse of [`ClipTime::to_clip`]).
+    pub fn to_timeline(self, clip_frame: f32) -> f32 {
+        self.start + self.dir() * clip_frame
+    }
+}
+
 /// The role of a channel from its component class, span and flags
 /// (§1.4, §1.7.3): class 1 yaw (span ≥ π) or pitch, 2 fire, 4 camera,
 /// 24 arm; other classes: wrap → spin for wheels/tracks (by node name, or
@@ -292,6 +371,37 @@ mod tests {
         assert_eq!(clips[3].source["loop"], json!(false));
         assert_eq!(clips[0].source["loop"], json!(true));
         assert_eq!(clips[1].source["component_class"], json!(2));
+    }
+
+    #[test]
+    fn clip_time_runs_in_the_game_direction() {
+        let mut c = sample();
+        c.channels[0].flags |= 2; // invert
+        let names: Vec<String> = ["hull", "Turn_m1o1", "Gun02_m1o1", "leg"]
+            .map(String::from)
+            .to_vec();
+        let clips = derive(&c, &names, &[false, true, true, true], &mut Vec::new());
+        let inv = ClipTime::of(&clips[0]);
+        assert_eq!((inv.start, inv.end, inv.dir()), (24.0, 20.0, -1.0));
+        assert_eq!((inv.to_clip(21.0), inv.to_timeline(3.0)), (3.0, 21.0));
+        let fwd = ClipTime::of(&clips[1]);
+        assert_eq!((fwd.start, fwd.end, fwd.length()), (25.0, 27.0, 2.0));
+        let back = ClipTime {
+            start: 112.0,
+            end: 42.0,
+        };
+        for f in [42.0, 50.5, 112.0] {
+            assert_eq!(back.to_timeline(back.to_clip(f)), f);
+        }
+        assert_eq!(back.to_clip(112.0), 0.0);
+        assert_eq!(back.to_clip(42.0), 70.0);
+        let ex = serde_json::json!({"start": 112.0, "end": 42.0});
+        assert_eq!(ClipTime::from_extras(&ex), back);
+        assert_eq!(
+            ClipTime::from_extras(&serde_json::json!({})),
+            ClipTime::TIMELINE
+        );
+        assert_eq!(ClipTime::TIMELINE.to_timeline(7.0), 7.0);
     }
 
     #[test]

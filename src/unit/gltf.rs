@@ -9,8 +9,10 @@
 //! - Clips: one glTF animation per clip, channels only on the clip's nodes,
 //!   keys = the timeline's keys inside the clip's frame range plus the
 //!   timeline sampled at both ends (so the ends equal the timeline there),
-//!   at the timeline's times (`frame / fps`); the source in
-//!   `extras.msh.clip`.
+//!   in clip time ([`ClipTime`]: 0 at the frame the game starts the clip
+//!   from, so a reversed clip plays backwards along the timeline, as the
+//!   game plays it); the source in `extras.msh.clip`, the clip time's
+//!   timeline frames in `extras.msh.start` / `extras.msh.end`.
 
 use std::collections::BTreeMap;
 
@@ -21,7 +23,7 @@ use json::validation::{Checked, USize64};
 use json::{Index, Root};
 use serde_json::{json, Value};
 
-use super::clips::Clip;
+use super::clips::{Clip, ClipTime};
 use super::cpt::ControlPoints;
 use crate::gltf_export::bin::{accessor, view, AccessorSpec, Bin};
 use crate::gltf_export::{axes, extras, ExportError, Namer, Up};
@@ -261,6 +263,29 @@ fn clip_curve(c: Option<&Curve>, rest: Vec<f32>, t0: f32, t1: f32) -> (Vec<f32>,
     (times, vals)
 }
 
+/// Rewrites a clip curve from timeline seconds to clip seconds (`ct`,
+/// frames at `fps`): times `|t − start|`, keys reordered for a clip
+/// running toward lower frames.
+fn to_clip_time(
+    (times, vals): (Vec<f32>, Vec<f32>),
+    ct: ClipTime,
+    fps: f32,
+) -> (Vec<f32>, Vec<f32>) {
+    let start = ct.start / fps;
+    let width = vals.len() / times.len().max(1);
+    let mut keys: Vec<(f32, &[f32])> = times
+        .iter()
+        .zip(vals.chunks(width.max(1)))
+        .map(|(&t, v)| ((t - start) * ct.dir(), v))
+        .collect();
+    if ct.dir() < 0.0 {
+        keys.reverse();
+    }
+    let t = keys.iter().map(|k| k.0.max(0.0)).collect();
+    let v = keys.iter().flat_map(|k| k.1.iter().copied()).collect();
+    (t, v)
+}
+
 /// One node's clip curves, ready to write.
 struct NodeCurves {
     node: usize,
@@ -293,6 +318,7 @@ pub fn add_clips(
     for clip in clips {
         let [lo, hi] = clip.range();
         let (t0, t1) = (lo / fps, hi / fps);
+        let ct = ClipTime::of(clip);
         let curves: Vec<NodeCurves> = clip
             .nodes
             .iter()
@@ -304,8 +330,16 @@ pub fn add_clips(
                 let c = tl.get(&n);
                 NodeCurves {
                     node: n,
-                    t: clip_curve(c.and_then(|c| c[0].as_ref()), rest_t, t0, t1),
-                    r: clip_curve(c.and_then(|c| c[1].as_ref()), rest_r, t0, t1),
+                    t: to_clip_time(
+                        clip_curve(c.and_then(|c| c[0].as_ref()), rest_t, t0, t1),
+                        ct,
+                        fps,
+                    ),
+                    r: to_clip_time(
+                        clip_curve(c.and_then(|c| c[1].as_ref()), rest_r, t0, t1),
+                        ct,
+                        fps,
+                    ),
                 }
             })
             .collect();
@@ -313,7 +347,8 @@ pub fn add_clips(
             out.push(None);
             continue;
         }
-        let ex = json!({"msh": {CLIP_KEY: clip.source, "name": clip.name, "fps": fps}});
+        let ex = json!({"msh": {CLIP_KEY: clip.source, "name": clip.name, "fps": fps,
+                                 "start": ct.start, "end": ct.end}});
         out.push(Some(write_clip(
             root,
             &mut b,
@@ -424,7 +459,11 @@ pub fn mirror_in_scene(
     let table: Vec<Value> = clips
         .iter()
         .zip(anims)
-        .map(|(c, a)| json!({"name": c.name, "kind": c.kind.as_str(), "first": c.first, "last": c.last, "animation": a}))
+        .map(|(c, a)| {
+            let ct = ClipTime::of(c);
+            json!({"name": c.name, "kind": c.kind.as_str(), "first": c.first, "last": c.last,
+                   "start": ct.start, "end": ct.end, "animation": a})
+        })
         .collect();
     if !ex.get("msh").is_some_and(Value::is_object) {
         ex["msh"] = json!({});
@@ -484,5 +523,13 @@ mod tests {
         assert_eq!(v, vec![5.0, 0.0, 0.0, 10.0, 0.0, 0.0, 20.0, 0.0, 0.0]);
         let (t, v) = clip_curve(None, vec![1.0, 2.0, 3.0], 1.0, 1.0);
         assert_eq!((t, v), (vec![1.0], vec![1.0, 2.0, 3.0]));
+        // Reversed (frames 2 -> 0.5 at 1 fps): clip time from 0, keys reordered.
+        let back = ClipTime {
+            start: 2.0,
+            end: 0.5,
+        };
+        let (t, v) = to_clip_time(clip_curve(Some(&c), vec![0.0; 3], 0.5, 2.0), back, 1.0);
+        assert_eq!(t, vec![0.0, 1.0, 1.5]);
+        assert_eq!(v, vec![20.0, 0.0, 0.0, 10.0, 0.0, 0.0, 5.0, 0.0, 0.0]);
     }
 }
