@@ -34,6 +34,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
+from . import clips
 from . import edits
 from . import scene as sc
 from . import terrain
@@ -347,7 +348,8 @@ def model_collection(context):
 
 def export_gltf(context, glb, coll=None, selection=False, sample=False):
     """Blender's glTF exporter with extras on, no frame-range clipping, and
-    only the active actions (the timeline; clips stay on their NLA tracks).
+    only the active actions (the timeline; clips.append_clips adds the clip
+    actions on their NLA tracks afterwards, with their extras).
 
     `sample=False` (edits of an imported model, the lossless path): the
     authored keys are kept as written, so unedited keys come back with their
@@ -624,9 +626,14 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
                 # static transform is (gltf2msh tells an unkeyed move by it).
                 scene["msh"] = dict(ex, frame_current=scene.frame_current)
                 sc.set_active_collection(context, coll)
-            res = export_gltf(context, glb, coll, selection, sample=self.mode == "NEW")
+            # A clip action made active: the timeline goes out as the
+            # timeline, the clip as its own animation (clips.py).
+            with clips.timeline_active(objs, bpy.data.actions):
+                res = export_gltf(context, glb, coll, selection, sample=self.mode == "NEW")
             if "FINISHED" not in res or not os.path.isfile(glb):
                 raise tools.ToolError(f"Blender's glTF export failed ({res})")
+            if self.mode == "BASE":
+                clips.append_clips(glb, objs, scene.render.fps / scene.render.fps_base)
         finally:
             sc.restore_lightmaps(undo)
             view_layer.active_layer_collection = old_active

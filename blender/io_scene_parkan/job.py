@@ -20,6 +20,7 @@ import time
 
 import bpy
 
+from . import clips
 from . import scene as sc
 from . import terrain
 from . import tools
@@ -212,6 +213,11 @@ class ImportJob:
                 if (m.name in want or base in want) and sc.wire_lightmap(m):
                     self.n_lm += 1
         terrain.wire_map(glb, new_objs, new_mats)
+        # Clip actions on their NLA tracks; densified rotation keys hidden.
+        doc = tools.gltf_json(glb)
+        clips.organize(new_objs, doc)
+        clips.collapse_densified(new_objs, doc, scene.render.fps / scene.render.fps_base
+                                 / max(float(s["fps"]), 1e-6))
         self.frame_end = max(self.frame_end, sc.activate_animations(new_objs))
         for o in new_objs:
             o.select_set(True)

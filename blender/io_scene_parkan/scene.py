@@ -9,6 +9,8 @@ the Mix node out of the Base Color path (`bypass_lightmaps`) so that the
 exporter sees the imported material unchanged, and puts it back afterwards.
 """
 
+import json
+
 import bpy
 
 LIGHTMAP_NODE = "parkan_lightmap"
@@ -223,3 +225,21 @@ def idprop_dict(v):
     if hasattr(v, "to_list"):
         return v.to_list()
     return v
+
+
+def msh_props(o):
+    """An object's `msh` custom property (the node's glTF extras) as a dict;
+    Blender's importer may keep a nested dict as its JSON or repr text."""
+    v = o.get("msh")
+    if v is None:
+        return {}
+    v = idprop_dict(v)
+    if isinstance(v, str):
+        import ast
+        for parse in (json.loads, ast.literal_eval):
+            try:
+                v = parse(v)
+                break
+            except (ValueError, SyntaxError):
+                continue
+    return v if isinstance(v, dict) else {}

@@ -6,7 +6,6 @@ action active), and control points as arrow empties (length = the
 point's magnitude).
 """
 
-import json
 import os
 import shutil
 import tempfile
@@ -15,71 +14,12 @@ import bpy
 from bpy.props import BoolProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 
+from . import clips as clip_actions
 from . import scene as sc
 from . import tools
 
 
-def clip_table(j):
-    """glTF animation name -> its `extras.msh.clip` (None for timelines)."""
-    out = {}
-    for a in j.get("animations", []):
-        out[a.get("name", "")] = a.get("extras", {}).get("msh", {}).get("clip")
-    return out
-
-
-def source_animation(action_name, names):
-    """The glTF animation an action came from: the longest animation name
-    the action's name starts with (Blender names them `<animation>_<object>`)."""
-    hits = [n for n in names if n and action_name.startswith(n)]
-    return max(hits, key=len) if hits else None
-
-
-def organize_actions(objects, table):
-    """Timeline actions active, clip actions on muted NLA tracks named after
-    the clip, with the clip's source in the action's `parkan_clip`.
-    Returns {clip name: number of actions}."""
-    clips = {}
-    for o in objects:
-        ad = o.animation_data
-        if ad is None:
-            continue
-        actions = ([ad.action] if ad.action else []) + [s.action for t in ad.nla_tracks for s in t.strips]
-        timeline = None
-        for act in actions:
-            name = source_animation(act.name, table.keys())
-            clip = table.get(name) if name else None
-            if clip is None:
-                timeline = timeline or act
-                continue
-            act["parkan_clip"] = {k: v for k, v in clip.items() if isinstance(v, (int, float, str))}
-            act.use_fake_user = True
-            clips[name] = clips.get(name, 0) + 1
-            if not any(s.action == act for t in ad.nla_tracks for s in t.strips):
-                track = ad.nla_tracks.new()
-                track.strips.new(name, int(act.frame_range[0]), act)
-            for t in ad.nla_tracks:
-                if any(s.action == act for s in t.strips):
-                    t.name, t.mute = name, True
-        ad.action = timeline
-    return clips
-
-
-def msh_props(o):
-    """An object's `msh` custom property (the node's glTF extras) as a dict;
-    Blender's importer may keep a nested dict as its JSON or repr text."""
-    v = o.get("msh")
-    if v is None:
-        return {}
-    v = sc.idprop_dict(v)
-    if isinstance(v, str):
-        import ast
-        for parse in (json.loads, ast.literal_eval):
-            try:
-                v = parse(v)
-                break
-            except (ValueError, SyntaxError):
-                continue
-    return v if isinstance(v, dict) else {}
+msh_props = sc.msh_props
 
 
 def style_control_points(objects):
@@ -138,7 +78,6 @@ class IMPORT_SCENE_OT_parkan_unit(tools.RunsTools, bpy.types.Operator, ImportHel
 
     def load(self, context, path, glb):
         j = tools.gltf_json(glb)
-        table = clip_table(j)
         scene = context.scene
         scene.render.fps = max(1, int(round(self.fps)))
         scene.render.fps_base = scene.render.fps / float(self.fps)
@@ -151,7 +90,8 @@ class IMPORT_SCENE_OT_parkan_unit(tools.RunsTools, bpy.types.Operator, ImportHel
         sc.move_to_collection(objs, coll)
         ex = j.get("scenes", [{}])[j.get("scene", 0)].get("extras", {}).get("msh", {})
         coll["msh"] = {"source": path, "unit": True}
-        clips = organize_actions(objs, table)
+        clips = clip_actions.organize(objs, j)
+        clip_actions.collapse_densified(objs, j, 1.0)
         points = style_control_points(objs)
         parts = part_collections(objs, coll, ex.get("unit", {}).get("parts", []))
         end = sc.activate_animations(objs)

@@ -179,7 +179,15 @@ pub fn build(
         let mut c = Curve::default();
         let mut extra_frames = Vec::new();
         if !keys.is_empty() && anim::is_canonical(model, t) && plays_back_linearly(model, keys) {
-            keyed_curve(sampler, (up, fps), t.node, keys, &mut c, &mut extra_frames, work)?;
+            keyed_curve(
+                sampler,
+                (up, fps),
+                t.node,
+                keys,
+                &mut c,
+                &mut extra_frames,
+                work,
+            )?;
         } else {
             // msh-animation §3: sample the engine at every frame.
             super::budget::spend(
