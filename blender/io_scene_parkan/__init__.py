@@ -341,8 +341,12 @@ def model_collection(context):
         for c in o.users_collection:
             if "msh" in c.keys() and "source" in c["msh"]:
                 return c
+        # A unit's part collection: the unit's collection holds the record.
+        for c in bpy.data.collections:
+            if "msh" in c.keys() and "source" in c["msh"] and o.name in c.all_objects:
+                return c
     models = [c for c in bpy.data.collections if "msh" in c.keys() and "source" in c["msh"]
-              and any(o.name in context.scene.objects for o in c.objects)]
+              and any(o.name in context.scene.objects for o in c.all_objects)]
     return models[0] if len(models) == 1 else None
 
 
@@ -507,6 +511,12 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
                     tools.last_error(err) or f"gltf2msh exited with {code}"))
             r = json.load(open(rep, encoding="utf-8")) if os.path.isfile(rep) else {}
             imp = r.get("import") or {}
+            if self.mode == "BASE" and isinstance(imp.get("parts"), list):
+                what = unit_text(imp)
+                warnings = tools.report_warnings(r)
+                self.report({"INFO"}, f"{msg}: {what}; {len(warnings)} warning(s)")
+                self.report_warnings(context, warnings)
+                return {"FINISHED"}
             if self.mode == "BASE":
                 libs = imp.get("libraries") or {}
                 edited = libs.get("materials") or libs.get("textures") or libs.get("new_textures")
@@ -552,6 +562,8 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
             ex = dict(sc.idprop_dict(scene["msh"]))
         else:
             ex = {}
+        if ex.get("unit") and not self.base:
+            return self.prepare_unit(context, g2m, out, tmp, coll, ex)
         base = bpy.path.abspath(self.base) if self.base else ex.get("source", "")
         if not base:
             raise tools.ToolError("no base model: import a Parkan model first, set Base model, "
@@ -587,6 +599,28 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
             if self.libraries_in_place and not self.install:
                 cmd.append("--in-place")
         return cmd, f"base {base}"
+
+    def prepare_unit(self, context, g2m, out, tmp, coll, ex):
+        """An imported unit (File > Import > Parkan unit): gltf2msh --base
+        the unit file writes each edited part into its archive entry, in
+        copies of the changed archives in the chosen file's folder, or the
+        game's own archives with Install into the game."""
+        dat = ex.get("source", "")
+        if not os.path.isfile(dat):
+            raise tools.ToolError(f"unit file {dat} not found (the unit's collection remembers it)")
+        objs = list(coll.all_objects)
+        unkeyed = edits.unkeyed_changes(objs, context.scene.frame_current)
+        kept = edits.current_transforms(objs, unkeyed)
+        glb = os.path.join(tmp, "unit.glb")
+        self.export(context, glb, coll, ex, selection=False)
+        if kept and edits.patch_glb(glb, kept):
+            raise tools.ToolError(edits.refusal(unkeyed, context.scene.frame_current))
+        cmd = [g2m, glb, "--base", dat, "--fps", repr(self.fps_for(ex))]
+        if self.install:
+            cmd.append("--in-place")
+        else:
+            cmd += ["-o", os.path.dirname(out) or "."]
+        return cmd, f"unit {os.path.basename(dat)}"
 
     def prepare_new(self, context, g2m, out, tmp):
         name = self.entry_name.strip() or os.path.splitext(os.path.basename(out))[0]
@@ -642,6 +676,22 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
                     scene["msh"] = old_scene_ex
                 else:
                     del scene["msh"]
+
+
+def unit_text(imp):
+    """What a unit edit wrote (gltf2msh's report `import` of a unit base):
+    each part written with its ARCHIVE:ENTRY, the archives, the parts
+    unchanged."""
+    parts = imp.get("parts") or []
+    done = [f"part {p.get('part')} {p.get('record')} -> {p.get('archive')}:{p.get('entry')}"
+            for p in parts if p.get("written")]
+    same = [str(p.get("record")) for p in parts if not p.get("written")]
+    if not done:
+        return f"unchanged ({len(parts)} part(s)), nothing written"
+    text = "parts written: " + ", ".join(done) + "; wrote " + ", ".join(imp.get("written") or [])
+    if same:
+        text += f"; unchanged: {', '.join(same)}"
+    return text
 
 
 def library_text(libs):

@@ -89,7 +89,8 @@ class IMPORT_SCENE_OT_parkan_unit(tools.RunsTools, bpy.types.Operator, ImportHel
         objs = [o for o in bpy.data.objects if o not in before]
         sc.move_to_collection(objs, coll)
         ex = j.get("scenes", [{}])[j.get("scene", 0)].get("extras", {}).get("msh", {})
-        coll["msh"] = {"source": path, "unit": True}
+        # What the export needs to send edits back (gltf2msh --base the unit file).
+        coll["msh"] = {"source": path, "unit": True, "fps": float(self.fps)}
         clips = clip_actions.organize(objs, j)
         clip_actions.collapse_densified(objs, j, 1.0)
         points = style_control_points(objs)

@@ -17,17 +17,21 @@ use super::{usage, RunError};
 /// archive.
 #[derive(Debug, Parser)]
 #[command(name = "gltf2msh", version, about, long_about = None,
-    after_help = "Examples:\n  gltf2msh tank.glb --base tank.msh            (writes tank.msh beside tank.glb unless that is the base)\n  gltf2msh tank.glb --base tank.msh -o tank2.msh\n  gltf2msh tank.glb --base units.rlb:R_L_89.msh -o units_new.rlb   (archive copy, one entry replaced)\n  gltf2msh tank.glb --base GAME/units.rlb:R_L_89.msh -o out/units.rlb --game-dir GAME   (also out/Material.lib, out/Textures.lib: recoloured materials, painted textures)\n  gltf2msh scene.glb -o NEW.msh                 (new model: NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW -o units_new.rlb   (archive copy with NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW --force             (replaces units.rlb in place)\n  gltf2msh scene.glb -o out/NEW.msh --game-dir GAME   (also out/Material.lib, out/Textures.lib: copies with the new materials and textures)\n\nExit codes: 0 ok, 1 conversion error (including glTF content MSH cannot hold: skins, morph targets, points, lines), 2 usage error.")]
+    after_help = "Examples:\n  gltf2msh tank.glb --base tank.msh            (writes tank.msh beside tank.glb unless that is the base)\n  gltf2msh tank.glb --base tank.msh -o tank2.msh\n  gltf2msh tank.glb --base units.rlb:R_L_89.msh -o units_new.rlb   (archive copy, one entry replaced)\n  gltf2msh tank.glb --base GAME/units.rlb:R_L_89.msh -o out/units.rlb --game-dir GAME   (also out/Material.lib, out/Textures.lib: recoloured materials, painted textures)\n  gltf2msh unit.glb --base GAME/UNITS/BATTLE/w_b_wlk1.dat -o out/   (each edited part into a copy of its archive in out/)\n  gltf2msh scene.glb -o NEW.msh                 (new model: NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW -o units_new.rlb   (archive copy with NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW --force             (replaces units.rlb in place)\n  gltf2msh scene.glb -o out/NEW.msh --game-dir GAME   (also out/Material.lib, out/Textures.lib: copies with the new materials and textures)\n\nExit codes: 0 ok, 1 conversion error (including glTF content MSH cannot hold: skins, morph targets, points, lines), 2 usage error.")]
 pub struct Args {
     /// The edited glTF: .glb, or .gltf with its buffers.
     pub input: PathBuf,
-    /// The model the glTF was exported from: a .msh file or ARCHIVE:ENTRY.
+    /// The model the glTF was exported from: a .msh file or ARCHIVE:ENTRY;
+    /// for an assembled unit, its unit file (`UNITS/<class>/x.dat`): each
+    /// edited part is written into its archive entry (copies of the
+    /// changed archives in the -o folder, or the game's own with --in-place).
     #[arg(long)]
     pub base: Option<String>,
     /// Output: a .msh (bare model; authoring also writes the .wea beside it)
-    /// or, with an ARCHIVE:ENTRY base or --into, an archive. Default: the
+    /// or, with an ARCHIVE:ENTRY base or --into, an archive; with a unit
+    /// base, the folder of the archive copies. Default: the
     /// input's name with .msh, beside it (with --into: the archive itself,
-    /// which needs --force).
+    /// which needs --force; with a unit base: the input's folder).
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
     /// Frames per second of the glTF timeline (default: the scene extras' fps, else 24).
@@ -127,6 +131,15 @@ impl Args {
         }
     }
 
+    /// True when `--base` names a unit file (`.dat`): `--in-place` then
+    /// changes the archives of its edited parts.
+    pub fn base_is_unit_file(&self) -> bool {
+        self.base.as_deref().is_some_and(|b| {
+            matches!(crate::source::parse_input(b), crate::source::InputSpec::File(p)
+                if p.extension().is_some_and(|x| x.eq_ignore_ascii_case("dat")))
+        })
+    }
+
     /// Range checks of the numeric options (the same limits as msh2gltf's).
     ///
     /// # Errors
@@ -136,9 +149,13 @@ impl Args {
             crate::limits::check_fps(f).map_err(|e| usage(format!("--fps: {e}")))?;
         }
         crate::limits::check_work(self.max_work).map_err(|e| usage(format!("--max-work: {e}")))?;
-        if self.in_place && self.game_dir.is_none() && self.base_in_place().is_none() {
+        if self.in_place
+            && self.game_dir.is_none()
+            && self.base_in_place().is_none()
+            && !self.base_is_unit_file()
+        {
             return Err(usage(
-                "--in-place changes the game's libraries (with --game-dir) or the base archive (with --base ARCHIVE:ENTRY and no other -o): give one of them",
+                "--in-place changes the game's libraries (with --game-dir), the base archive (with --base ARCHIVE:ENTRY and no other -o) or a unit's part archives (with --base UNITS/.../x.dat): give one of them",
             ));
         }
         if !(1..=MAX_TEXTURE_SIDE).contains(&self.max_texture) {

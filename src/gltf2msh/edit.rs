@@ -70,7 +70,9 @@ fn load_base(spec: &str, read: Option<Vec<u8>>) -> Result<Base, RunError> {
 }
 
 /// `--base BASE`: a map's Land.msh (recognised by its streams) goes to
-/// [`edit_map`], a model (a file or `ARCHIVE:ENTRY`) to [`edit_model`].
+/// [`edit_map`], a unit file (its magic) to the unit edit (module `unit`:
+/// each part into its archive entry), a model (a file or `ARCHIVE:ENTRY`)
+/// to [`edit_model`].
 /// Returns the report's `import` object.
 ///
 /// # Errors
@@ -90,6 +92,9 @@ pub(super) fn run(
         let bytes = read_input(&p, "base")?;
         if source::classify(&bytes) == FileKind::Terrain {
             return edit_map(cli, txn, &p, &bytes);
+        }
+        if crate::unit::assemble::is_unit_file(&bytes) {
+            return super::unit::run(cli, txn, &p, &bytes);
         }
         read = Some(bytes);
     }

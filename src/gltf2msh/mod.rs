@@ -25,6 +25,7 @@ mod edit;
 mod libraries;
 mod materials;
 mod points;
+mod unit;
 
 pub use args::Args;
 

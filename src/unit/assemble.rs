@@ -49,7 +49,7 @@ pub fn game_dir(unit_path: &Path) -> Option<PathBuf> {
 }
 
 /// `dir/name`, matched case-insensitively.
-fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
+pub fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
     std::fs::read_dir(dir)
         .ok()?
         .flatten()
@@ -553,7 +553,9 @@ fn unit_err(source: &str, e: UnitError) -> ConvertError {
 
 /// Converts one part: its model from its archive in `game`, with its WEAR,
 /// `.cpt` and `.ctl` siblings, and its Res17 hall-way graph if it has one.
-fn convert_part(
+/// `archives`: archive bytes by lower-case name, read from `game` when
+/// missing.
+pub(super) fn convert_part(
     game: &Path,
     p: &Part,
     libs: Option<&Libraries>,
@@ -619,6 +621,52 @@ fn hallway_of(model: &[u8], warnings: &mut Vec<String>) -> Option<Hallway> {
         .ok()
 }
 
+/// A unit file resolved to its mounted parts ([`resolve`]).
+pub struct Resolved {
+    /// The unit file.
+    pub unit: UnitFile,
+    /// The game folder ([`game_dir`]).
+    pub game: PathBuf,
+    /// The mounted parts in tree order ([`mounted_parts`]).
+    pub parts: Vec<Part>,
+    /// Components left out.
+    pub warnings: Vec<String>,
+}
+
+/// Reads the unit file `path` (bytes `data`), finds the game folder above
+/// it and resolves its mounted parts through `objects.rlb`
+/// (unit-files-notes §3.3, §3.5 step 1).
+///
+/// # Errors
+/// `dat.*` (the unit file), `unit.registry`, `unit.resolve` (no game
+/// folder, record or mesh), `io`.
+pub fn resolve(path: &Path, data: &[u8]) -> Result<Resolved, UnitError> {
+    let unit = dat::read(data)?;
+    let game = game_dir(path).ok_or_else(|| {
+        UnitError::new(
+            "unit.resolve",
+            format!("no {REGISTRY} in the folders above the unit file"),
+        )
+    })?;
+    let reg_path = find_file(&game, REGISTRY).ok_or_else(|| {
+        UnitError::new(
+            "unit.resolve",
+            format!("{REGISTRY} vanished from {}", game.display()),
+        )
+    })?;
+    let reg_bytes = std::fs::read(&reg_path)
+        .map_err(|e| UnitError::new("io", format!("cannot read {}: {e}", reg_path.display())))?;
+    let reg = Registry::read(&reg_bytes)?;
+    let mut warnings = Vec::new();
+    let parts = mounted_parts(&unit, &reg, &mut warnings)?;
+    Ok(Resolved {
+        unit,
+        game,
+        parts,
+        warnings,
+    })
+}
+
 /// Converts the unit file `path` (bytes `data`) into one assembled scene
 /// (unit-files-notes §3.5). The registry and the part archives are looked
 /// up in the game folder above the file ([`game_dir`]).
@@ -634,29 +682,12 @@ pub fn convert_unit(
     opts: &ConvertOptions,
 ) -> Result<Converted, ConvertError> {
     let src = path.display().to_string();
-    let err = |e: UnitError| unit_err(&src, e);
-    let unit = dat::read(data).map_err(err)?;
-    let game = game_dir(path).ok_or_else(|| {
-        err(UnitError::new(
-            "unit.resolve",
-            format!("no {REGISTRY} in the folders above the unit file"),
-        ))
-    })?;
-    let reg_path = find_file(&game, REGISTRY).ok_or_else(|| {
-        err(UnitError::new(
-            "unit.resolve",
-            format!("{REGISTRY} vanished from {}", game.display()),
-        ))
-    })?;
-    let reg_bytes = std::fs::read(&reg_path).map_err(|e| {
-        err(UnitError::new(
-            "io",
-            format!("cannot read {}: {e}", reg_path.display()),
-        ))
-    })?;
-    let reg = Registry::read(&reg_bytes).map_err(err)?;
-    let mut warnings = Vec::new();
-    let parts = mounted_parts(&unit, &reg, &mut warnings).map_err(err)?;
+    let Resolved {
+        unit,
+        game,
+        parts,
+        mut warnings,
+    } = resolve(path, data).map_err(|e| unit_err(&src, e))?;
     let mut archives = HashMap::new();
     let mut merger: Option<Merger> = None;
     let mut first: Option<Converted> = None;

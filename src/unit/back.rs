@@ -13,16 +13,21 @@ use crate::gltf_import::read::{arr, idx};
 use crate::gltf_import::{GltfFile, ImportError};
 use crate::msh::{Model, Nodes};
 
-/// Refuses an assembled unit (scene `extras.msh.unit`): its parts are
-/// separate models, so the error names each part's archive entry to export
-/// and edit on its own (unit-files-notes §3.5 step 5).
+/// Refuses an assembled unit given a model base: scene `extras.msh.unit`,
+/// or (Blender keeps node extras, not always the scene's) a node with
+/// `extras.msh.part` ([`super::split::PART_KEY`]). Its parts are separate
+/// models: the error names the unit route (`--base` the unit file) and
+/// each part's archive entry (unit-files-notes §3.5 step 5).
 ///
 /// # Errors
 /// `gltf.unit` for an assembled unit.
 pub fn refuse_assembled(doc: &GltfFile) -> Result<(), ImportError> {
     let scene = doc.json["scene"].as_u64().unwrap_or(0) as usize;
     let unit = &doc.json["scenes"][scene]["extras"]["msh"][UNIT_KEY];
-    if unit.is_null() {
+    let parted = arr(&doc.json, "nodes")
+        .iter()
+        .any(|n| !n["extras"]["msh"][super::split::PART_KEY].is_null());
+    if unit.is_null() && !parted {
         return Ok(());
     }
     let parts: Vec<String> = unit["parts"]
@@ -38,12 +43,16 @@ pub fn refuse_assembled(doc: &GltfFile) -> Result<(), ImportError> {
             )
         })
         .collect();
+    let list = if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; its parts: {}", parts.join(", "))
+    };
     Err(ImportError::new(
         "gltf.unit",
         format!(
-            "this glTF is the assembled unit {} (export only); edit a part instead: msh2gltf ARCHIVE:ENTRY part.glb, then gltf2msh part.glb --base ARCHIVE:ENTRY, for one of its parts: {}",
-            unit["source"].as_str().unwrap_or("?"),
-            parts.join(", ")
+            "this glTF is the assembled unit {}: give its unit file as the base (gltf2msh unit.glb --base UNITS/<class>/x.dat) to write each edited part into its archive entry, or export and edit one part on its own (msh2gltf ARCHIVE:ENTRY){list}",
+            unit["source"].as_str().unwrap_or("(a unit)"),
         ),
     ))
 }

@@ -22,6 +22,7 @@ pub mod gltf;
 pub mod hallway;
 pub mod pipeline;
 pub mod siblings;
+pub mod split;
 
 /// A unit file broke a layout rule (unit-files-notes §3.3, §5.1, §5.2).
 ///

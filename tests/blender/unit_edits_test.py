@@ -1,0 +1,120 @@
+"""Unit part edits through the io_scene_parkan add-on (issue 24 item 5).
+
+    BLENDER_USER_SCRIPTS=TMP/scripts BLENDER_USER_CONFIG=TMP/config \\
+    blender -b --factory-startup --python tests/blender/unit_edits_test.py -- \\
+        ADDON.zip UNIT.dat WORK_DIR
+
+Run by tests/shared_blender_unit_edits.rs, which checks the archives written
+with the project's own decoder. Steps: install and enable the add-on; import
+UNIT.dat through File > Import > Parkan unit; export it through File >
+Export > Parkan model (mode "Edit of the imported model"):
+  WORK/unedited/  as imported (nothing may be written there);
+  WORK/moved/     one mesh object of a part mounted once (not the chassis)
+                  moved +0.25 along its local x and keyed where it is
+                  animated, so the move holds at every frame.
+Prints one line `UNIT_EDITS {json}` (`errors` lists what failed; `moved`
+names the part, its archive entry and the object's Res1 node).
+"""
+
+import json
+import os
+import sys
+import traceback
+
+import bpy
+
+argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+ZIP, DAT, WORK = os.path.abspath(argv[0]), os.path.abspath(argv[1]), os.path.abspath(argv[2])
+out = {"errors": [], "exports": {}, "reports": {}}
+
+
+def check(cond, what):
+    if not cond:
+        out["errors"].append(what)
+    return cond
+
+
+def export(ctx, obj, name):
+    """The add-on's export with one of the unit's objects active (as a
+    modder leaves it after editing), to WORK/name/unit.msh."""
+    folder = os.path.join(WORK, name)
+    os.makedirs(folder, exist_ok=True)
+    ctx.view_layer.objects.active = obj
+    try:
+        r = bpy.ops.export_scene.parkan_msh(filepath=os.path.join(folder, "unit.msh"), mode="BASE")
+        out["exports"][name] = list(r)
+    except RuntimeError as e:
+        out["exports"][name] = ["ERROR", str(e)]
+
+
+def msh_prop(o):
+    from io_scene_parkan import units
+    return units.msh_props(o)
+
+
+def pick(coll):
+    """A mesh object with a Res1 node in a part mounted once, not the chassis."""
+    from io_scene_parkan import scene as sc
+    parts = {}
+    for c in coll.children:
+        k, _, record = c.name.partition(" ")
+        if k.isdigit():
+            parts[int(k)] = (record, c)
+    records = [r for r, _ in parts.values()]
+    for k in sorted(parts):
+        record, c = parts[k]
+        if k == 0 or records.count(record) > 1:
+            continue
+        for o in sorted(c.objects, key=lambda o: o.name):
+            p = msh_prop(o)
+            if o.type == "MESH" and "node" in p and "control_point" not in p:
+                return k, record, o
+    return None
+
+
+def main():
+    out["blender"] = bpy.app.version_string
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    check("FINISHED" in bpy.ops.preferences.addon_install(filepath=ZIP, overwrite=True), "install")
+    check("FINISHED" in bpy.ops.preferences.addon_enable(module="io_scene_parkan"), "enable")
+    ctx = bpy.context
+    r = bpy.ops.import_scene.parkan_unit(filepath=DAT, fps=24.0, textures=False)
+    check("FINISHED" in r, f"import: {r}")
+    stem = os.path.splitext(os.path.basename(DAT))[0]
+    coll = bpy.data.collections.get(stem)
+    if not check(coll is not None, f"no collection {stem}"):
+        return
+    hit = pick(coll)
+    if not check(hit is not None, "no mesh object in a part mounted once"):
+        return
+    k, record, obj = hit
+    out["moved"] = {"part": k, "record": record, "object": obj.name,
+                    "node": int(msh_prop(obj)["node"])}
+
+    export(ctx, obj, "unedited")
+
+    # Moved +0.25 on its local x; an animated object gets the move on every
+    # key (Graph editor: select all, G X 0.25), a static one on its location.
+    ad = obj.animation_data
+    from io_scene_parkan import edits
+    curves = [fc for fc in edits.action_fcurves(obj) if fc.data_path == "location" and fc.array_index == 0]
+    if curves:
+        for fc in curves:
+            for kp in fc.keyframe_points:
+                kp.co.y += 0.25
+                kp.handle_left.y += 0.25
+                kp.handle_right.y += 0.25
+            fc.update()
+        ctx.scene.frame_set(ctx.scene.frame_current)
+    else:
+        obj.location.x += 0.25
+    out["moved"]["animated"] = bool(curves) and ad is not None
+    export(ctx, obj, "moved")
+
+
+try:
+    main()
+except Exception:
+    out["errors"].append(traceback.format_exc())
+print("UNIT_EDITS " + json.dumps(out))
+sys.stdout.flush()

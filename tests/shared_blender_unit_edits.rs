@@ -1,0 +1,174 @@
+//! Issue 24 item 5 through the Blender add-on (`tests/blender/unit_edits_test.py`
+//! in a real, headless Blender, on a copy of a corpus game folder): a unit
+//! imported with File › Import › Parkan unit and exported with File ›
+//! Export › Parkan model writes each edited part into its own archive
+//! entry.
+//!
+//! - unedited: the export finishes and writes nothing;
+//! - one mesh object of a part mounted once moved +0.25 along x: the copy
+//!   of that part's archive holds the part's entry with the node's pose
+//!   moved at every frame (1e-3) and every other node's pose unchanged
+//!   (1e-5); every other entry of that archive is byte-identical; no other
+//!   archive is written; the game folder's files are untouched.
+//!
+//! Skips (passing) when `../shared/corpus` or Blender is absent; with
+//! `BPY_PYTHON=/path/to/python` the script runs in that `bpy` instead.
+
+mod common;
+
+use std::path::Path;
+
+use mshgltf::anim::Sampler;
+use mshgltf::msh::{self, Model};
+use mshgltf::{convention, nres, source};
+
+/// The first corpus unit (the manifest's), copied with `objects.rlb` and
+/// its part archives into `game`; returns the unit file's copy.
+fn copy_unit(corpus: &Path, game: &Path) -> std::path::PathBuf {
+    let m = common::manifest(corpus);
+    let mu = &m["units"][0];
+    let rel = mu["path"].as_str().unwrap();
+    let dat = game.join(rel);
+    std::fs::create_dir_all(dat.parent().unwrap()).unwrap();
+    std::fs::copy(corpus.join(rel), &dat).unwrap();
+    let mut files = vec!["objects.rlb".to_string()];
+    for p in mu["parts"].as_array().unwrap() {
+        files.push(p["archive"].as_str().unwrap().to_string());
+    }
+    for f in files {
+        std::fs::copy(corpus.join(&f), game.join(&f)).unwrap();
+    }
+    dat
+}
+
+fn entries(path: &Path) -> Vec<(String, Vec<u8>)> {
+    let d = std::fs::read(path).unwrap();
+    let a = nres::read(&d, nres::Mode::Strict).unwrap();
+    a.entries
+        .iter()
+        .map(|e| (source::decode_name(e.name), e.data.to_vec()))
+        .collect()
+}
+
+fn model(bytes: &[u8]) -> Model {
+    msh::decode(bytes, msh::Mode::Strict).unwrap().model
+}
+
+fn check_moved(base: &Model, edited: &Model, node: usize) {
+    let q = convention::detect(base, None, &Default::default())
+        .conventions
+        .quat;
+    let (sa, sb) = (
+        Sampler::new(base, q).unwrap(),
+        Sampler::new(edited, q).unwrap(),
+    );
+    for r in 0..base.nodes.len() {
+        let d = if r == node { 0.25 } else { 0.0 };
+        for f in 0..base.frame_count.max(1) {
+            let (a, b) = (sa.node_pose(r, f as f32), sb.node_pose(r, f as f32));
+            let tol = if r == node { 1e-3 } else { 1e-5 };
+            let want = [a.pos[0] + d, a.pos[1], a.pos[2]];
+            assert!(
+                (0..3).all(|k| (b.pos[k] - want[k]).abs() <= tol),
+                "node {r} frame {f}: {:?}, want {want:?}",
+                b.pos
+            );
+            assert!(
+                (0..4).all(|k| (a.q[k] - b.q[k]).abs() <= 1e-5),
+                "node {r} frame {f}: rotation changed"
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn unit_part_edit_through_the_addon() {
+    let Some((corpus, blender)) = common::corpus_and_blender() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let zip = tmp.path().join("io_scene_parkan.zip");
+    common::package_addon(&zip);
+    let game = tmp.path().join("game");
+    let dat = copy_unit(&corpus, &game);
+    let before: Vec<(std::path::PathBuf, Vec<u8>)> = std::fs::read_dir(&game)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .map(|e| (e.path(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    let work = tmp.path().join("work");
+    let bpy = std::env::var_os("BPY_PYTHON").map(std::path::PathBuf::from);
+    let t = std::time::Instant::now();
+    let out = common::blender_script(&blender, bpy.as_deref(), "unit_edits_test.py", tmp.path())
+        .arg("--")
+        .arg(&zip)
+        .arg(&dat)
+        .arg(&work)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let Some(r) = stdout.lines().find_map(|l| {
+        l.find("UNIT_EDITS {")
+            .map(|i| l[i + "UNIT_EDITS ".len()..].to_string())
+    }) else {
+        panic!(
+            "Blender printed no report:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    eprintln!("Blender run: {:.1} s", t.elapsed().as_secs_f32());
+    let r: serde_json::Value = serde_json::from_str(&r).unwrap();
+    eprintln!("moved: {}", r["moved"]);
+    assert_eq!(r["errors"], serde_json::json!([]), "{r}\n{stdout}");
+    let ex = &r["exports"];
+
+    // Unedited: nothing written.
+    assert_eq!(ex["unedited"], serde_json::json!(["FINISHED"]), "{stdout}");
+    let written: Vec<_> = std::fs::read_dir(work.join("unedited"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(written.is_empty(), "unedited export wrote {written:?}");
+
+    // Moved: the part's entry only, in a copy of its archive.
+    assert_eq!(ex["moved"], serde_json::json!(["FINISHED"]), "{stdout}");
+    let m = common::manifest(&corpus);
+    let k = r["moved"]["part"].as_u64().unwrap() as usize;
+    let part = &m["units"][0]["parts"][k];
+    let (archive, entry) = (
+        part["archive"].as_str().unwrap(),
+        part["mesh_entry"].as_str().unwrap(),
+    );
+    let written: Vec<String> = std::fs::read_dir(work.join("moved"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(written, [archive.to_string()], "{stdout}");
+    let (old, new) = (
+        entries(&game.join(archive)),
+        entries(&work.join("moved").join(archive)),
+    );
+    assert_eq!(old.len(), new.len());
+    for ((n0, b0), (n1, b1)) in old.iter().zip(&new) {
+        assert_eq!(n0, n1);
+        if n0.eq_ignore_ascii_case(entry) {
+            assert_ne!(b0, b1, "{entry} unchanged");
+            check_moved(
+                &model(b0),
+                &model(b1),
+                r["moved"]["node"].as_u64().unwrap() as usize,
+            );
+        } else {
+            assert_eq!(b0, b1, "{archive}:{n0} changed");
+        }
+    }
+    assert!(stdout.contains("parts written: part"), "{stdout}");
+    // The game folder is untouched.
+    for (p, b) in before {
+        assert_eq!(std::fs::read(&p).unwrap(), b, "{}", p.display());
+    }
+}

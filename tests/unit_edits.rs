@@ -1,0 +1,311 @@
+//! Issue 24 item 5 on a synthetic unit built from the committed samples (no
+//! ../shared): a game folder with `objects.rlb`, an archive `parts.rlb`
+//! holding a chassis (`samples/demo/demo.rlb`'s TOWER) and a gun
+//! (`samples/anim_rotor.msh`, mounted on the chassis's node 3) and the unit
+//! file `UNITS/u.dat`. `msh2gltf u.dat` assembles it; `gltf2msh u.glb
+//! --base u.dat`:
+//!
+//! - unedited: exit 0, every part "unchanged", nothing written;
+//! - a chassis node moved: the copy of `parts.rlb` in `-o` has the chassis
+//!   entry with the node moved (1e-3) and every other entry byte-identical;
+//! - a gun node moved without a key: the gun entry's pose at every frame
+//!   moved (1e-3), the chassis entry byte-identical;
+//! - `--in-place`: the game's `parts.rlb` itself, `objects.rlb` untouched;
+//! - a part that cannot be written: exit 1 naming the part and its entry,
+//!   nothing written.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{gltf2msh, msh2gltf, sample, stderr};
+use mshgltf::anim::Sampler;
+use mshgltf::msh::{self, Model};
+use mshgltf::{convention, nres, source};
+use serde_json::Value;
+
+fn name32(s: &str) -> [u8; 32] {
+    let mut b = [0u8; 32];
+    b[..s.len()].copy_from_slice(s.as_bytes());
+    b
+}
+
+/// A unit file (unit-files-notes §3.3): (record, attach, class, children).
+fn dat(components: &[(&str, i32, u32, i32)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&0xF0F1u32.to_le_bytes());
+    out.extend_from_slice(&0x0100_8000u32.to_le_bytes());
+    for &(record, attach, class, children) in components {
+        out.extend_from_slice(&name32("objects.rlb"));
+        out.extend_from_slice(&name32(record));
+        out.extend_from_slice(&1u32.to_le_bytes());
+        out.extend_from_slice(&attach.to_le_bytes());
+        out.extend_from_slice(&name32(record));
+        out.extend_from_slice(&class.to_le_bytes());
+        out.extend_from_slice(&children.to_le_bytes());
+    }
+    out
+}
+
+/// A game folder: objects.rlb, parts.rlb (chassis.msh, gun.msh), UNITS/u.dat.
+fn game(dir: &Path) -> PathBuf {
+    let demo = std::fs::read(sample("demo/demo.rlb")).unwrap();
+    let a = nres::read(&demo, nres::Mode::Strict).unwrap();
+    let tower = source::find_entry(&a, "TOWER.msh").unwrap();
+    let rotor = std::fs::read(sample("anim_rotor.msh")).unwrap();
+    let mut entries = vec![a.entries[tower].clone(), a.entries[tower].clone()];
+    entries[0].name = b"chassis.msh";
+    entries[1].name = b"gun.msh";
+    entries[1].data = &rotor;
+    let readme = b"not a model";
+    let mut other = a.entries[tower].clone();
+    other.name = b"readme.txt";
+    other.data = readme;
+    entries.push(other);
+    std::fs::write(dir.join("parts.rlb"), nres::write(&entries).unwrap()).unwrap();
+    let slots: Vec<(Vec<u8>, &[u8])> = ["chassis", "gun"]
+        .iter()
+        .map(|r| {
+            let mut s = name32("parts.rlb").to_vec();
+            s.extend_from_slice(&name32(&format!("{r}.msh")));
+            (s, r.as_bytes())
+        })
+        .collect();
+    let recs: Vec<nres::Entry> = slots
+        .iter()
+        .map(|(s, r)| nres::Entry {
+            type_id: 0,
+            attr1: 0,
+            attr2: 0,
+            attr3: 0,
+            name: r,
+            data: s,
+        })
+        .collect();
+    std::fs::write(dir.join("objects.rlb"), nres::write(&recs).unwrap()).unwrap();
+    std::fs::create_dir(dir.join("UNITS")).unwrap();
+    let u = dir.join("UNITS/u.dat");
+    std::fs::write(&u, dat(&[("chassis", -1, 0, 1), ("gun", 3, 4, 0)])).unwrap();
+    u
+}
+
+fn glb_parts(path: &Path) -> (Value, Vec<u8>) {
+    let d = std::fs::read(path).unwrap();
+    let n = u32::from_le_bytes(d[12..16].try_into().unwrap()) as usize;
+    let j = serde_json::from_slice(&d[20..20 + n]).unwrap();
+    let at = 20 + n;
+    let len = u32::from_le_bytes(d[at..at + 4].try_into().unwrap()) as usize;
+    (j, d[at + 8..at + 8 + len].to_vec())
+}
+
+/// A copy of `glb` with node `name`'s translation x moved by `dx`.
+fn moved(glb: &Path, name: &str, dx: f64, out: &Path) {
+    let (mut j, bin) = glb_parts(glb);
+    let n = j["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|n| n["name"] == name)
+        .unwrap_or_else(|| panic!("no node {name}"));
+    let mut t = n["translation"].clone();
+    if t.is_null() {
+        t = serde_json::json!([0.0, 0.0, 0.0]);
+    }
+    t[0] = Value::from(t[0].as_f64().unwrap() + dx);
+    n["translation"] = t;
+    std::fs::write(out, common::glb(&j, &bin)).unwrap();
+}
+
+fn entry(archive: &Path, name: &str) -> Vec<u8> {
+    let d = std::fs::read(archive).unwrap();
+    let a = nres::read(&d, nres::Mode::Strict).unwrap();
+    a.entries[source::find_entry(&a, name).unwrap()]
+        .data
+        .to_vec()
+}
+
+fn model(bytes: &[u8]) -> Model {
+    msh::decode(bytes, msh::Mode::Strict).unwrap().model
+}
+
+/// Node `r`'s position at every frame of `b` minus `a`'s.
+fn shifts(a: &Model, b: &Model, r: usize) -> Vec<[f32; 3]> {
+    let q = convention::detect(a, None, &Default::default())
+        .conventions
+        .quat;
+    let (sa, sb) = (Sampler::new(a, q).unwrap(), Sampler::new(b, q).unwrap());
+    (0..a.frame_count.max(1))
+        .map(|f| {
+            let (pa, pb) = (sa.node_pose(r, f as f32).pos, sb.node_pose(r, f as f32).pos);
+            [pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]]
+        })
+        .collect()
+}
+
+fn near(a: [f32; 3], b: [f32; 3]) -> bool {
+    (0..3).all(|k| (a[k] - b[k]).abs() <= 1e-3)
+}
+
+#[test]
+fn unit_part_edits_reach_their_archive_entries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let g = tmp.path().join("game");
+    std::fs::create_dir(&g).unwrap();
+    let u = game(&g);
+    let parts = g.join("parts.rlb");
+    let (orig, registry) = (
+        std::fs::read(&parts).unwrap(),
+        std::fs::read(g.join("objects.rlb")).unwrap(),
+    );
+    let glb = tmp.path().join("u.glb");
+    let o = msh2gltf().arg(&u).arg(&glb).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // Unedited: nothing written, every part unchanged.
+    let out = tmp.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let o = gltf2msh()
+        .arg(&glb)
+        .arg("--base")
+        .arg(&u)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(err.matches("): unchanged").count(), 2, "{err}");
+    assert!(err.contains("unchanged, nothing written"), "{err}");
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+
+    // A chassis node moved: the chassis entry only.
+    let e1 = tmp.path().join("e1.glb");
+    moved(&glb, "turret", 0.25, &e1);
+    let o = gltf2msh()
+        .arg(&e1)
+        .arg("--base")
+        .arg(&u)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let copy = out.join("parts.rlb");
+    let (a, b) = (
+        model(&entry(&parts, "chassis.msh")),
+        model(&entry(&copy, "chassis.msh")),
+    );
+    assert!(shifts(&a, &b, 1).iter().all(|d| near(*d, [0.25, 0.0, 0.0])));
+    assert!(shifts(&a, &b, 0).iter().all(|d| near(*d, [0.0; 3])));
+    for e in ["gun.msh", "readme.txt"] {
+        assert_eq!(entry(&parts, e), entry(&copy, e), "{e}");
+    }
+
+    // A gun node moved without a key: applied to every key of the gun.
+    let e2 = tmp.path().join("e2.glb");
+    moved(&glb, "rotor", 0.25, &e2);
+    let out2 = tmp.path().join("out2");
+    std::fs::create_dir(&out2).unwrap();
+    let o = gltf2msh()
+        .arg(&e2)
+        .arg("--base")
+        .arg(&u)
+        .arg("-o")
+        .arg(&out2)
+        .arg("--report")
+        .arg(tmp.path().join("r2.json"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let copy2 = out2.join("parts.rlb");
+    let (a, b) = (
+        model(&entry(&parts, "gun.msh")),
+        model(&entry(&copy2, "gun.msh")),
+    );
+    let d = shifts(&a, &b, 1);
+    assert!(
+        d.len() > 1 && d.iter().all(|d| near(*d, [0.25, 0.0, 0.0])),
+        "{d:?}"
+    );
+    assert_eq!(entry(&parts, "chassis.msh"), entry(&copy2, "chassis.msh"));
+    let r: Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("r2.json")).unwrap()).unwrap();
+    let rows = r["import"]["parts"].as_array().unwrap();
+    assert_eq!(
+        (rows[0]["written"].clone(), rows[1]["written"].clone()),
+        (Value::from(false), Value::from(true))
+    );
+
+    // In place: the game's archive, nothing else.
+    let o = gltf2msh()
+        .arg(&e2)
+        .arg("--base")
+        .arg(&u)
+        .arg("--in-place")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&parts).unwrap(),
+        std::fs::read(&copy2).unwrap()
+    );
+    assert_ne!(std::fs::read(&parts).unwrap(), orig);
+    assert_eq!(std::fs::read(g.join("objects.rlb")).unwrap(), registry);
+}
+
+#[test]
+fn a_part_that_cannot_be_written_is_named_and_nothing_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let g = tmp.path().join("game");
+    std::fs::create_dir(&g).unwrap();
+    let u = game(&g);
+    let glb = tmp.path().join("u.glb");
+    assert!(msh2gltf()
+        .arg(&u)
+        .arg(&glb)
+        .output()
+        .unwrap()
+        .status
+        .success());
+    let (mut j, bin) = glb_parts(&glb);
+    // The gun's tip claims a Res1 node the gun does not have.
+    for n in j["nodes"].as_array_mut().unwrap() {
+        if n["name"] == "tip" {
+            n["extras"]["msh"]["node"] = Value::from(99);
+        }
+        if n["name"] == "turret" {
+            n["translation"] = serde_json::json!([9.0, 0.0, 0.0]);
+        }
+    }
+    let bad = tmp.path().join("bad.glb");
+    std::fs::write(&bad, common::glb(&j, &bin)).unwrap();
+    let out = tmp.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let o = gltf2msh()
+        .arg(&bad)
+        .arg("--base")
+        .arg(&u)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("part 1 gun (parts.rlb:gun.msh): gltf.match.node"),
+        "{err}"
+    );
+    assert!(err.contains("nothing written"), "{err}");
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+    // A model base is refused naming the unit route.
+    let o = gltf2msh()
+        .arg(&bad)
+        .arg("--base")
+        .arg(format!("{}:chassis.msh", g.join("parts.rlb").display()))
+        .arg("-o")
+        .arg(out.join("x.rlb"))
+        .output()
+        .unwrap();
+    assert!(stderr(&o).contains("gltf.unit"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--base UNITS/"), "{}", stderr(&o));
+}
