@@ -9,7 +9,10 @@
 //! the same bytes ([`tma::write`]). Placed objects resolve to models through
 //! the unit files and `objects.rlb` ([`validate::resolve`], §4).
 
+pub mod extras;
+pub mod gltf;
 pub mod ir;
+pub mod pipeline;
 pub mod tma;
 pub mod validate;
 
