@@ -606,3 +606,177 @@ fn the_batch_converts_every_mission() {
         assert_eq!(row["status"], "failed", "{file}");
     }
 }
+
+/// `gltf2msh GLB --base TMA -o OUT`: the bytes written (panics naming the
+/// stderr when it fails).
+fn write_back(glb: &std::path::Path, base: &std::path::Path, out: &std::path::Path) -> Vec<u8> {
+    let o = common::gltf2msh()
+        .arg(glb)
+        .arg("--base")
+        .arg(base)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    std::fs::read(out).unwrap()
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn unedited_missions_come_back_byte_for_byte() {
+    let Some(root) = common::corpus() else { return };
+    let man = common::manifest(&root);
+    let tmp = tempfile::tempdir().unwrap();
+    for want in man["missions"].as_array().unwrap() {
+        let rel = want["files"]["data.tma"]["path"].as_str().unwrap();
+        let glb = tmp.path().join(format!("{}.glb", want["index"]));
+        export_mission(&root, rel, &glb);
+        let out = tmp.path().join(format!("{}.tma", want["index"]));
+        let bytes = write_back(&glb, &root.join(rel), &out);
+        assert!(
+            bytes == std::fs::read(root.join(rel)).unwrap(),
+            "{rel}: not byte for byte"
+        );
+    }
+}
+
+/// The node index of placed object `index` and of its parent.
+fn placed_node(doc: &Value, index: usize) -> (usize, usize) {
+    let i = node_with(doc, "parkan_object", index);
+    (i, parents(doc)[i].unwrap())
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn a_move_a_delete_and_a_copy_are_written_and_read_back() {
+    let Some(root) = common::corpus() else { return };
+    let man = common::manifest(&root);
+    let want = &man["missions"][0];
+    let rel = want["files"]["data.tma"]["path"].as_str().unwrap();
+    let base_bytes = std::fs::read(root.join(rel)).unwrap();
+    let (base, _) = tma::read(&base_bytes, Mode::Strict).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let glb = tmp.path().join("m.glb");
+    let (mut doc, bin) = export_mission(&root, rel, &glb);
+    // The first rock moves 5 along game x and turns by 0.5 about z.
+    let rock = base.objects.iter().position(|o| o.kind == 3).unwrap();
+    let (n, _) = placed_node(&doc, rock);
+    let t = doc["nodes"][n]["translation"][0].as_f64().unwrap();
+    doc["nodes"][n]["translation"][0] = serde_json::json!(t + 5.0);
+    let rz = f64::from(base.objects[rock].rotation[2]) + 0.5;
+    doc["nodes"][n]["rotation"] = serde_json::json!([0.0, (rz / 2.0).sin(), 0.0, (rz / 2.0).cos()]);
+    // The first vegetation is deleted (taken out of its group).
+    let tree = base.objects.iter().position(|o| o.kind == 2).unwrap();
+    let (n, g) = placed_node(&doc, tree);
+    doc["nodes"][g]["children"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|c| c.as_u64() != Some(n as u64));
+    // A unit without a host is copied 10 along game y (glTF -z).
+    let unit = base
+        .objects
+        .iter()
+        .position(|o| o.kind == 1 && o.host == -1)
+        .unwrap();
+    let (n, g) = placed_node(&doc, unit);
+    let mut copy = doc["nodes"][n].clone();
+    copy["name"] = serde_json::json!(format!("{}.001", copy["name"].as_str().unwrap()));
+    copy.as_object_mut().unwrap().remove("children");
+    let z = copy["translation"][2].as_f64().unwrap();
+    copy["translation"][2] = serde_json::json!(z - 10.0);
+    let nodes = doc["nodes"].as_array_mut().unwrap();
+    nodes.push(copy);
+    let c = nodes.len() - 1;
+    doc["nodes"][g]["children"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!(c));
+    let edited = tmp.path().join("edited.glb");
+    std::fs::write(&edited, common::glb(&doc, &bin)).unwrap();
+    let out = tmp.path().join("data.tma");
+    let bytes = write_back(&edited, &root.join(rel), &out);
+    let (m, warnings) = tma::read(&bytes, Mode::Strict).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(
+        m.objects.len(),
+        base.objects.len(),
+        "one deleted, one added"
+    );
+    // Untouched objects keep every field; the deleted one is gone.
+    let kept: Vec<&mshgltf::mission::ir::PlacedObject> = base
+        .objects
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != tree)
+        .map(|(_, o)| o)
+        .collect();
+    for (k, (got, was)) in m.objects.iter().zip(&kept).enumerate() {
+        if std::ptr::eq(*was, &base.objects[rock]) {
+            let mut w = (*was).clone();
+            w.position[0] = (f64::from(w.position[0]) + 5.0) as f32;
+            assert_eq!(got.position, w.position, "moved rock");
+            assert!(
+                (f64::from(got.rotation[2]) - rz).abs() < 1e-5,
+                "turned rock: {:?}",
+                got.rotation
+            );
+            assert_eq!(got.rotation[..2], w.rotation[..2]);
+            w.position = got.position;
+            w.rotation = got.rotation;
+            assert_eq!(got, &w, "moved rock: other fields");
+        } else {
+            assert_eq!(got, *was, "object {k} unchanged");
+        }
+    }
+    let added = m.objects.last().unwrap();
+    let orig = &base.objects[unit];
+    let fresh = base.objects.iter().map(|o| o.logical_id).max().unwrap() + 1;
+    assert_eq!(added.logical_id, fresh);
+    assert_eq!(
+        (added.path.clone(), added.clan, added.kind),
+        (orig.path.clone(), orig.clan, orig.kind)
+    );
+    assert!((f64::from(added.position[1]) - f64::from(orig.position[1]) - 10.0).abs() < 1e-3);
+    assert_eq!(added.position[0], orig.position[0]);
+    let lid = added
+        .properties
+        .iter()
+        .find(|p| p.name == b"LogicalID")
+        .unwrap();
+    assert_eq!(
+        (lid.value, lid.minimum, lid.maximum),
+        (fresh as u32, fresh as u32, fresh as u32)
+    );
+    assert_eq!(added.properties.len(), orig.properties.len());
+}
+
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn a_node_that_cannot_be_written_is_refused_by_name() {
+    let Some(root) = common::corpus() else { return };
+    let man = common::manifest(&root);
+    let rel = man["missions"][0]["files"]["data.tma"]["path"]
+        .as_str()
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut doc, bin) = export_mission(&root, rel, &tmp.path().join("m.glb"));
+    let (n, _) = placed_node(&doc, 0);
+    let name = doc["nodes"][n]["name"].as_str().unwrap().to_string();
+    doc["nodes"][n]["extras"]["parkan_object"]["f32_bits"]["position"] = serde_json::json!("moved");
+    let edited = tmp.path().join("bad.glb");
+    std::fs::write(&edited, common::glb(&doc, &bin)).unwrap();
+    let out = tmp.path().join("data.tma");
+    let o = common::gltf2msh()
+        .arg(&edited)
+        .arg("--base")
+        .arg(root.join(rel))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let e = common::stderr(&o);
+    assert!(e.contains("mission.node") && e.contains(&name), "{e}");
+    assert!(!out.exists(), "nothing written");
+}

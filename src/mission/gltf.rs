@@ -344,7 +344,7 @@ impl Builder<'_> {
 }
 
 /// glTF TRS of a node (defaults: identity).
-fn local_matrix(n: &Value) -> DMat4 {
+pub(crate) fn local_matrix(n: &Value) -> DMat4 {
     let f = |key: &str, k: usize, d: f64| n[key][k].as_f64().unwrap_or(d);
     let t = DVec3::new(
         f("translation", 0, 0.0),
@@ -432,12 +432,17 @@ fn object_node(
         None => (t, r),
     };
     let f = |v: f64| num(v as f32);
-    let shown = json!({"scale_applied": o.kind >= 2, "hosted": hosted.is_some()});
+    let (t, r, s) = (
+        [f(t.x), f(t.y), f(t.z)],
+        [f(r.x), f(r.y), f(r.z), f(r.w)],
+        [f(s.x), f(s.y), f(s.z)],
+    );
+    // What the node shows, so the writer tells an untouched node (§8.7).
+    let shown = json!({"scale_applied": o.kind >= 2, "hosted": hosted.is_some(),
+                       "translation": t, "rotation": r, "scale": s});
     json!({
         "name": format!("{letter}{i} {label}"),
-        "translation": [f(t.x), f(t.y), f(t.z)],
-        "rotation": [f(r.x), f(r.y), f(r.z), f(r.w)],
-        "scale": [f(s.x), f(s.y), f(s.z)],
+        "translation": t, "rotation": r, "scale": s,
         "extras": {extras::OBJECT_KEY: extras::object(i, o, resolved, shown)},
     })
 }
@@ -508,8 +513,11 @@ pub fn build(
     groups.push(add_clans(&mut b, m, land.as_ref())?);
     groups.push(add_lodes(&mut b, m)?);
     b.doc["nodes"][0]["children"] = json!(groups);
-    b.doc["scenes"][0]["extras"] = json!({extras::MISSION_KEY: extras::mission(
-        m, input.source, input.sha256, input.descr, input.files)});
+    let mut x = extras::mission(m, input.source, input.sha256, input.descr, input.files);
+    if opts.up == Up::Z {
+        x["conventions"]["up"] = json!("z");
+    }
+    b.doc["scenes"][0]["extras"] = json!({ extras::MISSION_KEY: x });
     finish(b, counts)
 }
 
