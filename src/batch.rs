@@ -333,6 +333,8 @@ pub struct Discovery {
     /// Maps (terrain recognised by its streams), converted by
     /// [`crate::terrain::batch::run`].
     pub terrains: Vec<crate::terrain::batch::TerrainJob>,
+    /// Missions (`data.tma`), converted by [`crate::mission::pipeline::run`].
+    pub missions: Vec<crate::mission::pipeline::MissionJob>,
 }
 
 fn walk(dir: &Path, files: &mut Vec<PathBuf>, skipped: &mut Vec<ReportRow>) -> std::io::Result<()> {
@@ -467,6 +469,10 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
             Content::Map => d.terrains.push(crate::terrain::batch::TerrainJob {
                 output: crate::terrain::batch::output_for(out, &rel_dir, root, format),
                 msh: file.clone(),
+            }),
+            Content::Mission => d.missions.push(crate::mission::pipeline::MissionJob {
+                output: crate::mission::pipeline::output_for(out, &rel_dir, root, format),
+                tma: file.clone(),
             }),
             Content::OtherNres => d.skipped.push(library_row(display, &data)),
             Content::ModelArchive => {
@@ -762,7 +768,8 @@ pub fn run(
 /// The batch driver: every job of `d` through its pipeline, each output
 /// claimed in `plan` first. Models and unit files run in parallel on the
 /// current rayon pool ([`run_planned`]), then maps, one by one
-/// ([`crate::terrain::batch::run`]); `progress` gets each row as it is
+/// ([`crate::terrain::batch::run`]), then missions
+/// ([`crate::mission::pipeline::run`]); `progress` gets each row as it is
 /// done. Returns the rows in that order (without `d`'s skipped and failed
 /// rows).
 pub fn run_discovered(
@@ -774,6 +781,12 @@ pub fn run_discovered(
     let mut rows = run_planned(&d.jobs, opts, plan, progress);
     rows.extend(crate::terrain::batch::run(
         &d.terrains,
+        opts,
+        plan,
+        progress,
+    ));
+    rows.extend(crate::mission::pipeline::run(
+        &d.missions,
         opts,
         plan,
         progress,

@@ -152,6 +152,8 @@ pub enum Content {
     ModelArchive,
     /// A map's `Land.msh` (terrain recognised by its streams).
     Map,
+    /// A mission's `data.tma` ([`is_mission_file`]; mission-notes §2).
+    Mission,
     /// A file named `.msh` that is not an NRes container.
     BrokenModel,
     /// An RsLi archive (fonts, sprites).
@@ -171,6 +173,7 @@ pub fn content_kind(data: &[u8], name: &[u8]) -> Content {
         FileKind::Model => Content::Model,
         FileKind::OtherNres if msh => Content::Model,
         FileKind::NotNres if crate::unit::assemble::is_unit_file(data) => Content::Unit,
+        FileKind::NotNres if is_mission_file(data, name) => Content::Mission,
         FileKind::NotNres if msh => Content::BrokenModel,
         FileKind::Terrain => Content::Map,
         FileKind::ModelArchive => Content::ModelArchive,
@@ -178,6 +181,13 @@ pub fn content_kind(data: &[u8], name: &[u8]) -> Content {
         FileKind::OtherNres => Content::OtherNres,
         FileKind::NotNres => Content::NotNres,
     }
+}
+
+/// True when `name` ends in `.tma` (any case) and `data` starts with the
+/// format word 1 (mission-notes §2.1: `data.tma` has no magic).
+pub fn is_mission_file(data: &[u8], name: &[u8]) -> bool {
+    let tma = name.len() >= 4 && name[name.len() - 4..].eq_ignore_ascii_case(b".tma");
+    tma && data.len() >= 4 && data[..4] == 1u32.to_le_bytes()
 }
 
 /// Reads an input file whole, after checking that it is a regular file of

@@ -93,6 +93,9 @@ pub(super) fn run(
         if source::classify(&bytes) == FileKind::Terrain {
             return edit_map(cli, txn, &p, &bytes);
         }
+        if source::is_mission_file(&bytes, p.as_os_str().as_encoded_bytes()) {
+            return super::mission::edit_mission(cli, txn, &p, &bytes);
+        }
         if crate::unit::assemble::is_unit_file(&bytes) {
             return super::unit::run(cli, txn, &p, &bytes);
         }

@@ -24,6 +24,7 @@ mod console;
 mod edit;
 mod libraries;
 mod materials;
+mod mission;
 mod points;
 mod unit;
 

@@ -8,8 +8,18 @@
 //! description's fill) → checks ([`validate`], mission-notes §9) → back to
 //! the same bytes ([`tma::write`]). Placed objects resolve to models through
 //! the unit files and `objects.rlb` ([`validate::resolve`], §4).
+//!
+//! To and from glTF (§8): [`gltf::build`] makes one scene of the map, every
+//! placed object (each model converted once, its meshes shared by every
+//! copy), the routes, clans and lodes, with every raw field in the extras
+//! ([`extras`]); [`pipeline`] runs it file to file and in a batch;
+//! [`back::apply`] writes an edited scene back over its `data.tma`.
 
+pub mod back;
+pub mod extras;
+pub mod gltf;
 pub mod ir;
+pub mod pipeline;
 pub mod tma;
 pub mod validate;
 

@@ -29,6 +29,10 @@ pub(super) fn resolve(args: &Args) -> Result<Resolved, RunError> {
         )));
     }
     if path.is_dir() {
+        // A mission folder is its data.tma (mission-notes §1.1).
+        if let Some(tma) = crate::mission::pipeline::tma_in(&path) {
+            return Ok(Resolved::Mission(tma));
+        }
         return discover(args, &path);
     }
     let head = source::read_regular(&path, MAX_UPDATE_BYTES)
@@ -40,6 +44,7 @@ pub(super) fn resolve(args: &Args) -> Result<Resolved, RunError> {
         Content::Unit => Pipeline::Unit,
         Content::ModelArchive => return discover(args, &path),
         Content::Map => return Ok(Resolved::Map(path)),
+        Content::Mission => return Ok(Resolved::Mission(path)),
         Content::Rsli => return not_a_model(path, "an RsLi archive (fonts/sprites)"),
         Content::OtherNres => return not_a_model(path, "an NRes library without models"),
         Content::NotNres => return not_a_model(path, "not an NRes container"),

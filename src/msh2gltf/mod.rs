@@ -22,6 +22,7 @@ mod console;
 mod inputs;
 mod list;
 mod map;
+mod mission;
 
 pub use args::Args;
 pub use console::{row_line, summary_line};
@@ -95,6 +96,8 @@ enum Resolved {
     Jobs { found: Discovery, single: bool },
     /// One map: its Land.msh ([`map::run_single`]).
     Map(PathBuf),
+    /// One mission: its data.tma ([`mission::run_single`]).
+    Mission(PathBuf),
     /// Not convertible: the reason for the message.
     NotAModel(PathBuf, &'static str),
 }
@@ -114,6 +117,7 @@ pub fn run(args: &Args) -> Result<u8, RunError> {
     let (found, single) = match inputs::resolve(args)? {
         Resolved::Jobs { found, single } => (found, single),
         Resolved::Map(msh) => return map::run_single(args, &msh, &opts),
+        Resolved::Mission(tma) => return mission::run_single(args, &tma, &opts),
         Resolved::NotAModel(path, why) => {
             eprintln!("msh2gltf: {}: not a model: {why}", path.display());
             return Ok(1);
@@ -133,7 +137,11 @@ pub fn run(args: &Args) -> Result<u8, RunError> {
         .map_err(RunError::Threads)?;
     // The bar counts every row the run prints: discovery's skipped and
     // failed files, the models and units, and the maps.
-    let rows = found.jobs.len() + found.terrains.len() + found.skipped.len() + found.failed.len();
+    let rows = found.jobs.len()
+        + found.terrains.len()
+        + found.missions.len()
+        + found.skipped.len()
+        + found.failed.len();
     let interactive = std::io::stderr().is_terminal() && !args.quiet && found.jobs.len() > 1;
     let console = console::Console::new(args, single, interactive.then_some(rows));
     let mut all: Vec<ReportRow> = found.skipped.iter().chain(&found.failed).cloned().collect();

@@ -281,7 +281,7 @@ fn shift(v: &mut Value, key: &str, k: usize) {
     }
 }
 
-fn len(doc: &Value, key: &str) -> usize {
+pub(crate) fn len(doc: &Value, key: &str) -> usize {
     doc.get(key).and_then(Value::as_array).map_or(0, Vec::len)
 }
 
@@ -295,7 +295,7 @@ fn items<'a>(doc: &'a mut Value, key: &str) -> impl Iterator<Item = &'a mut Valu
 /// Rebases every non-node index of part document `p` onto `m` (whose buffer
 /// already holds the part's bytes at `bin_off`): views, accessors, images,
 /// textures, samplers, materials and meshes (glTF 2.0 §5).
-fn rebase_resources(m: &Value, p: &mut Value, bin_off: usize) {
+pub(crate) fn rebase_resources(m: &Value, p: &mut Value, bin_off: usize) {
     let (n_view, n_acc) = (len(m, "bufferViews"), len(m, "accessors"));
     let (n_img, n_tex, n_smp) = (len(m, "images"), len(m, "textures"), len(m, "samplers"));
     let (n_mat, n_mesh) = (len(m, "materials"), len(m, "meshes"));
@@ -353,7 +353,7 @@ fn rebase_resources(m: &Value, p: &mut Value, bin_off: usize) {
 }
 
 /// Appends the arrays of `p` to those of `m`.
-fn append_arrays(m: &mut Value, p: &mut Value, keys: &[&str]) {
+pub(crate) fn append_arrays(m: &mut Value, p: &mut Value, keys: &[&str]) {
     for key in keys {
         if let Some(src) = p.get_mut(*key).and_then(Value::as_array_mut) {
             let src = std::mem::take(src);
@@ -555,7 +555,7 @@ fn unit_err(source: &str, e: UnitError) -> ConvertError {
 /// `.cpt` and `.ctl` siblings, and its Res17 hall-way graph if it has one.
 /// `archives`: archive bytes by lower-case name, read from `game` when
 /// missing.
-pub(super) fn convert_part(
+pub(crate) fn convert_part(
     game: &Path,
     p: &Part,
     libs: Option<&Libraries>,

@@ -1,0 +1,794 @@
+//! A mission as one glTF scene (mission-notes §8.1–§8.5):
+//!
+//! ```text
+//! Mission <dir>            scene extras parkan_mission
+//! ├─ Terrain               the map (terrain-notes §4), LOD 0
+//! ├─ Buildings / Units / Vegetation / Rocks
+//! │   └─ <K><index> <name> one node per placed object, its model's node tree below
+//! ├─ Routes                "Route <id>": a LINE_LOOP mesh of the points
+//! ├─ Clans                 an empty per clan at its base, zone empties below
+//! └─ Lodes                 an empty per lode
+//! ```
+//!
+//! Each distinct model (kind + lower-case path) is converted once
+//! (buildings and units assembled from their `.dat`, scenery from its
+//! `objects.rlb` record), its meshes, materials and images added to the
+//! document once; every placed object gets its own copy of the model's
+//! nodes, all referencing those meshes (§8.2). No animations (§8.2), and no
+//! geometry on `0x20` cockpit nodes (§4.3).
+//!
+//! Placement (§5, §8.3): translation `(x, z, −y)`, rotation the quaternion
+//! of `Rz·Ry·Rx` with its vector part mapped the same way, scale `(s, s, s)`
+//! on kinds 2 and 3 only; a unit with a host stands at the host building's
+//! hall-way vertex (building placement without scale · the joint node's
+//! world matrix · the Res17 vertex), unturned.
+//!
+//! The whole mission is one work unit ([`crate::limits`]): every node,
+//! primitive and buffer byte it adds is counted against `max_work`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use glam::{DMat4, DQuat, DVec3};
+use serde_json::{json, Value};
+
+use super::extras::{self, num};
+use super::ir::{Mission, PlacedObject};
+use super::validate::{find_in_game, map_dir};
+use super::MissionError;
+use crate::convention::{axes, Up};
+use crate::convert::{ConvertOptions, Converted};
+use crate::limits::{self, Budget};
+use crate::material::Libraries;
+use crate::unit::assemble::{self, Part, Registry, REGISTRY};
+
+/// Names of the group nodes of kinds 0..3.
+pub const GROUPS: [&str; 4] = ["Buildings", "Units", "Vegetation", "Rocks"];
+/// The letter that starts a placed object's node name, by kind.
+pub const LETTERS: [char; 4] = ['B', 'U', 'V', 'R'];
+
+/// What the scene is built from.
+pub struct SceneInput<'a> {
+    /// The mission.
+    pub mission: &'a Mission,
+    /// The mission's name (its folder: `Single.01`).
+    pub name: &'a str,
+    /// `data.tma` as given (for the extras).
+    pub source: &'a str,
+    /// SHA-256 of `data.tma`, hex.
+    pub sha256: &'a str,
+    /// The game folder (objects.rlb, UNITS, the map).
+    pub game: &'a Path,
+    /// The menu title (`descr`), if the folder has one.
+    pub descr: Option<&'a str>,
+    /// The text files beside `data.tma` (name, bytes).
+    pub files: &'a [(String, Vec<u8>)],
+}
+
+/// A built mission scene.
+#[derive(Debug, Clone)]
+pub struct MissionScene {
+    /// The glTF document (buffer 0 without a URI).
+    pub json: Value,
+    /// Buffer 0.
+    pub bin: Vec<u8>,
+    /// Everything approximated or left out, naming the object or model.
+    pub warnings: Vec<String>,
+    /// Files read (the unit files, the map's files, the libraries).
+    pub inputs: Vec<PathBuf>,
+    /// Counts for the report.
+    pub counts: SceneCounts,
+}
+
+/// Counts of a mission scene.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SceneCounts {
+    /// Placed-object nodes.
+    pub placed: usize,
+    /// Distinct models converted.
+    pub models: usize,
+    /// glTF nodes.
+    pub nodes: usize,
+    /// glTF meshes (shared by the copies).
+    pub meshes: usize,
+    /// Nodes with a mesh below the placed objects.
+    pub placed_mesh_nodes: usize,
+    /// Terrain triangles.
+    pub terrain_triangles: usize,
+    /// Materials.
+    pub materials: usize,
+    /// Embedded images.
+    pub textures: usize,
+}
+
+/// A model converted once: its nodes (meshes already in the document) and
+/// its hall-way vertices (joint node, position in glTF axes).
+struct Template {
+    nodes: Vec<Value>,
+    roots: Vec<usize>,
+    hallway: Vec<(Option<usize>, [f32; 3])>,
+    resolved: Value,
+}
+
+struct Builder<'a> {
+    doc: Value,
+    bin: Vec<u8>,
+    budget: Budget,
+    up: Up,
+    warnings: Vec<String>,
+    inputs: Vec<PathBuf>,
+    game: &'a Path,
+    libs: Option<&'a Libraries>,
+    opts: &'a ConvertOptions,
+    archives: HashMap<String, Vec<u8>>,
+    registry: Option<Registry>,
+}
+
+fn err(rule: &'static str, record: Option<String>, detail: impl Into<String>) -> MissionError {
+    MissionError::new(rule, record, detail)
+}
+
+fn object_name(i: usize, o: &PlacedObject) -> String {
+    format!("object {i} ({})", o.path_text())
+}
+
+impl Builder<'_> {
+    fn nodes(&mut self) -> &mut Vec<Value> {
+        self.doc["nodes"].as_array_mut().expect("nodes array")
+    }
+
+    /// Adds a node (children given), counted against the budget.
+    fn add_node(&mut self, node: Value, what: &str) -> Result<usize, MissionError> {
+        self.spend(limits::UNITS_PER_NODE, what)?;
+        self.nodes().push(node);
+        Ok(self.nodes().len() - 1)
+    }
+
+    fn spend(&mut self, units: u64, what: &str) -> Result<(), MissionError> {
+        self.budget
+            .spend(units, what)
+            .map_err(|d| err("limits.work", None, d))
+    }
+
+    /// Appends the buffer bytes and resources of document `p` (its
+    /// animations dropped) and returns its nodes, meshes rebased.
+    fn add_document(
+        &mut self,
+        mut p: Value,
+        bin: &[u8],
+        what: &str,
+    ) -> Result<Vec<Value>, MissionError> {
+        if let Some(o) = p.as_object_mut() {
+            o.remove("animations");
+        }
+        let prims: usize = p["meshes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|m| m["primitives"].as_array().map_or(0, Vec::len))
+            .sum();
+        self.spend(
+            prims as u64 * limits::UNITS_PER_PRIMITIVE + bin.len() as u64 / limits::BYTES_PER_UNIT,
+            what,
+        )?;
+        while self.bin.len() % 4 != 0 {
+            self.bin.push(0);
+        }
+        let off = self.bin.len();
+        self.bin.extend_from_slice(bin);
+        assemble::rebase_resources(&self.doc, &mut p, off);
+        let nodes = p["nodes"]
+            .as_array_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
+        assemble::append_arrays(
+            &mut self.doc,
+            &mut p,
+            &[
+                "bufferViews",
+                "accessors",
+                "images",
+                "textures",
+                "samplers",
+                "materials",
+                "meshes",
+            ],
+        );
+        Ok(nodes)
+    }
+
+    /// A copy of `nodes` (children relative to the list) appended to the
+    /// document; returns the new indices of `roots`.
+    fn copy_nodes(
+        &mut self,
+        nodes: &[Value],
+        roots: &[usize],
+        what: &str,
+    ) -> Result<Vec<usize>, MissionError> {
+        self.spend(nodes.len() as u64 * limits::UNITS_PER_NODE, what)?;
+        let base = self.nodes().len();
+        for n in nodes {
+            let mut n = n.clone();
+            if let Some(ch) = n.get_mut("children").and_then(Value::as_array_mut) {
+                for c in ch.iter_mut() {
+                    *c = Value::from(c.as_u64().unwrap_or(0) as usize + base);
+                }
+            }
+            self.nodes().push(n);
+        }
+        Ok(roots.iter().map(|r| r + base).collect())
+    }
+
+    fn registry(&mut self) -> Result<&Registry, String> {
+        if self.registry.is_none() {
+            let path = find_in_game(self.game, REGISTRY)
+                .ok_or_else(|| format!("no {REGISTRY} in {}", self.game.display()))?;
+            let bytes = crate::source::read_regular(&path, crate::output::MAX_UPDATE_BYTES)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let reg = Registry::read(&bytes).map_err(|e| e.detail)?;
+            self.inputs.push(path);
+            self.registry = Some(reg);
+        }
+        Ok(self.registry.as_ref().expect("registry"))
+    }
+
+    /// Converts the model of `o` (its `.dat` assembly or its `objects.rlb`
+    /// record, §4) into a template.
+    fn convert_model(&mut self, i: usize, o: &PlacedObject) -> Result<Template, MissionError> {
+        let path = o.path_text();
+        let rec = || Some(object_name(i, o));
+        let (c, resolved) = if o.is_owned() {
+            let file = find_in_game(self.game, &path).ok_or_else(|| {
+                err(
+                    "mission.resolve",
+                    rec(),
+                    format!("{path} is not in {}", self.game.display()),
+                )
+            })?;
+            let data = crate::source::read_regular(&file, crate::output::MAX_UPDATE_BYTES)
+                .map_err(|e| err("io", rec(), format!("cannot read {}: {e}", file.display())))?;
+            let c = assemble::convert_unit(&file, &data, self.libs, self.opts)
+                .map_err(|e| err(e.rule(), rec(), e.to_string()))?;
+            self.inputs.push(file);
+            (c, json!({"dat": path}))
+        } else {
+            let mesh = self
+                .registry()
+                .map_err(|d| err("mission.resolve", rec(), d))?
+                .mesh_of(&path)
+                .map_err(|e| err("mission.resolve", rec(), e.detail))?;
+            let part = Part {
+                component: 0,
+                record: path.clone(),
+                display: path.clone(),
+                class: 0,
+                archive: mesh.archive.clone(),
+                mesh_entry: mesh.entry.clone(),
+                via: mesh.via.clone(),
+                parent_part: None,
+                socket: None,
+            };
+            let (c, _) =
+                assemble::convert_part(self.game, &part, self.libs, self.opts, &mut self.archives)
+                    .map_err(|e| err(e.rule(), rec(), e.to_string()))?;
+            let resolved =
+                json!({"record": path, "mesh": format!("{}:{}", mesh.archive, mesh.entry)});
+            (c, resolved)
+        };
+        self.template(i, o, c, resolved)
+    }
+
+    fn template(
+        &mut self,
+        i: usize,
+        o: &PlacedObject,
+        c: Converted,
+        resolved: Value,
+    ) -> Result<Template, MissionError> {
+        let what = format!("the model of {}", object_name(i, o));
+        let doc = serde_json::to_value(&c.exported.root)
+            .map_err(|e| err("gltf.json", Some(object_name(i, o)), e.to_string()))?;
+        let roots: Vec<usize> = doc["scenes"][0]["nodes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r.as_u64().map(|r| r as usize))
+            .collect();
+        let hall = doc["scenes"][0]["extras"]["msh"]["unit"]["hallway"]["vertices"].clone();
+        let mut nodes = self.add_document(doc, &c.exported.bin, &what)?;
+        for n in nodes.iter_mut() {
+            // §4.3: cockpit shells (0x20) are drawn only from inside.
+            let cockpit = n["extras"]["msh"]["flags"]
+                .as_u64()
+                .is_some_and(|f| f & 0x20 != 0);
+            if cockpit {
+                if let Some(o) = n.as_object_mut() {
+                    o.remove("mesh");
+                }
+            }
+        }
+        let hallway = hall
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|v| {
+                let joint = v["node"].as_u64();
+                let node = nodes.iter().position(|n| {
+                    let m = &n["extras"]["msh"];
+                    m["part"].as_u64() == Some(0)
+                        && m.get("control_point").is_none()
+                        && m["node"].as_u64() == joint
+                });
+                let p: Vec<f32> = v["position"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|x| x.as_f64().unwrap_or(0.0) as f32)
+                    .collect();
+                let p = [0, 1, 2].map(|k| p.get(k).copied().unwrap_or(0.0));
+                (node, axes::vec3(self.up, p))
+            })
+            .collect();
+        self.warnings.extend(
+            c.warnings
+                .iter()
+                .map(|w| format!("{} {}: {w}", LETTERS[o.kind as usize], o.path_text())),
+        );
+        Ok(Template {
+            nodes,
+            roots,
+            hallway,
+            resolved,
+        })
+    }
+}
+
+/// glTF TRS of a node (defaults: identity).
+pub(crate) fn local_matrix(n: &Value) -> DMat4 {
+    let f = |key: &str, k: usize, d: f64| n[key][k].as_f64().unwrap_or(d);
+    let t = DVec3::new(
+        f("translation", 0, 0.0),
+        f("translation", 1, 0.0),
+        f("translation", 2, 0.0),
+    );
+    let r = DQuat::from_xyzw(
+        f("rotation", 0, 0.0),
+        f("rotation", 1, 0.0),
+        f("rotation", 2, 0.0),
+        f("rotation", 3, 1.0),
+    );
+    let s = DVec3::new(f("scale", 0, 1.0), f("scale", 1, 1.0), f("scale", 2, 1.0));
+    DMat4::from_scale_rotation_translation(s, r, t)
+}
+
+/// The world matrix of node `i` of a template (parents found through the
+/// children lists).
+fn template_world(nodes: &[Value], i: usize) -> DMat4 {
+    let mut m = local_matrix(&nodes[i]);
+    let mut at = i;
+    for _ in 0..nodes.len() {
+        let parent = nodes.iter().position(|n| {
+            n["children"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|c| c.as_u64() == Some(at as u64)))
+        });
+        match parent {
+            Some(p) => {
+                m = local_matrix(&nodes[p]) * m;
+                at = p;
+            }
+            None => break,
+        }
+    }
+    m
+}
+
+/// The placement of `o` in glTF axes (§5.2, §5.7): translation, rotation
+/// (the quaternion of `Rz·Ry·Rx`, its vector part mapped like a position)
+/// and the scale shown (the stored one on kinds 2 and 3, §5.3; 1 on
+/// kinds 0 and 1), its components permuted like the axes.
+pub fn placement(up: Up, o: &PlacedObject) -> (DVec3, DQuat, DVec3) {
+    let [rx, ry, rz] = o.rotation.map(f64::from);
+    let q = DQuat::from_rotation_z(rz) * DQuat::from_rotation_y(ry) * DQuat::from_rotation_x(rx);
+    let map = |v: [f64; 3]| match up {
+        Up::Y => DVec3::new(v[0], v[2], -v[1]),
+        Up::Z => DVec3::new(v[0], v[1], v[2]),
+    };
+    let qv = map([q.x, q.y, q.z]);
+    let t = map(o.position.map(f64::from));
+    let s = if o.kind >= 2 {
+        let [a, b, c] = o.scale.map(f64::from);
+        match up {
+            Up::Y => DVec3::new(a, c, b),
+            Up::Z => DVec3::new(a, b, c),
+        }
+    } else {
+        DVec3::ONE
+    };
+    (t, DQuat::from_xyzw(qv.x, qv.y, qv.z, q.w), s)
+}
+
+/// The node of placed object `i`: its name (§8.3: `<K><index>` and the
+/// instance name when it is exact text, else the path's stem), transform
+/// and extras; `hosted` is the hall-way position when the unit has a host.
+fn object_node(
+    up: Up,
+    i: usize,
+    o: &PlacedObject,
+    hosted: Option<DVec3>,
+    resolved: Value,
+) -> Value {
+    let letter = LETTERS.get(o.kind as usize).copied().unwrap_or('X');
+    let label = extras::exact_text(&o.instance_name)
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| {
+            let p = o.path_text();
+            let file = p.rsplit(['\\', '/']).next().unwrap_or(&p).to_string();
+            crate::source::stem_of(&file).to_string()
+        });
+    let (t, r, s) = placement(up, o);
+    let (t, r) = match hosted {
+        Some(h) => (h, DQuat::IDENTITY),
+        None => (t, r),
+    };
+    let f = |v: f64| num(v as f32);
+    let (t, r, s) = (
+        [f(t.x), f(t.y), f(t.z)],
+        [f(r.x), f(r.y), f(r.z), f(r.w)],
+        [f(s.x), f(s.y), f(s.z)],
+    );
+    // What the node shows, so the writer tells an untouched node (§8.7).
+    let shown = json!({"scale_applied": o.kind >= 2, "hosted": hosted.is_some(),
+                       "translation": t, "rotation": r, "scale": s});
+    json!({
+        "name": format!("{letter}{i} {label}"),
+        "translation": t, "rotation": r, "scale": s,
+        "extras": {extras::OBJECT_KEY: extras::object(i, o, resolved, shown)},
+    })
+}
+
+/// The LOD 0 ground height of the map at `(x, y)` (game axes): the
+/// triangle of LOD 0 under the point, interpolated; `None` off the map.
+pub fn ground_z(land: &crate::terrain::ir::Land, x: f32, y: f32) -> Option<f32> {
+    let p = &land.positions;
+    for f in &land.faces[land.lod_range(0)] {
+        let [a, b, c] = f.v.map(|k| p.get(usize::from(k)).copied());
+        let (Some(a), Some(b), Some(c)) = (a, b, c) else {
+            continue;
+        };
+        let d = (b[1] - c[1]) * (a[0] - c[0]) + (c[0] - b[0]) * (a[1] - c[1]);
+        if d.abs() < 1e-12 {
+            continue;
+        }
+        let l1 = ((b[1] - c[1]) * (x - c[0]) + (c[0] - b[0]) * (y - c[1])) / d;
+        let l2 = ((c[1] - a[1]) * (x - c[0]) + (a[0] - c[0]) * (y - c[1])) / d;
+        let l3 = 1.0 - l1 - l2;
+        let eps = -1e-6;
+        if l1 >= eps && l2 >= eps && l3 >= eps {
+            return Some(l1 * a[2] + l2 * b[2] + l3 * c[2]);
+        }
+    }
+    None
+}
+
+/// Builds the scene of `input` (§8.1). `libs` gives materials and
+/// textures to the models and the map.
+///
+/// # Errors
+/// `mission.resolve` (a `.dat`, record or map that is not in the game
+/// folder), a model's own conversion rule (naming the placed object),
+/// `terrain.*` rules of the map, `limits.work` (the whole mission over
+/// `opts.max_work`), `gltf.json`.
+pub fn build(
+    input: &SceneInput<'_>,
+    libs: Option<&Libraries>,
+    opts: &ConvertOptions,
+) -> Result<MissionScene, MissionError> {
+    let m = input.mission;
+    let mut b = Builder {
+        doc: json!({
+            "asset": {"version": "2.0", "generator": concat!("mshgltf ", env!("CARGO_PKG_VERSION"), " (mission)")},
+            "scene": 0,
+            "scenes": [{"name": format!("Mission {}", input.name), "nodes": [0]}],
+            "nodes": [{"name": format!("Mission {}", input.name), "children": []}],
+            "meshes": [], "materials": [], "bufferViews": [], "accessors": [],
+        }),
+        bin: Vec::new(),
+        budget: Budget::new(opts.max_work),
+        up: opts.up,
+        warnings: Vec::new(),
+        inputs: Vec::new(),
+        game: input.game,
+        libs,
+        opts,
+        archives: HashMap::new(),
+        registry: None,
+    };
+    let mut counts = SceneCounts::default();
+    let mut groups = Vec::new();
+    let (terrain, land) = add_terrain(&mut b, m, opts, &mut counts)?;
+    groups.push(terrain);
+    groups.extend(add_objects(&mut b, m, &mut counts)?);
+    groups.push(add_routes(&mut b, m)?);
+    groups.push(add_clans(&mut b, m, land.as_ref())?);
+    groups.push(add_lodes(&mut b, m)?);
+    b.doc["nodes"][0]["children"] = json!(groups);
+    let mut x = extras::mission(m, input.source, input.sha256, input.descr, input.files);
+    if opts.up == Up::Z {
+        x["conventions"]["up"] = json!("z");
+    }
+    b.doc["scenes"][0]["extras"] = json!({ extras::MISSION_KEY: x });
+    finish(b, counts)
+}
+
+fn finish(mut b: Builder<'_>, mut counts: SceneCounts) -> Result<MissionScene, MissionError> {
+    while b.bin.len() % 4 != 0 {
+        b.bin.push(0);
+    }
+    b.doc["buffers"] = json!([{"byteLength": b.bin.len()}]);
+    if let Some(o) = b.doc.as_object_mut() {
+        for key in ["images", "textures", "samplers", "meshes", "materials"] {
+            if o.get(key)
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty)
+            {
+                o.remove(key);
+            }
+        }
+    }
+    let n = |k: &str| assemble::len(&b.doc, k);
+    counts.nodes = n("nodes");
+    counts.meshes = n("meshes");
+    counts.materials = n("materials");
+    counts.textures = n("images");
+    b.inputs.sort();
+    b.inputs.dedup();
+    Ok(MissionScene {
+        json: b.doc,
+        bin: b.bin,
+        warnings: b.warnings,
+        inputs: b.inputs,
+        counts,
+    })
+}
+
+/// The map named by the mission's map path (terrain-notes §4, LOD 0)
+/// under a `Terrain` node; returns the node and the map (for ground
+/// heights).
+fn add_terrain(
+    b: &mut Builder<'_>,
+    m: &Mission,
+    opts: &ConvertOptions,
+    counts: &mut SceneCounts,
+) -> Result<(usize, Option<crate::terrain::ir::Land>), MissionError> {
+    use crate::terrain::{export, source::TerrainSource, Mode as TMode};
+    let map = crate::source::decode_name(&m.map_path);
+    let stem = map.rsplit(['\\', '/']).next().unwrap_or("land").to_string();
+    let msh = map_dir(&map).and_then(|d| find_in_game(b.game, &format!("{d}\\{stem}.msh")));
+    let Some(msh) = msh else {
+        return Err(err(
+            "mission.resolve",
+            Some("map path".into()),
+            format!("{map:?}: no {stem}.msh under {}", b.game.display()),
+        ));
+    };
+    let mode = match opts.mode {
+        crate::msh::read::Mode::Tolerant => TMode::Tolerant,
+        _ => TMode::Strict,
+    };
+    let terr = |e: crate::terrain::TerrainError| {
+        err(
+            e.rule,
+            Some("map".into()),
+            format!("{}: {e}", msh.display()),
+        )
+    };
+    let src = TerrainSource::load(&msh, mode, b.libs).map_err(terr)?;
+    let topts = export::TerrainExportOptions {
+        up: opts.up,
+        textures: opts.textures,
+        ..Default::default()
+    };
+    let g = export::export(&src, b.libs, &topts);
+    b.inputs.extend(src.inputs.iter().cloned());
+    b.warnings
+        .extend(g.warnings.iter().map(|w| format!("terrain: {w}")));
+    counts.terrain_triangles = g.triangles;
+    let scene_extras = g.json["scenes"][0]["extras"].clone();
+    let roots: Vec<usize> = g.json["scenes"][0]["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.as_u64().map(|r| r as usize))
+        .collect();
+    let nodes = b.add_document(g.json, &g.bin, "the map")?;
+    let children = b.copy_nodes(&nodes, &roots, "the map")?;
+    let node = b.add_node(
+        json!({"name": "Terrain", "children": children, "extras": {"parkan_terrain_scene": scene_extras}}),
+        "the map",
+    )?;
+    Ok((node, Some(src.land)))
+}
+
+/// The four kind groups with a node per placed object (§8.3), each
+/// model converted once.
+fn add_objects(
+    b: &mut Builder<'_>,
+    m: &Mission,
+    counts: &mut SceneCounts,
+) -> Result<Vec<usize>, MissionError> {
+    let mut templates: HashMap<(u32, String), Template> = HashMap::new();
+    for (i, o) in m.objects.iter().enumerate() {
+        let key = (o.kind, o.path_text().to_lowercase());
+        if o.kind <= 3 && !templates.contains_key(&key) {
+            let t = b.convert_model(i, o)?;
+            templates.insert(key, t);
+        }
+    }
+    counts.models = templates.len();
+    let mut members: [Vec<usize>; 4] = Default::default();
+    for (i, o) in m.objects.iter().enumerate() {
+        let Some(t) = templates.get(&(o.kind, o.path_text().to_lowercase())) else {
+            b.warnings.push(format!(
+                "{}: kind {} is not 0..3; not shown",
+                object_name(i, o),
+                o.kind
+            ));
+            continue;
+        };
+        let hosted = hosted_position(b, m, i, o, &templates);
+        let what = object_name(i, o);
+        let children = b.copy_nodes(&t.nodes, &t.roots, &what)?;
+        counts.placed_mesh_nodes += t.nodes.iter().filter(|n| n.get("mesh").is_some()).count();
+        let mut node = object_node(b.up, i, o, hosted, t.resolved.clone());
+        node["children"] = json!(children);
+        members[o.kind as usize].push(b.add_node(node, &what)?);
+        counts.placed += 1;
+    }
+    let mut groups = Vec::new();
+    for (k, list) in members.into_iter().enumerate() {
+        let g = b.add_node(json!({"name": GROUPS[k], "children": list}), GROUPS[k])?;
+        groups.push(g);
+    }
+    Ok(groups)
+}
+
+/// The hall-way position of a hosted unit (§5.5), or `None` (with a
+/// warning when the host or vertex cannot be found).
+fn hosted_position(
+    b: &mut Builder<'_>,
+    m: &Mission,
+    i: usize,
+    o: &PlacedObject,
+    templates: &HashMap<(u32, String), Template>,
+) -> Option<DVec3> {
+    if o.host == -1 && o.vertex == -1 {
+        return None;
+    }
+    let host = m
+        .objects
+        .iter()
+        .find(|h| h.kind == 0 && h.logical_id == o.host);
+    let found = host.and_then(|h| {
+        let t = templates.get(&(h.kind, h.path_text().to_lowercase()))?;
+        let (joint, p) = *t.hallway.get(usize::try_from(o.vertex).ok()?)?;
+        let joint = joint.map_or(DMat4::IDENTITY, |j| template_world(&t.nodes, j));
+        let (ht, hr, _) = placement(b.up, h);
+        let world = DMat4::from_rotation_translation(hr, ht) * joint;
+        Some(world.transform_point3(DVec3::new(
+            f64::from(p[0]),
+            f64::from(p[1]),
+            f64::from(p[2]),
+        )))
+    });
+    if found.is_none() {
+        b.warnings.push(format!(
+            "{}: host {} vertex {} not found (no such building, or no such hall-way vertex); shown at its stored position",
+            object_name(i, o),
+            o.host,
+            o.vertex
+        ));
+    }
+    found
+}
+
+/// Routes (§8.4): a `LINE_LOOP` mesh of the points per route.
+fn add_routes(b: &mut Builder<'_>, m: &Mission) -> Result<usize, MissionError> {
+    let mut list = Vec::new();
+    for (i, r) in m.routes.iter().enumerate() {
+        let pts: Vec<[f32; 3]> = r.points.iter().map(|p| axes::vec3(b.up, *p)).collect();
+        let mut node = json!({"name": format!("Route {}", r.id),
+                              "extras": {extras::ROUTE_KEY: extras::route(i, r)}});
+        if !pts.is_empty() && pts.iter().flatten().all(|x| x.is_finite()) {
+            let acc = b.positions(&pts);
+            let mesh = assemble::len(&b.doc, "meshes");
+            b.doc["meshes"].as_array_mut().expect("meshes").push(json!({
+                "name": format!("Route {}", r.id),
+                "primitives": [{"attributes": {"POSITION": acc}, "mode": 2}],
+            }));
+            node["mesh"] = json!(mesh);
+        }
+        list.push(b.add_node(node, "a route")?);
+    }
+    b.add_node(json!({"name": "Routes", "children": list}), "Routes")
+}
+
+impl Builder<'_> {
+    /// A `VEC3` float accessor of `pts` (with min and max).
+    fn positions(&mut self, pts: &[[f32; 3]]) -> usize {
+        while self.bin.len() % 4 != 0 {
+            self.bin.push(0);
+        }
+        let off = self.bin.len();
+        for p in pts {
+            p.iter()
+                .for_each(|x| self.bin.extend_from_slice(&x.to_le_bytes()));
+        }
+        let view = assemble::len(&self.doc, "bufferViews");
+        self.doc["bufferViews"].as_array_mut().expect("views").push(
+            json!({"buffer": 0, "byteOffset": off, "byteLength": pts.len() * 12, "target": 34962}),
+        );
+        let lo: Vec<Value> = (0..3)
+            .map(|k| num(pts.iter().map(|p| p[k]).fold(f32::MAX, f32::min)))
+            .collect();
+        let hi: Vec<Value> = (0..3)
+            .map(|k| num(pts.iter().map(|p| p[k]).fold(f32::MIN, f32::max)))
+            .collect();
+        let acc = assemble::len(&self.doc, "accessors");
+        self.doc["accessors"]
+            .as_array_mut()
+            .expect("accessors")
+            .push(json!({
+                "bufferView": view, "componentType": 5126, "count": pts.len(), "type": "VEC3",
+                "min": lo, "max": hi,
+            }));
+        acc
+    }
+}
+
+/// Clans (§8.4): an empty at the base on the ground, zone empties below.
+fn add_clans(
+    b: &mut Builder<'_>,
+    m: &Mission,
+    land: Option<&crate::terrain::ir::Land>,
+) -> Result<usize, MissionError> {
+    let mut list = Vec::new();
+    for (i, k) in m.clans.iter().enumerate() {
+        let z = land
+            .and_then(|l| ground_z(l, k.base[0], k.base[1]))
+            .unwrap_or(0.0);
+        let at = axes::vec3(b.up, [k.base[0], k.base[1], z]);
+        let mut zones = Vec::new();
+        for (n, zone) in k.zones.iter().enumerate() {
+            let c = axes::vec3(b.up, zone.centre);
+            let rel = [0, 1, 2].map(|a| num(c[a] - at[a]));
+            zones.push(b.add_node(
+                json!({"name": format!("Zone {i}.{n}"), "translation": rel,
+                       "extras": {"parkan_zone": {"clan": i, "index": n, "outer": num(zone.outer)}}}),
+                "a zone",
+            )?);
+        }
+        let name = crate::source::decode_name(&k.name);
+        let mut node = json!({"name": format!("Clan {i} {name}"), "translation": at.map(num),
+                              "extras": {extras::CLAN_KEY: extras::clan(i, k)}});
+        if !zones.is_empty() {
+            node["children"] = json!(zones);
+        }
+        list.push(b.add_node(node, "a clan")?);
+    }
+    b.add_node(json!({"name": "Clans", "children": list}), "Clans")
+}
+
+/// Lodes (§8.4): an empty at the stored position.
+fn add_lodes(b: &mut Builder<'_>, m: &Mission) -> Result<usize, MissionError> {
+    let mut list = Vec::new();
+    for (i, l) in m.lodes.iter().enumerate() {
+        let at = axes::vec3(b.up, l.position);
+        list.push(b.add_node(
+            json!({"name": format!("Lode {i}"), "translation": at.map(num),
+                   "extras": {extras::LODE_KEY: extras::lode(i, l)}}),
+            "a lode",
+        )?);
+    }
+    b.add_node(json!({"name": "Lodes", "children": list}), "Lodes")
+}

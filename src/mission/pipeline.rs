@@ -1,0 +1,330 @@
+//! Missions file to file: `MISSIONS/<…>/data.tma` (or its folder) → one
+//! `.glb` / `.gltf` scene ([`super::gltf::build`]) through the output
+//! transaction, and the missions of a batch (`OUT/MISSIONS/<dir>.glb`, one
+//! report row each, kind `mission`).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+
+use super::gltf::{self, MissionScene, SceneInput};
+use super::validate::find_in_game;
+use super::{tma, Mission, MissionError, Mode};
+use crate::batch::{BatchOptions, ReportRow, Status};
+use crate::convert::Counts;
+use crate::output::{Transaction, TxnOptions, WritePlan};
+use crate::unit::assemble::REGISTRY;
+
+/// The name of a mission's binary file.
+pub const TMA: &str = "data.tma";
+/// The text files of a mission folder carried in the scene extras (§1.1).
+pub const TEXT_FILES: [&str; 5] = [
+    "mission.cfg",
+    "briefing.cfg",
+    "messages.cfg",
+    "Mistips.mis",
+    "descr",
+];
+/// Folders above `data.tma` searched for the game folder (`objects.rlb`):
+/// `MISSIONS/CAMPAIGN/CAMPAIGN.01/Mission.01` is four deep.
+pub const GAME_DEPTH: usize = 6;
+
+/// One mission of a batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissionJob {
+    /// Its `data.tma`.
+    pub tma: PathBuf,
+    /// Output file.
+    pub output: PathBuf,
+}
+
+/// A mission read from its folder, with what the scene needs.
+#[derive(Debug, Clone)]
+pub struct MissionSource {
+    /// `data.tma`'s path.
+    pub path: PathBuf,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+    /// The mission.
+    pub mission: Mission,
+    /// Tolerant read findings.
+    pub warnings: Vec<MissionError>,
+    /// The game folder.
+    pub game: PathBuf,
+    /// The text files beside it (name, bytes).
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+/// `data.tma` of a mission folder (any case), if it has one.
+pub fn tma_in(dir: &Path) -> Option<PathBuf> {
+    find_in_game(dir, TMA).filter(|p| p.is_file())
+}
+
+/// The game folder of a mission: `game_dir` when it holds `objects.rlb`,
+/// else the nearest folder above `data.tma` that does (at most
+/// [`GAME_DEPTH`] up).
+pub fn game_of(tma: &Path, game_dir: Option<&Path>) -> Option<PathBuf> {
+    if let Some(g) = game_dir.filter(|g| find_in_game(g, REGISTRY).is_some()) {
+        return Some(g.to_path_buf());
+    }
+    let mut dir = std::fs::canonicalize(tma).ok()?.parent()?.to_path_buf();
+    for _ in 0..GAME_DEPTH {
+        dir = dir.parent()?.to_path_buf();
+        if find_in_game(&dir, REGISTRY).is_some() {
+            return Some(dir);
+        }
+    }
+    None
+}
+
+impl MissionSource {
+    /// Reads `tma` (§2, under `mode`) and the text files beside it, and
+    /// finds the game folder.
+    ///
+    /// # Errors
+    /// `io` (unreadable), the reader's `mission.*` rules,
+    /// `mission.resolve` (no game folder with `objects.rlb`); each names
+    /// the file.
+    pub fn load(
+        tma: &Path,
+        mode: Mode,
+        game_dir: Option<&Path>,
+    ) -> Result<MissionSource, MissionError> {
+        let file = tma.display().to_string();
+        let bytes =
+            crate::source::read_regular(tma, crate::output::MAX_UPDATE_BYTES).map_err(|e| {
+                MissionError::new("io", None, format!("cannot read: {e}")).in_file(&file)
+            })?;
+        let (mission, warnings) = tma::read(&bytes, mode).map_err(|e| e.in_file(&file))?;
+        let game = game_of(tma, game_dir).ok_or_else(|| {
+            MissionError::new(
+                "mission.resolve",
+                None,
+                format!("no {REGISTRY} in the {GAME_DEPTH} folders above it (pass --game-dir)"),
+            )
+            .in_file(&file)
+        })?;
+        let dir = tma.parent().unwrap_or(Path::new("."));
+        let files = TEXT_FILES
+            .iter()
+            .filter_map(|n| {
+                let p = find_in_game(dir, n)?;
+                let b = crate::source::read_regular(&p, crate::output::MAX_UPDATE_BYTES).ok()?;
+                Some((n.to_string(), b))
+            })
+            .collect();
+        Ok(MissionSource {
+            path: tma.to_path_buf(),
+            bytes,
+            mission,
+            warnings,
+            game,
+            files,
+        })
+    }
+
+    /// The mission's name: its folder's name.
+    pub fn name(&self) -> String {
+        std::fs::canonicalize(&self.path)
+            .ok()
+            .and_then(|p| {
+                p.parent()?
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+            })
+            .unwrap_or_else(|| "mission".into())
+    }
+
+    /// The scene of the mission ([`gltf::build`]).
+    ///
+    /// # Errors
+    /// [`gltf::build`]'s, naming the file.
+    pub fn scene(
+        &self,
+        libs: Option<&crate::material::Libraries>,
+        opts: &crate::convert::ConvertOptions,
+    ) -> Result<MissionScene, MissionError> {
+        let sha: String = Sha256::digest(&self.bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let descr = self
+            .files
+            .iter()
+            .find(|(n, _)| n == "descr")
+            .map(|(_, b)| crate::source::decode_name(b).trim().to_string());
+        let source = self.path.display().to_string();
+        let input = SceneInput {
+            mission: &self.mission,
+            name: &self.name(),
+            source: &source,
+            sha256: &sha,
+            game: &self.game,
+            descr: descr.as_deref(),
+            files: &self.files,
+        };
+        let mut s = gltf::build(&input, libs, opts).map_err(|e| e.in_file(&source))?;
+        let mut w: Vec<String> = self.warnings.iter().map(ToString::to_string).collect();
+        w.append(&mut s.warnings);
+        s.warnings = w;
+        s.inputs.push(self.path.clone());
+        Ok(s)
+    }
+}
+
+/// The bytes of a scene: GLB, or `.gltf` JSON whose buffer is `bin_uri`.
+///
+/// # Errors
+/// `gltf.json`; `gltf.size` (a GLB over 4 GiB).
+pub fn encode(
+    s: &MissionScene,
+    bin_uri: Option<&str>,
+) -> Result<(Vec<u8>, Option<Vec<u8>>), MissionError> {
+    let json_err = |e: serde_json::Error| MissionError::new("gltf.json", None, e.to_string());
+    match bin_uri {
+        Some(uri) => {
+            let mut j = s.json.clone();
+            j["buffers"][0]["uri"] = serde_json::json!(uri);
+            Ok((
+                serde_json::to_vec_pretty(&j).map_err(json_err)?,
+                Some(s.bin.clone()),
+            ))
+        }
+        None => {
+            let json = serde_json::to_vec(&s.json).map_err(json_err)?;
+            let glb = crate::gltf_export::glb::frame(&json, &s.bin).map_err(|total| {
+                MissionError::new(
+                    "gltf.size",
+                    None,
+                    format!("GLB of {total} bytes exceeds 4 GiB"),
+                )
+            })?;
+            Ok((glb, None))
+        }
+    }
+}
+
+/// Converts the mission `tma` into `out` (`.gltf` writes a `.bin` beside
+/// it, anything else is GLB) in one transaction whose inputs are every file
+/// read. Returns the scene (counts, warnings) and the libraries' files.
+///
+/// # Errors
+/// [`MissionSource::load`]'s, [`MissionSource::scene`]'s, [`encode`]'s and
+/// the transaction's `output.*` rules.
+pub fn convert_file(
+    tma: &Path,
+    out: &Path,
+    opts: &BatchOptions,
+) -> Result<(MissionScene, Vec<PathBuf>), MissionError> {
+    let mode = match opts.convert.mode {
+        crate::msh::read::Mode::Tolerant => Mode::Tolerant,
+        _ => Mode::Strict,
+    };
+    let src = MissionSource::load(tma, mode, opts.game_dir.as_deref())?;
+    let lookup_at = opts.game_dir.clone().unwrap_or_else(|| src.game.clone());
+    let (libs, lib_warnings) = crate::terrain::convert::libraries_for(&lookup_at, None);
+    let libs = libs.map(|l| l.with_texm_order(opts.texm_order));
+    let mut s = src.scene(libs.as_ref(), &opts.convert)?;
+    s.warnings.splice(0..0, lib_warnings);
+    let lib_files = libs.as_ref().map(|l| l.files()).unwrap_or_default();
+    let file = out.display().to_string();
+    let out_err = |e: crate::output::OutputError| {
+        MissionError::new(e.rule(), None, e.to_string()).in_file(&file)
+    };
+    let is_gltf = out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gltf"));
+    let mut txn = Transaction::new(TxnOptions::from_env(opts.force));
+    for p in s.inputs.iter().chain(&lib_files) {
+        txn.add_input(p);
+    }
+    if is_gltf {
+        let bin_path = out.with_extension("bin");
+        let uri = bin_path.file_name().map_or_else(
+            || "mission.bin".into(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let (json, bin) = encode(&s, Some(&uri)).map_err(|e| e.in_file(&file))?;
+        txn.stage(&bin_path, bin.unwrap_or_default())
+            .map_err(out_err)?;
+        txn.stage(out, json).map_err(out_err)?;
+    } else {
+        let (glb, _) = encode(&s, None).map_err(|e| e.in_file(&file))?;
+        txn.stage(out, glb).map_err(out_err)?;
+    }
+    txn.commit().map_err(out_err)?;
+    Ok((s, lib_files))
+}
+
+/// The files mission job `j` writes: its output, and the `.bin` beside a
+/// `.gltf`.
+pub fn outputs(j: &MissionJob) -> Vec<PathBuf> {
+    crate::terrain::batch::outputs(&crate::terrain::batch::TerrainJob {
+        msh: j.tma.clone(),
+        output: j.output.clone(),
+    })
+}
+
+/// Output of the mission whose `data.tma` lies in `rel_dir` (relative to
+/// the batch root, e.g. `MISSIONS/Single.01`): `<out>/MISSIONS/Single.01.glb`.
+pub fn output_for(
+    out: &Path,
+    rel_dir: &Path,
+    root: &Path,
+    format: crate::batch::Format,
+) -> PathBuf {
+    crate::terrain::batch::output_for(out, rel_dir, root, format)
+}
+
+/// The mission pipeline of a run: each job converted (one by one: a
+/// mission converts its models in turn) after claiming its outputs in
+/// `plan`; one row per mission (kind `mission`), given to `progress` as it
+/// is done.
+pub fn run(
+    jobs: &[MissionJob],
+    opts: &BatchOptions,
+    plan: &mut WritePlan,
+    progress: &(dyn Fn(&ReportRow) + Sync),
+) -> Vec<ReportRow> {
+    let mut rows = Vec::with_capacity(jobs.len());
+    for j in jobs {
+        let t0 = Instant::now();
+        let source = j.tma.display().to_string();
+        let mut r = ReportRow {
+            kind: Some("mission".into()),
+            ..ReportRow::new(source.clone(), Status::Converted)
+        };
+        let result = plan
+            .claim_all(&outputs(j))
+            .map_err(|e| MissionError::new(e.rule(), None, e.to_string()))
+            .and_then(|()| convert_file(&j.tma, &j.output, opts));
+        match result {
+            Ok((s, libs)) => {
+                r.output = Some(j.output.display().to_string());
+                r.libraries = libs.iter().map(|p| p.display().to_string()).collect();
+                r.warnings = s.warnings;
+                r.notes = vec![format!(
+                    "{} placed objects, {} models, {} meshes shared by {} mesh nodes",
+                    s.counts.placed, s.counts.models, s.counts.meshes, s.counts.placed_mesh_nodes
+                )];
+                r.counts = Some(Counts {
+                    nodes: s.counts.nodes,
+                    triangles: s.counts.terrain_triangles,
+                    materials: s.counts.materials,
+                    textures: s.counts.textures,
+                    ..Default::default()
+                });
+            }
+            Err(e) => {
+                r.status = Status::Failed;
+                r.errors = vec![e.to_string()];
+                r.rule = Some(e.rule.to_string());
+            }
+        }
+        r.time_ms = t0.elapsed().as_secs_f64() * 1000.0;
+        progress(&r);
+        rows.push(r);
+    }
+    rows
+}
