@@ -317,13 +317,27 @@ fn control_point_edits_of_corpus_models_are_written() {
                     };
                     // Moved to the scene root: a point sits on a node, so
                     // it stays on its own, and a warning names it.
-                    let named = changes.iter().any(|c| {
-                        c.starts_with(&format!("control point {name}")) && c.contains(word)
-                    }) || (what == "re-parented"
-                        && warnings.iter().any(|w| {
-                            w.starts_with(&format!("control point {name}:"))
-                                && w.contains("scene root")
-                        }));
+                    // Turned about glTF x while pointing along x: a roll,
+                    // which a .cpt cannot hold (a warning, nothing written).
+                    let q0: Vec<f32> =
+                        serde_json::from_value(doc0.json["nodes"][g]["rotation"].clone()).unwrap();
+                    let d0 = mshgltf::unit::gltf::direction_of([q0[0], q0[1], q0[2], q0[3]]);
+                    let roll = what == "turned" && d0[0].abs() > 1.0 - 1e-4;
+                    let named = (!roll
+                        && changes.iter().any(|c| {
+                            c.starts_with(&format!("control point {name}")) && c.contains(word)
+                        }))
+                        || (roll
+                            && changes.is_empty()
+                            && imp.report.warnings.iter().any(|w| {
+                                w.starts_with(&format!("control point {name:?}"))
+                                    && w.contains("no roll")
+                            }))
+                        || (what == "re-parented"
+                            && warnings.iter().any(|w| {
+                                w.starts_with(&format!("control point {name}:"))
+                                    && w.contains("scene root")
+                            }));
                     if !named {
                         failures.push(format!(
                             "{}: point {name:?} {what}: changes {changes:?}, warnings {:?}",

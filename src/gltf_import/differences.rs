@@ -28,10 +28,6 @@ use crate::gltf_export::axes;
 use crate::msh::{Model, Nodes};
 use crate::unit::gltf::CONTROL_POINT_KEY;
 
-/// Direction tolerance (per component of the unit direction) of "the
-/// control point points where the `.cpt` has it".
-pub const POINT_DIR_TOL: f32 = 1e-4;
-
 fn name_of(v: &Value) -> &str {
     v.get("name").and_then(Value::as_str).unwrap_or("")
 }
@@ -138,17 +134,13 @@ fn point_changes(nd: &Value, cp: &serde_json::Map<String, Value>, conv: Context)
         .filter(|a| a.len() == 3);
     if let Some(d) = dir {
         let d: [f32; 3] = std::array::from_fn(|i| d[i].as_f64().unwrap_or(0.0) as f32);
-        let want = axes::normalize3(axes::vec3(conv.up, d).map(f64::from));
-        let q = glam::Quat::from_xyzw(trs.r[0], trs.r[1], trs.r[2], trs.r[3]);
-        let y = (q * glam::Vec3::Y).to_array();
-        if want.is_some_and(|w| close3(y, w, POINT_DIR_TOL)) {
-            let exported = crate::unit::gltf::rotation_to(axes::vec3(conv.up, d));
-            if !rot_close(trs.r, exported) {
-                what.push(
-                    "turned about its own direction (the .cpt stores a direction only, no roll)"
-                        .into(),
-                );
-            }
+        // One rule with the writer (crate::unit::gltf::point_turn).
+        if crate::unit::gltf::point_turn(trs.r, axes::vec3(conv.up, d))
+            == crate::unit::gltf::PointTurn::Rolled
+        {
+            what.push(
+                "turned about its own direction (the .cpt stores a direction only, no roll)".into(),
+            );
         }
     }
     if [trs.s[0], trs.s[2]].iter().any(|s| (s - 1.0).abs() > 1e-4) {

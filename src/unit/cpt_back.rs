@@ -21,7 +21,7 @@
 use serde_json::Value;
 
 use super::cpt::{self, ControlPoint, ControlPoints};
-use super::gltf::{direction_of, CONTROL_POINT_KEY};
+use super::gltf::{point_turn, PointTurn, CONTROL_POINT_KEY};
 use super::UnitError;
 use crate::convention::encode_name;
 use crate::gltf_export::{axes, Up};
@@ -91,10 +91,13 @@ fn point_of(
         ));
     }
     let stored = axes::vec3(up, b.direction);
-    let exported_q = super::gltf::rotation_to(stored);
-    let turned = far(&q, &exported_q) && far(&q, &exported_q.map(|x| -x));
-    if turned || far(&s[1..2], &[1.0]) {
-        let d = direction_of(q);
+    // A roll (same direction) is not written: differences warns about it.
+    let turn = point_turn(q, stored);
+    if matches!(turn, PointTurn::Turned(_)) || far(&s[1..2], &[1.0]) {
+        let d = match turn {
+            PointTurn::Turned(d) => d,
+            _ => axes::normalize3(stored.map(f64::from)).unwrap_or([0.0, 1.0, 0.0]),
+        };
         let m = b.magnitude() * s[1];
         p.direction = axes::vec3_inv(up, d.map(|x| x * m));
         changes.push(format!(

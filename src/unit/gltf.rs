@@ -65,6 +65,46 @@ pub fn direction_of(q: [f32; 4]) -> [f32; 3] {
     ]
 }
 
+/// Tolerance of "the empty points where the `.cpt` has it": per component
+/// of the unit direction, and per quaternion component against the
+/// rotation the export gave it.
+pub const POINT_TURN_TOL: f32 = 1e-4;
+
+/// How a control-point empty's rotation differs from the one the export
+/// gave it (unit-files-notes §5.1): the one rule both the writer
+/// ([`crate::unit::cpt_back`]) and the difference report use.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PointTurn {
+    /// As exported (within [`POINT_TURN_TOL`], either quaternion sign).
+    Same,
+    /// Pointing elsewhere: the new unit direction (glTF axes).
+    Turned([f32; 3]),
+    /// Same direction, turned about it: a roll, which a `.cpt` cannot hold.
+    Rolled,
+}
+
+/// Compares rotation `q` (glTF x, y, z, w) of an empty with the rotation
+/// [`rotation_to`] gives its stored direction `d` (glTF axes, any length).
+pub fn point_turn(q: [f32; 4], d: [f32; 3]) -> PointTurn {
+    let exported = rotation_to(d);
+    let off = |s: f32| {
+        (0..4)
+            .map(|k| (q[k] - s * exported[k]).abs())
+            .fold(0.0f32, f32::max)
+    };
+    if off(1.0).min(off(-1.0)) <= POINT_TURN_TOL {
+        return PointTurn::Same;
+    }
+    let now = direction_of(q);
+    let same_way = axes::normalize3(d.map(f64::from))
+        .is_some_and(|w| (0..3).all(|k| (now[k] - w[k]).abs() <= POINT_TURN_TOL));
+    if same_way {
+        PointTurn::Rolled
+    } else {
+        PointTurn::Turned(now)
+    }
+}
+
 /// Adds one empty per control point (unit-files-notes §5.1) under the first
 /// `res1_nodes` glTF nodes; a point on a node outside them hangs on the
 /// scene root, with a warning. Returns the glTF indices of the empties.
@@ -506,6 +546,23 @@ mod tests {
                 (0..3).all(|k| (back[k] - d[k]).abs() < 1e-6),
                 "{d:?} -> {back:?}"
             );
+        }
+    }
+
+    #[test]
+    fn point_turns_are_told_apart() {
+        let d = [0.3, 0.4, -0.5];
+        let q = rotation_to(d);
+        assert_eq!(point_turn(q, d), PointTurn::Same);
+        assert_eq!(point_turn(q.map(|x| -x), d), PointTurn::Same);
+        // A roll: turned about the direction itself.
+        let w = glam::Vec3::from(d).normalize();
+        let roll = glam::Quat::from_axis_angle(w, 0.5) * glam::Quat::from_array(q);
+        assert_eq!(point_turn(roll.to_array(), d), PointTurn::Rolled);
+        // A turn: somewhere else, with the new direction.
+        match point_turn(rotation_to([1.0, 0.0, 0.0]), d) {
+            PointTurn::Turned(n) => assert!((n[0] - 1.0).abs() < 1e-6, "{n:?}"),
+            other => panic!("{other:?}"),
         }
     }
 
