@@ -84,7 +84,7 @@ pub enum PointTurn {
 }
 
 /// Compares rotation `q` (glTF x, y, z, w) of an empty with the rotation
-/// [`rotation_to`] gives its stored direction `d` (glTF axes, any length).
+/// the export gives its stored direction `d` (glTF axes, any length).
 pub fn point_turn(q: [f32; 4], d: [f32; 3]) -> PointTurn {
     let exported = rotation_to(d);
     let off = |s: f32| {
