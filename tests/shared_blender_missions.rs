@@ -3,7 +3,9 @@
 //! (File › Import › Parkan mission) into one Blender scene, on a copy of
 //! `../shared/corpus`, and exports each unedited (File › Export › Parkan
 //! mission); then in the first mission moves a rock, deletes a tree and
-//! duplicates a unit (Shift+D), exports again and renders the mission.
+//! duplicates a unit (Shift+D), exports again and renders the mission;
+//! File › Export › Parkan model on a mission is refused naming the mission
+//! export.
 //! Here: every placed object of the manifest is there (per kind, every
 //! index, one collection per group), copies share mesh datablocks (fewer
 //! datablocks than placed mesh objects), each placed object carries its
@@ -201,6 +203,12 @@ fn missions_in(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
             got["placed"], got["mesh_objects"], got["meshes"]
         );
     }
+    let model = r["model_export_result"].to_string();
+    assert!(
+        model.contains("ERROR") && model.contains("Parkan mission"),
+        "Export > Parkan model on a mission: {model}"
+    );
+    assert!(!work.join("model.msh").exists());
     check_edit(corpus, missions, &r, &work);
     let png = work.join("mission.png");
     assert!(png.is_file(), "no render");

@@ -555,6 +555,9 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
         scene = context.scene
         coll = model_collection(context)
         models = [c for c in bpy.data.collections if "msh" in c.keys() and "source" in c["msh"]]
+        if coll is None and not self.base and missions.mission_collection(context) is not None:
+            raise tools.ToolError("this is a mission: export it with File > Export > Parkan "
+                                  "mission (data.tma)")
         if coll is not None:
             ex = dict(sc.idprop_dict(coll["msh"]))
         elif models and not self.base:

@@ -9,7 +9,9 @@ the add-on and imports every MISSION_DIR (File > Import > Parkan mission,
 the folder for the first, its data.tma for the others) into one Blender
 scene; for each, counts the placed objects per kind, the mesh objects and
 the mesh datablocks under placed objects, the clan colours, and exports it
-unedited (File > Export > Parkan mission) to WORK_DIR/<i>/unedited.tma.
+unedited (File > Export > Parkan mission) to WORK_DIR/<i>/unedited.tma;
+File > Export > Parkan model with the mission active is refused, naming
+the mission export.
 Then in the first mission it moves the first rock by (+5, +2.5, 0) in
 Blender (= game x, y), deletes the first vegetation (with its model's
 pieces, as Delete Hierarchy does), duplicates the first unit without a host
@@ -151,6 +153,10 @@ def main():
         os.makedirs(os.path.join(WORK, str(i)), exist_ok=True)
         out["missions"][i]["unedited_result"] = export(
             missions, coll, os.path.join(WORK, str(i), "unedited.tma"))
+    # File > Export > Parkan model with a mission active points to the mission export.
+    sc.set_active_collection(bpy.context, colls[0])
+    out["model_export_result"] = messages(lambda: bpy.ops.export_scene.parkan_msh(
+        filepath=os.path.join(WORK, "model.msh"), mode="BASE"))
     out["edit"] = edit(missions, colls[0])
     out["edited_result"] = export(missions, colls[0], os.path.join(WORK, "0", "edited.tma"))
     render(colls[0], missions, os.path.join(WORK, "mission.png"))
