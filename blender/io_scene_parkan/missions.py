@@ -50,8 +50,9 @@ NO_CLAN = (0.6, 0.6, 0.6, 1.0)
 
 def parse_text(v):
     """A custom property Blender kept as text (its importer stores
-    `str(value)` when a nested value does not fit an ID property: a null,
-    an integer over 2**31, a list of mixed types) as the JSON value it was:
+    `str(value)` when a nested value does not fit an ID property: an
+    integer over 2**31 such as a marker or float bits, a list of mixed
+    types) as the JSON value it was:
     JSON text first, then Python literal text. Anything else as it is."""
     if not isinstance(v, str):
         return v
