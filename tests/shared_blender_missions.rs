@@ -5,7 +5,8 @@
 //! mission); then in the first mission moves a rock, deletes a tree and
 //! duplicates a unit (Shift+D), exports again and renders the mission;
 //! File › Export › Parkan model on a mission is refused naming the mission
-//! export.
+//! export; in the second mission (its names `.001` after the first's) a
+//! Shift+D copy named `.002` still comes back as the copy.
 //! Here: every placed object of the manifest is there (per kind, every
 //! index, one collection per group), copies share mesh datablocks (fewer
 //! datablocks than placed mesh objects), each placed object carries its
@@ -20,7 +21,7 @@ mod common;
 
 use std::path::Path;
 
-use mshgltf::mission::{ir::PlacedObject, tma, Mode};
+use mshgltf::mission::{ir::PlacedObject, tma, Mission, Mode};
 use serde_json::Value;
 
 /// Blender's move of the rock, in game axes (Blender x, y = game x, y).
@@ -210,6 +211,7 @@ fn missions_in(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
     );
     assert!(!work.join("model.msh").exists());
     check_edit(corpus, missions, &r, &work);
+    check_renamed_copy(corpus, missions, &r, &work);
     let png = work.join("mission.png");
     assert!(png.is_file(), "no render");
     println!(
@@ -265,6 +267,17 @@ fn check_edit(corpus: &Path, missions: &[Value], r: &Value, work: &Path) {
             assert_eq!(now, *was, "object {i} unchanged");
         }
     }
+    let fresh = check_copy(&base, &got, unit);
+    println!(
+        "{rel}: rock {rock} moved, tree {tree} deleted, unit {unit} copied with logical id {fresh}"
+    );
+}
+
+/// The last object of `got` is a copy of `base` object `unit` with a
+/// fresh logical id (`LogicalID` too), moved [`COPY_MOVE`] along game y,
+/// the rest of its transform and its property list the original's.
+/// Returns the fresh id.
+fn check_copy(base: &Mission, got: &Mission, unit: usize) -> i32 {
     let added = got.objects.last().unwrap();
     let orig = &base.objects[unit];
     let fresh = base.objects.iter().map(|o| o.logical_id).max().unwrap() + 1;
@@ -288,7 +301,36 @@ fn check_edit(corpus: &Path, missions: &[Value], r: &Value, work: &Path) {
         (fresh as u32, fresh as u32, fresh as u32)
     );
     assert_eq!(added.properties.len(), orig.properties.len());
-    println!(
-        "{rel}: rock {rock} moved, tree {tree} deleted, unit {unit} copied with logical id {fresh}"
+    fresh
+}
+
+/// The second mission's names collided with the first's on import
+/// (`U13 w_m_trk2.001`); its Shift+D copy (`.002`, no longer) is still the
+/// copy: the original keeps every field and its logical id.
+fn check_renamed_copy(corpus: &Path, missions: &[Value], r: &Value, work: &Path) {
+    let e = &r["edit_renamed"];
+    assert!(e["skipped"].is_null(), "{e}");
+    assert_eq!(e["result"], serde_json::json!(["FINISHED"]), "{e}");
+    let names = e["copy_names"].as_array().unwrap();
+    assert_eq!(names.len(), 1, "{e}");
+    let (orig, copy) = (
+        e["original_name"].as_str().unwrap(),
+        names[0].as_str().unwrap(),
     );
+    assert!(
+        copy.len() <= orig.len(),
+        "not the case under test: {orig} / {copy}"
+    );
+    let rel = missions[1]["files"]["data.tma"]["path"].as_str().unwrap();
+    let (base, _) = tma::read(&std::fs::read(corpus.join(rel)).unwrap(), Mode::Strict).unwrap();
+    let bytes = std::fs::read(work.join("1").join("edited.tma")).unwrap();
+    let (got, warnings) = tma::read(&bytes, Mode::Strict).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(got.objects.len(), base.objects.len() + 1);
+    for (i, (now, was)) in got.objects.iter().zip(&base.objects).enumerate() {
+        assert_eq!(now, was, "object {i} unchanged");
+    }
+    let unit = e["copied"].as_u64().unwrap() as usize;
+    let fresh = check_copy(&base, &got, unit);
+    println!("{rel}: {orig} copied as {copy}: the copy got logical id {fresh}");
 }

@@ -75,13 +75,43 @@ def props(o, key="parkan_object"):
     return v if isinstance(v, dict) else {}
 
 
-def fix_text_extras(glb, mission_extras=None):
+def mark_copies(doc, names):
+    """gltf2msh takes the node of an object with the shortest name as the
+    original and the others as copies (Blender's Shift+D adds `.001`). When
+    the names collide with other objects of the .blend (a second mission,
+    the same mission twice) the original may be `U13 w_m_trk2.001` and its
+    copy `U13 w_m_trk2.002`; `names` ({object index: the name Blender gave
+    it on import}) tells which is which: a copy whose name is not longer
+    than its original's gets ` copy` appended (in the glTF only). Returns
+    how many were renamed."""
+    nodes = {}
+    for nd in doc.get("nodes", []):
+        x = (nd.get("extras") or {}).get("parkan_object")
+        if isinstance(x, dict) and isinstance(x.get("index"), int):
+            nodes.setdefault(x["index"], []).append(nd)
+    n = 0
+    for index, group in nodes.items():
+        orig = names.get(str(index))
+        if len(group) < 2 or orig not in [nd.get("name") for nd in group]:
+            continue
+        for nd in group:
+            name = nd.get("name", "")
+            while name != orig and len(name) <= len(orig):
+                name += " copy"
+            if name != nd.get("name", ""):
+                nd["name"] = name
+                n += 1
+    return n
+
+
+def fix_text_extras(glb, mission_extras=None, names=None):
     """Rewrites `glb` in place: every node's (and the scene's) extras among
     EXTRAS_KEYS that Blender's exporter wrote as Python text become the JSON
     object they were imported from; with `mission_extras` (a dict), the
     scene's `extras.parkan_mission` is that one (the mission collection's
     copy: a second mission imported into the same Blender scene replaces
-    the scene's own). Returns how many values were re-encoded.
+    the scene's own). With `names`, copies are told from their originals
+    (`mark_copies`). Returns how many values were re-encoded.
 
     Why here and not in gltf2msh: the text is Python's `repr` of the value
     Blender's importer could not store, and Python's `ast.literal_eval`
@@ -104,6 +134,8 @@ def fix_text_extras(glb, mission_extras=None):
                 if isinstance(p, (dict, list)):
                     ex[k] = p
                     n += 1
+    if names:
+        mark_copies(doc, names)
     if mission_extras is not None and scenes:
         s = scenes[doc.get("scene", 0)]
         ex = s.get("extras") if isinstance(s.get("extras"), dict) else {}
@@ -239,8 +271,11 @@ class IMPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Import
             del scene["parkan_mission"]
         elif had is not None:
             scene["parkan_mission"] = had
-        coll[RECORD] = {"source": tma, "extras": json.dumps(mission_ex)}
         groups = sort_into_groups(objs, coll)
+        # The name Blender gave each placed object: tells an original from
+        # its Shift+D copies on export (mark_copies).
+        names = {str(props(o).get("index")): o.name for o in objs if props(o)}
+        coll[RECORD] = {"source": tma, "extras": json.dumps(mission_ex), "names": json.dumps(names)}
         owned = colour_by_clan(objs)
         show_object_colours(context)
         placed = [o for o in objs if props(o)]
@@ -328,7 +363,9 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
         try:
             glb = os.path.join(tmp, "mission.glb")
             self.export(context, glb, coll)
-            fix_text_extras(glb, parse_text(rec.get("extras")) or None)
+            names = parse_text(rec.get("names") or "{}")
+            fix_text_extras(glb, parse_text(rec.get("extras")) or None,
+                            names if isinstance(names, dict) else None)
             rep = os.path.join(tmp, "report.json")
             cmd = [g2m, glb, "--base", base, "-o", out, "--report", rep]
             if self.replace_file:

@@ -16,7 +16,10 @@ Then in the first mission it moves the first rock by (+5, +2.5, 0) in
 Blender (= game x, y), deletes the first vegetation (with its model's
 pieces, as Delete Hierarchy does), duplicates the first unit without a host
 (bpy.ops.object.duplicate, Shift+D: `.001`) and moves the copy by +10 along
-Blender y (game y), and exports to WORK_DIR/0/edited.tma. Renders the first
+Blender y (game y), and exports to WORK_DIR/0/edited.tma. In the second
+mission, whose names collided with the first's on import (`.001`), it
+duplicates a unit so named (the copy: `.002`, no longer than the original),
+renames the copy `.000` (sorting before the original) and exports to WORK_DIR/1/edited.tma. Renders the first
 mission from above (Workbench, object colours) to WORK_DIR/mission.png.
 Prints one line `MISSION_TEST {json}`.
 """
@@ -84,6 +87,13 @@ def edit(missions, coll):
          "copied": missions.props(unit)["index"]}
     for o in reversed(missions.descendants(tree)):
         bpy.data.objects.remove(o)
+    e.update(duplicate(missions, unit))
+    return e
+
+
+def duplicate(missions, unit):
+    """Shift+D of `unit` with its pieces; the copy moved +10 along y."""
+    e = {"original_name": unit.name}
     bpy.ops.object.select_all(action="DESELECT")
     for d in missions.descendants(unit):
         d.select_set(True)
@@ -97,6 +107,26 @@ def edit(missions, coll):
     if copy:
         copy[0].matrix_world.translation += mathutils.Vector((0.0, 10.0, 0.0))
     bpy.context.view_layer.update()
+    return e
+
+
+def copy_renamed(missions, coll):
+    """In a mission whose names collided on import (`U13 w_m_trk2.001`):
+    Shift+D of such a unit gives a copy whose name is no longer (`.002`);
+    renamed `U13 w_m_trk2.000` it also sorts before the original."""
+    placed = [o for o in coll.all_objects if missions.props(o)]
+    unit = next((o for o in sorted(placed, key=lambda o: missions.props(o)["index"])
+                 if missions.props(o)["kind"] == 1 and missions.props(o)["host"] == -1
+                 and "." in o.name), None)
+    if unit is None:
+        return {"skipped": "no unit with a .NNN name"}
+    e = {"copied": missions.props(unit)["index"]}
+    e.update(duplicate(missions, unit))
+    # The user renames the copy: as long as the original's, sorting first.
+    copy = bpy.data.objects.get(e["copy_names"][0]) if e["copy_names"] else None
+    if copy is not None:
+        copy.name = unit.name.rsplit(".", 1)[0] + ".000"
+        e["copy_names"] = [copy.name]
     return e
 
 
@@ -159,6 +189,10 @@ def main():
         filepath=os.path.join(WORK, "model.msh"), mode="BASE"))
     out["edit"] = edit(missions, colls[0])
     out["edited_result"] = export(missions, colls[0], os.path.join(WORK, "0", "edited.tma"))
+    if len(colls) > 1:
+        out["edit_renamed"] = copy_renamed(missions, colls[1])
+        out["edit_renamed"]["result"] = export(missions, colls[1],
+                                               os.path.join(WORK, "1", "edited.tma"))
     render(colls[0], missions, os.path.join(WORK, "mission.png"))
 
 
