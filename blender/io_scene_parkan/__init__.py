@@ -1,6 +1,8 @@
 """Parkan: Iron Strategy models (MSH in NRes archives) for Blender.
 
 File > Import > Parkan unit (.dat): an assembled unit (see `units`).
+File > Import/Export > Parkan mission (data.tma): a whole mission and its
+edits back (see `missions`).
 File > Import > Parkan model (.msh, .rlb): a bare model, one entry of an
 archive (picked from the archive's model list), every model of an archive,
 or every archive of a game folder. File > Export > Parkan model (.msh): the
@@ -36,6 +38,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from . import clips
 from . import edits
+from . import missions
 from . import scene as sc
 from . import terrain
 from . import tools
@@ -552,6 +555,9 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
         scene = context.scene
         coll = model_collection(context)
         models = [c for c in bpy.data.collections if "msh" in c.keys() and "source" in c["msh"]]
+        if coll is None and not self.base and missions.mission_collection(context) is not None:
+            raise tools.ToolError("this is a mission: export it with File > Export > Parkan "
+                                  "mission (data.tma)")
         if coll is not None:
             ex = dict(sc.idprop_dict(coll["msh"]))
         elif models and not self.base:
@@ -720,7 +726,8 @@ def menu_export(self, context):
 
 
 classes = (ParkanPreferences, IMPORT_SCENE_OT_parkan_msh, EXPORT_SCENE_OT_parkan_msh,
-           units.IMPORT_SCENE_OT_parkan_unit)
+           units.IMPORT_SCENE_OT_parkan_unit, missions.IMPORT_SCENE_OT_parkan_mission,
+           missions.EXPORT_SCENE_OT_parkan_mission)
 
 
 def numpy_shim():
@@ -743,11 +750,15 @@ def register():
         bpy.utils.register_class(c)
     bpy.types.TOPBAR_MT_file_import.append(menu_import)
     bpy.types.TOPBAR_MT_file_import.append(units.menu_import)
+    bpy.types.TOPBAR_MT_file_import.append(missions.menu_import)
     bpy.types.TOPBAR_MT_file_export.append(menu_export)
+    bpy.types.TOPBAR_MT_file_export.append(missions.menu_export)
 
 
 def unregister():
+    bpy.types.TOPBAR_MT_file_export.remove(missions.menu_export)
     bpy.types.TOPBAR_MT_file_export.remove(menu_export)
+    bpy.types.TOPBAR_MT_file_import.remove(missions.menu_import)
     bpy.types.TOPBAR_MT_file_import.remove(units.menu_import)
     bpy.types.TOPBAR_MT_file_import.remove(menu_import)
     for c in reversed(classes):

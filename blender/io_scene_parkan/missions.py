@@ -1,0 +1,413 @@
+"""Missions (`MISSIONS/<…>/data.tma`, mission-notes §8) in Blender.
+
+File > Import > Parkan mission: `msh2gltf` builds one glTF scene of the
+mission (the map, every placed building, unit, tree and rock, the routes,
+clans and lodes); Blender's glTF importer loads it; this module sorts the
+objects into one child collection per group node (Terrain, Buildings,
+Units, Vegetation, Rocks, Routes, Clans, Lodes), gives every placed object
+(and its model's pieces) its clan's colour (`Object.color`, shown with the
+viewport's Object colour mode), locks the scale of buildings and units (the
+game ignores it, §5.3) and remembers the source `data.tma` and the scene
+extras (`parkan_mission`, §8.5) on the mission collection. Copies of one
+model share its mesh datablocks (one per glTF mesh, §8.2).
+
+File > Export > Parkan mission: Blender's glTF export of the mission
+collection, then `fix_text_extras` turns the extras Blender wrote as Python
+text back into JSON (see there), then `gltf2msh OUT.glb --base data.tma -o
+FILE` writes the edits (moves, turns, rescales of trees and rocks, deleted
+objects, Shift+D copies; §8.7) and its warnings are reported as text.
+"""
+
+import ast
+import json
+import os
+import shutil
+import tempfile
+
+import bpy
+from bpy.props import BoolProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper, ImportHelper
+
+from . import clips
+from . import scene as sc
+from . import tools
+
+# The mission collection's record: {"source": data.tma, "extras": JSON text
+# of the scene's extras.parkan_mission}.
+RECORD = "parkan_mission"
+GROUPS = ("Terrain", "Buildings", "Units", "Vegetation", "Rocks", "Routes", "Clans", "Lodes")
+KIND_GROUP = {0: "Buildings", 1: "Units", 2: "Vegetation", 3: "Rocks"}
+# Node extras (and the scene's) that msh2gltf writes as JSON objects and
+# Blender may hand back as Python text.
+EXTRAS_KEYS = ("parkan_object", "parkan_mission", "parkan_route", "parkan_clan", "parkan_zone",
+               "parkan_lode", "parkan_terrain_scene", "msh")
+# One colour per clan index (RGBA); clan -1 and out-of-range: grey.
+PALETTE = [(0.25, 0.75, 0.25, 1.0), (0.2, 0.45, 1.0, 1.0), (1.0, 0.25, 0.2, 1.0),
+           (1.0, 0.8, 0.15, 1.0), (0.75, 0.3, 1.0, 1.0), (0.1, 0.85, 0.85, 1.0),
+           (1.0, 0.55, 0.1, 1.0), (0.95, 0.45, 0.75, 1.0)]
+NO_CLAN = (0.6, 0.6, 0.6, 1.0)
+
+
+def parse_text(v):
+    """A custom property Blender kept as text (its importer stores
+    `str(value)` when a nested value does not fit an ID property: an
+    integer over 2**31 such as a marker or float bits, a list of mixed
+    types) as the JSON value it was:
+    JSON text first, then Python literal text. Anything else as it is."""
+    if not isinstance(v, str):
+        return v
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            return parse(v)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            continue
+    return v
+
+
+def props(o, key="parkan_object"):
+    """An object's `key` custom property (its glTF node extras) as plain
+    data (a dict), whether Blender kept it as a group or as text; {} when
+    absent or unreadable."""
+    v = o.get(key)
+    if v is None:
+        return {}
+    v = parse_text(sc.idprop_dict(v))
+    return v if isinstance(v, dict) else {}
+
+
+def mark_copies(doc, names):
+    """gltf2msh takes the node of an object with the shortest name as the
+    original and the others as copies (Blender's Shift+D adds `.001`). When
+    the names collide with other objects of the .blend (a second mission,
+    the same mission twice) the original may be `U13 w_m_trk2.001` and its
+    copy `U13 w_m_trk2.002`; `names` ({object index: the name Blender gave
+    it on import}) tells which is which: a copy whose name is not longer
+    than its original's gets ` copy` appended (in the glTF only). Returns
+    how many were renamed."""
+    nodes = {}
+    for nd in doc.get("nodes", []):
+        x = (nd.get("extras") or {}).get("parkan_object")
+        if isinstance(x, dict) and isinstance(x.get("index"), int):
+            nodes.setdefault(x["index"], []).append(nd)
+    n = 0
+    for index, group in nodes.items():
+        orig = names.get(str(index))
+        if len(group) < 2 or orig not in [nd.get("name") for nd in group]:
+            continue
+        for nd in group:
+            name = nd.get("name", "")
+            while name != orig and len(name) <= len(orig):
+                name += " copy"
+            if name != nd.get("name", ""):
+                nd["name"] = name
+                n += 1
+    return n
+
+
+def fix_text_extras(glb, mission_extras=None, names=None):
+    """Rewrites `glb` in place: every node's (and the scene's) extras among
+    EXTRAS_KEYS that Blender's exporter wrote as Python text become the JSON
+    object they were imported from; with `mission_extras` (a dict), the
+    scene's `extras.parkan_mission` is that one (the mission collection's
+    copy: a second mission imported into the same Blender scene replaces
+    the scene's own). With `names`, copies are told from their originals
+    (`mark_copies`). Returns how many values were re-encoded.
+
+    Why here and not in gltf2msh: the text is Python's `repr` of the value
+    Blender's importer could not store, and Python's `ast.literal_eval`
+    reads it back exactly (big integers, None, float repr round-trips);
+    gltf2msh keeps refusing such text from other tools with `mission.node`.
+    """
+    doc, binary = clips.read_glb(glb)
+    n = 0
+    holders = list(doc.get("nodes", []))
+    scenes = doc.get("scenes", [])
+    holders += scenes
+    for h in holders:
+        ex = h.get("extras")
+        if not isinstance(ex, dict):
+            continue
+        for k in EXTRAS_KEYS:
+            v = ex.get(k)
+            if isinstance(v, str):
+                p = parse_text(v)
+                if isinstance(p, (dict, list)):
+                    ex[k] = p
+                    n += 1
+    if names:
+        mark_copies(doc, names)
+    if mission_extras is not None and scenes:
+        s = scenes[doc.get("scene", 0)]
+        ex = s.get("extras") if isinstance(s.get("extras"), dict) else {}
+        ex["parkan_mission"] = mission_extras
+        s["extras"] = ex
+    clips.write_glb(glb, doc, binary)
+    return n
+
+
+def descendants(o):
+    out, stack = [], [o]
+    while stack:
+        x = stack.pop()
+        out.append(x)
+        stack.extend(x.children)
+    return out
+
+
+def clan_colour(clan):
+    return PALETTE[clan % len(PALETTE)] if isinstance(clan, int) and clan >= 0 else NO_CLAN
+
+
+def colour_by_clan(objects):
+    """Each placed object and its model's pieces get its clan's colour
+    (`Object.color`); clan empties too. Returns {clan: objects placed}."""
+    owned = {}
+    for o in objects:
+        x = props(o)
+        if x:
+            clan = x.get("clan", -1)
+            owned[clan] = owned.get(clan, 0) + 1
+            for d in descendants(o):
+                d.color = clan_colour(clan)
+            if x.get("kind") in (0, 1):
+                o.lock_scale = (True, True, True)
+        c = props(o, "parkan_clan")
+        if c:
+            o.color = clan_colour(c.get("index", -1))
+    return owned
+
+
+def show_object_colours(context):
+    """Workbench (render and every 3D view) shows `Object.color`."""
+    try:
+        context.scene.display.shading.color_type = "OBJECT"
+    except (AttributeError, TypeError):
+        pass
+    for screen in bpy.data.screens:
+        for area in screen.areas:
+            for space in area.spaces:
+                if space.type == "VIEW_3D":
+                    space.shading.color_type = "OBJECT"
+
+
+def sort_into_groups(objects, coll):
+    """Moves each imported object into the child collection of the group
+    node it sits under (`Terrain`, `Buildings`, …); the root and anything
+    outside a group stay in `coll`. Returns {group: collection}."""
+    colls = {}
+    for o in objects:
+        top = o
+        while top.parent is not None and top.parent.parent is not None:
+            top = top.parent
+        group = top.name.rsplit(".", 1)[0] if top.parent is not None else None
+        if group not in GROUPS:
+            sc.move_to_collection([o], coll)
+            continue
+        if group not in colls:
+            colls[group] = sc.new_collection(group, coll)
+            colls[group]["parkan_group"] = group
+        sc.move_to_collection([o], colls[group])
+    return colls
+
+
+def mission_path(path):
+    """(what to give msh2gltf, the data.tma): a data.tma, or a mission
+    folder (or a file inside one) holding data.tma."""
+    if os.path.isdir(path):
+        folder = path
+    elif os.path.basename(path).lower() == "data.tma":
+        return path, path
+    else:
+        folder = os.path.dirname(path)
+    for f in os.listdir(folder) if os.path.isdir(folder) else []:
+        if f.lower() == "data.tma":
+            return os.path.join(folder, f), os.path.join(folder, f)
+    raise tools.ToolError(f"{path}: not a mission (no data.tma in {folder})")
+
+
+class IMPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, ImportHelper):
+    """Import a Parkan: Iron Strategy mission (MISSIONS/<...>/data.tma or its folder): the map
+    with every placed building, unit, tree and rock, the routes, clans and lodes"""
+    bl_idname = "import_scene.parkan_mission"
+    bl_label = "Import Parkan mission"
+    bl_options = {"REGISTER", "UNDO"}
+
+    filename_ext = ".tma"
+    filter_glob: StringProperty(default="*.tma;*.TMA", options={"HIDDEN"})
+    textures: BoolProperty(name="Textures", description="Load textures", default=True)
+
+    def run(self, context):
+        from . import binary
+        m2g = binary(context, "msh2gltf")
+        src, tma = mission_path(os.path.abspath(bpy.path.abspath(self.filepath)))
+        tmp = tempfile.mkdtemp(prefix="parkan_mission_")
+        try:
+            glb = os.path.join(tmp, "mission.glb")
+            cmd = [m2g, src, glb] + ([] if self.textures else ["--no-textures"])
+            code, err = tools.run(cmd)
+            if not os.path.isfile(glb):
+                raise tools.ToolError(tools.last_error(err) or f"msh2gltf exited with {code}")
+            warned = sum(1 for l in err.splitlines() if "warning" in l.lower())
+            return self.load(context, tma, glb, warned)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def load(self, context, tma, glb, warned):
+        j = tools.gltf_json(glb)
+        scene = context.scene
+        s = j.get("scenes", [{}])[j.get("scene", 0)]
+        mission_ex = (s.get("extras") or {}).get("parkan_mission") or {}
+        had = scene.get("parkan_mission")
+        top = context.view_layer.active_layer_collection.collection
+        name = os.path.basename(os.path.dirname(tma)) or "mission"
+        coll = sc.new_collection(f"Mission {name}", top)
+        before = set(bpy.data.objects)
+        meshes_before = set(bpy.data.meshes)
+        bpy.ops.import_scene.gltf(filepath=glb)
+        objs = [o for o in bpy.data.objects if o not in before]
+        # The scene extras live on the mission collection (a second mission
+        # would replace the scene's).
+        if had is None and "parkan_mission" in scene.keys():
+            del scene["parkan_mission"]
+        elif had is not None:
+            scene["parkan_mission"] = had
+        groups = sort_into_groups(objs, coll)
+        # The name Blender gave each placed object: tells an original from
+        # its Shift+D copies on export (mark_copies).
+        names = {str(props(o).get("index")): o.name for o in objs if props(o)}
+        coll[RECORD] = {"source": tma, "extras": json.dumps(mission_ex), "names": json.dumps(names)}
+        owned = colour_by_clan(objs)
+        show_object_colours(context)
+        placed = [o for o in objs if props(o)]
+        by_kind = {}
+        for o in placed:
+            g = KIND_GROUP.get(props(o).get("kind"), "?")
+            by_kind[g] = by_kind.get(g, 0) + 1
+        meshes = len(set(bpy.data.meshes) - meshes_before)
+        mesh_objs = sum(1 for o in objs if o.type == "MESH")
+        kinds = ", ".join(f"{by_kind[g]} {g.lower()}" for g in GROUPS if g in by_kind)
+        self.report({"INFO"}, f"Imported mission {name}: {len(placed)} placed objects ({kinds}), "
+                              f"{len(owned)} clan colours, {mesh_objs} mesh objects sharing "
+                              f"{meshes} meshes, {len(groups)} groups"
+                              + (f"; msh2gltf printed {warned} warning(s)" if warned else ""))
+        return {"FINISHED"}
+
+
+def mission_collection(context):
+    """The imported mission the user is working on: the active collection
+    or one above it, or the mission holding the active object, or the only
+    mission in the scene; None otherwise."""
+    missions = [c for c in bpy.data.collections if RECORD in c.keys()]
+
+    def owner(c):
+        for m in missions:
+            if c == m or c.name in m.children_recursive:
+                return m
+        return None
+
+    hit = owner(context.view_layer.active_layer_collection.collection)
+    if hit is not None:
+        return hit
+    o = context.active_object
+    if o is not None:
+        for m in missions:
+            if o.name in m.all_objects:
+                return m
+    shown = [m for m in missions if any(o.name in context.scene.objects for o in m.all_objects)]
+    return shown[0] if len(shown) == 1 else None
+
+
+class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, ExportHelper):
+    """Write the imported mission's edits (moved, turned, deleted and copied objects) into a
+    data.tma, against the data.tma it was imported from"""
+    bl_idname = "export_scene.parkan_mission"
+    bl_label = "Export Parkan mission"
+    bl_options = {"REGISTER"}
+
+    filename_ext = ".tma"
+    filter_glob: StringProperty(default="*.tma;*.TMA", options={"HIDDEN"})
+    replace_file: BoolProperty(
+        name="Replace existing file", default=False,
+        description="Replace the chosen file if it exists (gltf2msh --force); off: an existing "
+                    "file is kept and the export fails with a message")
+
+    def invoke(self, context, event):
+        coll = mission_collection(context)
+        if coll is not None and not self.filepath:
+            src = coll[RECORD]["source"]
+            self.filepath = os.path.join(os.path.dirname(src), "data_edit.tma")
+        return ExportHelper.invoke(self, context, event)
+
+    def draw(self, context):
+        coll = mission_collection(context)
+        if coll is not None:
+            self.layout.label(text=f"Mission: {coll.name}", icon="OUTLINER_COLLECTION")
+            self.layout.label(text=str(coll[RECORD]["source"])[-60:])
+        else:
+            self.layout.label(text="Make an object of the mission active", icon="ERROR")
+        self.layout.prop(self, "replace_file")
+
+    def run(self, context):
+        from . import binary, export_gltf
+        g2m = binary(context, "gltf2msh")
+        coll = mission_collection(context)
+        if coll is None:
+            raise tools.ToolError("no mission to export: import one with File > Import > Parkan "
+                                  "mission and make one of its objects (or its collection) active")
+        rec = sc.idprop_dict(coll[RECORD])
+        base = rec.get("source", "")
+        if not os.path.isfile(base):
+            raise tools.ToolError(f"the mission's data.tma {base} is not there any more")
+        out = bpy.path.ensure_ext(os.path.abspath(bpy.path.abspath(self.filepath)), ".tma")
+        tmp = tempfile.mkdtemp(prefix="parkan_mission_")
+        try:
+            glb = os.path.join(tmp, "mission.glb")
+            self.export(context, glb, coll)
+            names = parse_text(rec.get("names") or "{}")
+            fix_text_extras(glb, parse_text(rec.get("extras")) or None,
+                            names if isinstance(names, dict) else None)
+            rep = os.path.join(tmp, "report.json")
+            cmd = [g2m, glb, "--base", base, "-o", out, "--report", rep]
+            if self.replace_file:
+                cmd.append("--force")
+            code, err = tools.run(cmd, lambda l: print("parkan:", l))
+            if code != 0:
+                raise tools.ToolError(tools.consent_hint(
+                    tools.last_error(err) or f"gltf2msh exited with {code}"))
+            with open(rep, encoding="utf-8") as f:
+                r = json.load(f)
+            imp = r.get("import") or {}
+            warnings = tools.report_warnings(r)
+            if imp.get("unchanged"):
+                what = "unchanged"
+            else:
+                what = (f"{imp.get('moved', 0)} moved, {imp.get('edited', 0)} edited, "
+                        f"{imp.get('deleted', 0)} deleted, {imp.get('added', 0)} added objects; "
+                        f"{imp.get('layers', 0)} lodes and clan bases moved")
+            self.report({"INFO"}, f"Wrote {out} (mission {os.path.basename(base)}: {what}; "
+                                  f"{len(warnings)} warning(s))")
+            self.report_warnings(context, warnings)
+            return {"FINISHED"}
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def export(self, context, glb, coll):
+        from . import export_gltf
+        view_layer = context.view_layer
+        old_active = view_layer.active_layer_collection
+        try:
+            sc.set_active_collection(context, coll)
+            res = export_gltf(context, glb, coll, selection=False, sample=False)
+            if "FINISHED" not in res or not os.path.isfile(glb):
+                raise tools.ToolError(f"Blender's glTF export failed ({res})")
+        finally:
+            view_layer.active_layer_collection = old_active
+
+
+def menu_import(self, context):
+    self.layout.operator(IMPORT_SCENE_OT_parkan_mission.bl_idname,
+                         text="Parkan mission (data.tma or a mission folder)")
+
+
+def menu_export(self, context):
+    self.layout.operator(EXPORT_SCENE_OT_parkan_mission.bl_idname, text="Parkan mission (data.tma)")
