@@ -247,8 +247,11 @@ class IMPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Import
             code, err = tools.run(cmd)
             if not os.path.isfile(glb):
                 raise tools.ToolError(tools.last_error(err) or f"msh2gltf exited with {code}")
-            warned = sum(1 for l in err.splitlines() if "warning" in l.lower())
-            return self.load(context, tma, glb, warned)
+            warned = [l.strip() for l in err.splitlines() if "warning" in l.lower()]
+            res = self.load(context, tma, glb, len(warned))
+            # Each warning's text in the report (and a popup), not a count.
+            self.report_warnings(context, warned)
+            return res
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
