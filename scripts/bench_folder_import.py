@@ -69,7 +69,7 @@ def empty():
             block.remove(d)
 
 
-def gltf_pass(glbs, out_dir):
+def gltf_pass(glbs):
     empty()
     root = bpy.context.scene.collection
     t = time.perf_counter()
@@ -110,7 +110,7 @@ def main():
         for name in ("gltf", "addon"):
             if ONLY and name != ONLY:
                 continue
-            dt, c = gltf_pass(glbs, out_dir) if name == "gltf" else addon_pass()
+            dt, c = gltf_pass(glbs) if name == "gltf" else addon_pass()
             res[name].append(round(dt, 2))
             res[name + "_counts"] = c
             print(f"pass {i} {name:5} {dt:7.2f} s {c}", flush=True)
