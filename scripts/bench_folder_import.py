@@ -25,6 +25,7 @@ materials, collections, models of each, and `ratio` = addon / gltf.
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -122,6 +123,7 @@ def main():
         res["gltf_best"], res["addon_best"] = min(res["gltf"]), min(res["addon"])
         res["ratio"] = round(res["addon_best"] / res["gltf_best"], 3)
     print("BENCH_FOLDER " + json.dumps(res), flush=True)
+    shutil.rmtree(out_dir, ignore_errors=True)
 
 
 main()
