@@ -39,6 +39,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from . import clips
 from . import edits
 from . import missions
+from . import layout as model_layout
 from . import scene as sc
 from . import terrain
 from . import tools
@@ -169,6 +170,13 @@ class IMPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ImportHelper):
         name="Whole folder",
         description="Import every model of every archive in the selected file's folder (a game folder)",
         default=False)
+    grid: BoolProperty(
+        name="Lay out on a grid",
+        description="A folder or a whole archive: put the models side by side, grouped by "
+                    "archive, instead of all at the origin (maps stay in place; only the view "
+                    "moves: exports write each model where the game has it). A single model is "
+                    "never moved",
+        default=True)
     state: IntProperty(name="State", description="Slot cell state (0..2)", min=0, max=2, default=0)
     lod: IntProperty(name="LOD", description="Slot cell level of detail (0..4)", min=0, max=4, default=0)
     all_cells: BoolProperty(
@@ -205,6 +213,7 @@ class IMPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ImportHelper):
             elif err:
                 box.label(text=err[:80], icon="ERROR")
             box.prop(self, "entry_name")
+        box.prop(self, "grid")
         col = layout.column(heading="Cells")
         col.prop(self, "state")
         col.prop(self, "lod")
@@ -302,7 +311,7 @@ class IMPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ImportHelper):
             src, what, total = self.pick(m2g, path)
         settings = {"fps": float(self.fps), "set_scene_fps": self.set_scene_fps,
                     "lightmaps": self.lightmaps, "textures": self.textures, "state": self.state,
-                    "lod": self.lod, "all_cells": self.all_cells}
+                    "lod": self.lod, "all_cells": self.all_cells, "layout": self.grid}
         return ImportJob(context, m2g, src, what, total, self.converter_args(context, m2g), settings)
 
     def pick(self, m2g, path):
@@ -492,6 +501,8 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
         out = bpy.path.ensure_ext(bpy.path.abspath(self.filepath), self.want_ext())
         tmp = tempfile.mkdtemp(prefix="parkan_export_")
         progress = Progress(context, 3, "export")
+        # Folder imports' grid offsets out while exporting: the game's places.
+        parked = model_layout.park(bpy.data.collections)
         try:
             if self.mode == "BASE":
                 cmd, msg = self.prepare_base(context, g2m, out, tmp)
@@ -540,6 +551,7 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
             self.report_warnings(context, warnings)
             return {"FINISHED"}
         finally:
+            model_layout.unpark(parked)
             progress.end()
             shutil.rmtree(tmp, ignore_errors=True)
 

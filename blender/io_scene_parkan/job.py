@@ -21,6 +21,8 @@ import time
 import bpy
 
 from . import clips
+from . import images as shared_images
+from . import layout
 from . import scene as sc
 from . import terrain
 from . import tools
@@ -50,11 +52,23 @@ class Progress:
             self.workspace.status_text_set(None)
 
 
+def model_materials(objects):
+    """The materials of `objects` (their slots), each once, in order."""
+    out = []
+    for o in objects:
+        for slot in getattr(o, "material_slots", []):
+            if slot.material is not None and slot.material not in out:
+                out.append(slot.material)
+    return out
+
+
 class ImportJob:
     """Converts `src` (a model, `ARCHIVE:ENTRY`, an archive or a folder;
     `what` = model/archive/folder, `total` models expected) with `args` (the
     converter options) and imports the results under the active collection.
-    `settings`: fps, set_scene_fps, lightmaps, textures, state, lod, all_cells."""
+    `settings`: fps, set_scene_fps, lightmaps, textures, state, lod, all_cells,
+    layout (an archive's or folder's models side by side: `layout`).
+    Images are shared between the models (`images.SharedImages`)."""
 
     def __init__(self, context, m2g, src, what, total, args, settings):
         self.src, self.what, self.total = src, what, max(int(total), 1)
@@ -77,6 +91,10 @@ class ImportJob:
         self.frame_end = self.n_obj = self.n_lm = self.n_models = 0
         self.cancelled = False
         self.done = False
+        self.images = shared_images.SharedImages()
+        self.groups = {}  # group collection name -> (collection, [model collections]) to lay out
+        self.laid_out = None  # models moved by the layout, once done
+        self.staging = None  # the scene each model is read into (scene.Staging)
 
     # -- converter
     def start(self):
@@ -157,6 +175,8 @@ class ImportJob:
         if self.proc is not None and self.proc.poll() is None:
             self.cancel()
         self.progress.end()
+        if self.staging is not None:
+            self.staging.remove()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     # -- Blender side
@@ -172,6 +192,7 @@ class ImportJob:
             else:
                 name = os.path.splitext(os.path.basename(self.src))[0]
             self.top = sc.new_collection(name, self.top)
+        self.staging = sc.Staging(scene)
 
     def _stem(self, glb):
         if self.what != "model":
@@ -185,19 +206,24 @@ class ImportJob:
         glb = r["output"]
         rel = os.path.relpath(os.path.dirname(glb), self.out) if self.what != "model" else "."
         parent = self.top if rel in (".", "") else sc.collection_for(rel.split(os.sep), self.top)
-        coll = sc.new_collection(self._stem(glb), parent)
-        sc.set_active_collection(context, coll)
-        objs_before, mats_before = set(bpy.data.objects), set(bpy.data.materials)
+        coll = bpy.data.collections.new(self._stem(glb))
         try:
-            bpy.ops.import_scene.gltf(filepath=glb)
+            new_objs, ex = self.staging.import_gltf(glb, coll)
         except RuntimeError as e:  # one broken file costs only that model
+            self.staging.drop(coll)
             self.failed.append({"source": r.get("source"), "errors": [str(e).strip().splitlines()[-1]]})
             self.progress.step()
             return
-        new_objs = [o for o in bpy.data.objects if o not in objs_before]
-        new_mats = [m for m in bpy.data.materials if m not in mats_before]
-        sc.move_to_collection(new_objs, coll)
-        ex = dict(sc.idprop_dict(scene.get("msh", {})) or {})
+        new_mats = model_materials(new_objs)
+        self.staging.take(new_objs, coll, parent)
+        ex = sc.idprop_dict(ex) if ex is not None else {}
+        if isinstance(ex, dict):
+            scene["msh"] = ex  # the last model's extras, as Blender's importer leaves them
+        # A unit (UNITS/<class>/*.dat): its collection records what units.py
+        # records (its extras name a part, and Blender 3.4 keeps them as text).
+        if str(r.get("source", "")).lower().endswith(".dat") or not isinstance(ex, dict):
+            ex = {"source": r.get("source", ""), "unit": True}
+        ex = dict(ex)
         ex.setdefault("source", r.get("source", ""))
         coll["msh"] = ex
         # The game folder whose libraries gave the materials (gltf2msh
@@ -221,6 +247,9 @@ class ImportJob:
         self.frame_end = max(self.frame_end, sc.activate_animations(new_objs))
         for o in new_objs:
             o.select_set(True)
+        self.images.share(glb, new_mats, shared_images.material_images(new_mats))
+        if self.what != "model" and r.get("kind") != "terrain":  # maps stay where they are
+            self.groups.setdefault(parent.name, (parent, []))[1].append(coll)
         self.n_obj += len(new_objs)
         self.n_models += 1
         self.progress.step(text=f"imported {self.n_models}/{len(self.rows)} (Esc: stop)")
@@ -234,11 +263,24 @@ class ImportJob:
         """Frame range and active collection for what was imported (also
         after a cancel)."""
         scene = context.scene
+        if self.laid_out is None and self.settings.get("layout"):
+            self.laid_out = self._lay_out(context)
         if self.frame_end > 0:
             scene.frame_start = 0
             scene.frame_end = self.frame_end
         if self.top is not None:
             sc.set_active_collection(context, self.top)
+
+    def _lay_out(self, context):
+        """The imported models side by side, group by group (`layout`),
+        beside whatever else the scene holds; returns how many were moved."""
+        context.view_layer.update()
+        groups = [models for _parent, models in self.groups.values()]
+        moved = {o for models in groups for c in models for o in c.all_objects}
+        others = [o for o in context.scene.objects if o not in moved]
+        n = layout.lay_out(groups, others)
+        context.view_layer.update()
+        return n
 
     def reports(self):
         """(level, text) pairs for the operator's report: warnings, failures
@@ -248,6 +290,7 @@ class ImportJob:
         total = len(self.rows or [])
         stopped = f" (cancelled after {self.n_models} of {total})" if self.cancelled else ""
         out.append(("INFO", f"Imported {self.n_models} model(s){stopped}, {self.n_obj} objects, "
-                            f"{self.n_lm} lightmapped material(s); {len(self.failed)} failed, "
+                            f"{self.n_lm} lightmapped material(s), {shared_images.count()} images "
+                            f"({self.images.removed} duplicates shared); {len(self.failed)} failed, "
                             f"{len(self.warnings)} warning(s)"))
         return out

@@ -1,0 +1,122 @@
+"""Imports a whole game folder through the io_scene_parkan add-on (File ›
+Import › Parkan model, Whole folder) and reports what Blender holds: the
+models, the bounds of each laid-out group (archive) collection, where the
+maps went, the images and each model's material textures; then exports
+two laid-out models unedited (mode "Edit of the imported model", bare
+.msh) so the caller can check they kept their bytes (issue 24 item 6).
+
+    BLENDER_USER_SCRIPTS=TMP/scripts BLENDER_USER_CONFIG=TMP/config \\
+    blender -b --factory-startup --python tests/blender/folder_import_test.py -- \\
+        ADDON.zip GAME_DIR WORK_DIR ENTRY...
+
+ENTRY: `archive.rlb:NAME.msh` of a model to export (as WORK_DIR/NAME.msh).
+Run by tests/shared_blender_folder_import.rs. Prints one line
+`FOLDER_IMPORT_TEST {json}` (`errors` lists what failed on the Blender side).
+"""
+
+import json
+import os
+import sys
+import time
+import traceback
+
+import bpy
+
+argv = sys.argv[sys.argv.index("--") + 1:]
+ZIP, GAME, WORK = (os.path.abspath(a) for a in argv[:3])
+ENTRIES = argv[3:]
+out = {"errors": []}
+
+
+def xy_bounds(objects):
+    from io_scene_parkan import layout
+    b = layout.bounds(objects)
+    return None if b is None else [b[0].x, b[0].y, b[1].x, b[1].y]
+
+
+def path_of(coll, parents):
+    names = []
+    while coll is not None:
+        names.append(coll.get("parkan_dir", coll.name))
+        coll = parents.get(coll.name)
+    return "/".join(reversed(names))
+
+
+def materials_of(coll):
+    """{Blender material name: sorted library names of its images} of a model."""
+    from io_scene_parkan import images
+    res = {}
+    for o in coll.all_objects:
+        for s in getattr(o, "material_slots", []):
+            m = s.material
+            if m is None or not m.use_nodes:
+                continue
+            names = res.setdefault(m.name, set())
+            for n in m.node_tree.nodes:
+                if n.type == "TEX_IMAGE":
+                    names.add(images.library_name(n.image.name) if n.image else "<none>")
+    return {k: sorted(v) for k, v in res.items()}
+
+
+def report_folder():
+    parents = {ch.name: c for c in bpy.data.collections for ch in c.children}
+    models, groups = [], {}
+    for c in bpy.data.collections:
+        if "msh" not in c.keys():
+            continue
+        parent = parents.get(c.name)
+        models.append({"source": str(c["msh"].get("source", "")), "path": path_of(c, parents),
+                       "laid_out": "parkan_layout" in c.keys(),
+                       "materials": materials_of(c)})
+        if "parkan_layout" in c.keys() and parent is not None:
+            groups.setdefault(parent.name, (parent, []))[1].append(c)
+    out["models"] = models
+    out["groups"] = {path_of(p, parents): xy_bounds([o for c in cs for o in c.all_objects])
+                     for p, cs in groups.values()}
+    out["images"] = sorted(i.name for i in bpy.data.images if i.type == "IMAGE")
+    out["objects"] = len(bpy.data.objects)
+    out["materials"] = len(bpy.data.materials)
+
+
+def export(entry):
+    """Exports the model of `entry` unedited, its collection made active."""
+    from io_scene_parkan import scene as sc
+    coll = next(c for c in bpy.data.collections
+                if "msh" in c.keys() and str(c["msh"].get("source", "")).endswith(entry))
+    sc.set_active_collection(bpy.context, coll)
+    name = entry.rpartition(":")[2]
+    try:
+        r = bpy.ops.export_scene.parkan_msh(filepath=os.path.join(WORK, name), mode="BASE",
+                                            target="MSH")
+        out.setdefault("exports", {})[entry] = list(r)
+    except RuntimeError as e:
+        out["errors"].append(f"export {entry}: {e}")
+
+
+def main():
+    os.makedirs(WORK, exist_ok=True)
+    out["blender"] = bpy.app.version_string
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.preferences.addon_install(filepath=ZIP, overwrite=True)
+    bpy.ops.preferences.addon_enable(module="io_scene_parkan")
+    first = sorted(f for f in os.listdir(GAME) if f.lower().endswith(".rlb"))[0]
+    t = time.perf_counter()
+    r = bpy.ops.import_scene.parkan_msh(filepath=os.path.join(GAME, first), whole_folder=True,
+                                        fps=24.0)
+    out["seconds"] = round(time.perf_counter() - t, 2)
+    out["import"] = list(r)
+    report_folder()
+    for e in ENTRIES:
+        export(e)
+    # The grid offsets are back after the exports.
+    out["laid_out_after_export"] = sum(
+        1 for c in bpy.data.collections if "parkan_layout" in c.keys()
+        and any(o.delta_location.length > 0 for o in c.all_objects if o.parent is None))
+
+
+try:
+    main()
+except Exception:  # noqa: BLE001
+    out["errors"].append(traceback.format_exc())
+print("FOLDER_IMPORT_TEST " + json.dumps(out))
+sys.stdout.flush()
