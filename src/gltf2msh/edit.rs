@@ -323,6 +323,8 @@ fn edit_map(
     claim(txn, &out, " (choose another output with -o)")?;
     let base = terrain::read::decode(base_bytes)
         .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
+    terrain::import::check_base(&base)
+        .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
     let (land, rep) = terrain::import::import_with_base(&doc, &base)
         .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
     let bytes = terrain::write::encode(&land)
