@@ -6,6 +6,7 @@
 //! POSITION, are typed errors; the CLI exits 1 and writes nothing.
 
 mod common;
+mod hostile;
 mod land;
 
 use std::path::Path;
@@ -193,5 +194,62 @@ fn cli_refuses_a_broken_base_with_exit_1_and_writes_nothing() {
         }
         assert!(!err.contains("panicked"), "{err}");
         assert!(!out.exists(), "{what}: nothing is written");
+    }
+}
+
+/// A map's Land.map / Land1.wea / Land2.wea that is a FIFO or a symlink to
+/// `/dev/zero` (issue 26 item 4): refused before it is read, naming it
+/// (`terrain.io`, exit 1), no hang.
+#[test]
+fn map_siblings_that_are_not_regular_files_are_refused() {
+    for name in ["Land.map", "Land1.wea", "Land2.wea"] {
+        for fifo in [true, false] {
+            let tmp = tempfile::tempdir().unwrap();
+            let msh = write_map(tmp.path(), &tiny_land(2));
+            if !hostile::make_hostile(&tmp.path().join(name), fifo) {
+                return;
+            }
+            let out = tmp.path().join("m.glb");
+            let o = hostile::run_bounded(common::msh2gltf().arg(&msh).arg(&out));
+            let err = common::stderr(&o);
+            assert_eq!(o.status.code(), Some(1), "{name} fifo={fifo}: {err}");
+            for want in [name, "not a regular file"] {
+                assert!(
+                    err.contains(want),
+                    "{name} fifo={fifo}: {want:?} missing: {err}"
+                );
+            }
+            assert!(!out.exists());
+        }
+    }
+}
+
+/// `gltf2msh /dev/zero` (and a FIFO) says what it is, never "not found"
+/// (exit 2), and never reads it.
+#[test]
+fn gltf2msh_says_what_a_non_regular_input_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let msh = write_map(tmp.path(), &tiny_land(2));
+    let fifo = tmp.path().join("in.glb");
+    let have_fifo = hostile::make_hostile(&fifo, true);
+    for input in [
+        Some(Path::new("/dev/zero")),
+        have_fifo.then_some(fifo.as_path()),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        for base in [true, false] {
+            let mut cmd = common::gltf2msh();
+            cmd.arg(input).arg("-o").arg(tmp.path().join("o.msh"));
+            if base {
+                cmd.arg("--base").arg(&msh);
+            }
+            let o = hostile::run_bounded(&mut cmd);
+            let err = common::stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{input:?} base={base}: {err}");
+            assert!(err.contains("not a regular file"), "{err}");
+            assert!(!err.contains("not found"), "{err}");
+        }
     }
 }

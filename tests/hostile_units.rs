@@ -6,10 +6,12 @@
 //! component, record and rule.
 
 mod common;
+mod hostile;
 
 use std::path::{Path, PathBuf};
 
 use common::{msh2gltf, sample, stderr};
+use hostile::{make_hostile, run_bounded};
 use mshgltf::{nres, source};
 use serde_json::Value;
 
@@ -154,4 +156,51 @@ fn the_batch_converts_the_unit_without_panic() {
         .find(|m| m["source"].as_str().is_some_and(|s| s.ends_with("u.dat")))
         .unwrap_or_else(|| panic!("no u.dat row in {r}"));
     assert_eq!(row["status"], "converted", "{row}");
+}
+
+/// `objects.rlb` or the part archive it names that is a FIFO or a symlink
+/// to `/dev/zero` (issue 26 item 4): refused before it is read (no hang,
+/// no unbounded read), naming the file, exit 1; nothing written.
+#[test]
+fn registry_and_part_archives_that_are_not_regular_files_are_refused() {
+    let dat = &[("chassis", -1, 0, 1), ("gun", 3, 4, 0)];
+    for file in ["objects.rlb", "parts.rlb"] {
+        for fifo in [true, false] {
+            let tmp = tempfile::tempdir().unwrap();
+            let u = game(tmp.path(), dat);
+            if !make_hostile(&tmp.path().join(file), fifo) {
+                eprintln!("skipped: no mkfifo/symlink here");
+                return;
+            }
+            let out = tmp.path().join("u.glb");
+            let o = run_bounded(msh2gltf().arg(&u).arg(&out));
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(1), "{file} fifo={fifo}: {err}");
+            for want in [file, "not a regular file"] {
+                assert!(
+                    err.contains(want),
+                    "{file} fifo={fifo}: {want:?} missing: {err}"
+                );
+            }
+            assert!(!out.exists());
+        }
+    }
+}
+
+/// A model's `.cpt`/`.ctl` sibling that is a FIFO is not opened: the model
+/// converts without it.
+#[test]
+fn a_fifo_sibling_does_not_hang_a_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = tmp.path().join("anim_rotor.msh");
+    std::fs::copy(sample("anim_rotor.msh"), &m).unwrap();
+    for ext in ["cpt", "ctl"] {
+        if !make_hostile(&tmp.path().join(format!("anim_rotor.{ext}")), true) {
+            return;
+        }
+    }
+    let out = tmp.path().join("a.glb");
+    let o = run_bounded(msh2gltf().arg(&m).arg(&out));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(out.exists());
 }

@@ -82,9 +82,7 @@ pub(super) fn run(
     txn: &mut Transaction,
     base_spec: &str,
 ) -> Result<serde_json::Value, RunError> {
-    if !cli.input.is_file() {
-        return Err(usage(format!("input {} not found", cli.input.display())));
-    }
+    super::check_input(&cli.input)?;
     // A bare base is read once, as every input: a regular file within the
     // input cap (a FIFO or a device is refused, never opened).
     let mut read = None;

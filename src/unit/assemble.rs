@@ -587,12 +587,13 @@ pub(crate) fn convert_part(
                 ),
             )
         })?;
-        let data = std::fs::read(&path).map_err(|e| {
-            unit_err(
-                &src,
-                UnitError::new("io", format!("cannot read {}: {e}", path.display())),
-            )
-        })?;
+        let data =
+            crate::source::read_regular(&path, crate::output::MAX_UPDATE_BYTES).map_err(|e| {
+                unit_err(
+                    &src,
+                    UnitError::new("io", format!("cannot read {}: {e}", path.display())),
+                )
+            })?;
         slot.insert(data);
     }
     let data = &archives[&key];
@@ -667,7 +668,7 @@ pub fn resolve(path: &Path, data: &[u8]) -> Result<Resolved, UnitError> {
             format!("{REGISTRY} vanished from {}", game.display()),
         )
     })?;
-    let reg_bytes = std::fs::read(&reg_path)
+    let reg_bytes = crate::source::read_regular(&reg_path, crate::output::MAX_UPDATE_BYTES)
         .map_err(|e| UnitError::new("io", format!("cannot read {}: {e}", reg_path.display())))?;
     let reg = Registry::read(&reg_bytes)?;
     let mut warnings = Vec::new();

@@ -81,10 +81,12 @@ pub fn beside_file(path: &Path) -> Siblings {
                     .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(&want))
             })
             .and_then(|p| {
-                std::fs::read(p).ok().map(|data| Sibling {
-                    source: p.display().to_string(),
-                    data,
-                })
+                crate::source::read_regular(p, crate::output::MAX_UPDATE_BYTES)
+                    .ok()
+                    .map(|data| Sibling {
+                        source: p.display().to_string(),
+                        data,
+                    })
             })
     };
     Siblings {
