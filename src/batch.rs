@@ -719,7 +719,7 @@ fn sibling_wea(path: &Path) -> Option<Vec<u8>> {
         e.file_name()
             .to_string_lossy()
             .eq_ignore_ascii_case(&want)
-            .then(|| std::fs::read(e.path()).ok())
+            .then(|| crate::source::read_regular(&e.path(), crate::output::MAX_UPDATE_BYTES).ok())
             .flatten()
     })
 }
@@ -911,20 +911,22 @@ pub fn run_planned(
             .entry(dir)
             .or_insert_with(|| LibsFound::find(&j.file, opts))
             .clone();
-        let loaded = std::fs::read(&j.file).ok().map(|bytes| {
-            let entries = entry_ranges(&bytes, j.entry.is_some());
-            let wea = if j.entry.is_none() {
-                sibling_wea(&j.file)
-            } else {
-                None
-            };
-            Arc::new(Loaded {
-                bytes,
-                libs: found,
-                entries,
-                wea,
-            })
-        });
+        let loaded = crate::source::read_regular(&j.file, crate::output::MAX_UPDATE_BYTES)
+            .ok()
+            .map(|bytes| {
+                let entries = entry_ranges(&bytes, j.entry.is_some());
+                let wea = if j.entry.is_none() {
+                    sibling_wea(&j.file)
+                } else {
+                    None
+                };
+                Arc::new(Loaded {
+                    bytes,
+                    libs: found,
+                    entries,
+                    wea,
+                })
+            });
         files.insert(j.file.clone(), loaded);
     }
     let rows: Vec<ReportRow> = jobs

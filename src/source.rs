@@ -96,11 +96,19 @@ pub fn looks_like_terrain(archive: &nres::Archive<'_>) -> bool {
 /// costs 16 bytes.
 ///
 /// # Errors
-/// The I/O error of opening or reading the file; `InvalidData` for an NRes
+/// The I/O error of opening or reading the file; `InvalidInput` for a
+/// file that is not regular (never opened); `InvalidData` for an NRes
 /// file over the cap (refused before it is read).
 pub fn read_for_kind(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let cap = crate::output::MAX_UPDATE_BYTES;
+    if !std::fs::metadata(path)?.is_file() {
+        // Opening a FIFO would block: refused before it is opened.
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a folder, device, FIFO or socket)",
+        ));
+    }
     let mut f = std::fs::File::open(path)?;
     let mut head = Vec::with_capacity(nres::HEADER_SIZE);
     (&mut f)

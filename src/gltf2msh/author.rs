@@ -240,9 +240,7 @@ fn check_links(ar: &nres::Archive<'_>, stem: &str, new_model: &[u8]) -> Result<(
 /// [`RunError`]: a refused name or target, a scene MSH cannot hold, an
 /// invalid result, a library edit or write failure.
 pub(super) fn run(cli: &Args, txn: &mut Transaction) -> Result<serde_json::Value, RunError> {
-    if !cli.input.is_file() {
-        return Err(usage(format!("input {} not found", cli.input.display())));
-    }
+    super::check_input(&cli.input)?;
     let (doc, _) = load_doc(cli, txn)?;
     // Where to write, checked before any work.
     let stem = entry_stem(cli)?;

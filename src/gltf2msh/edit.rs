@@ -82,9 +82,7 @@ pub(super) fn run(
     txn: &mut Transaction,
     base_spec: &str,
 ) -> Result<serde_json::Value, RunError> {
-    if !cli.input.is_file() {
-        return Err(usage(format!("input {} not found", cli.input.display())));
-    }
+    super::check_input(&cli.input)?;
     // A bare base is read once, as every input: a regular file within the
     // input cap (a FIFO or a device is refused, never opened).
     let mut read = None;
@@ -322,6 +320,8 @@ fn edit_map(
     let (doc, _) = load_doc(cli, txn)?;
     claim(txn, &out, " (choose another output with -o)")?;
     let base = terrain::read::decode(base_bytes)
+        .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
+    terrain::import::check_base(&base)
         .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
     let (land, rep) = terrain::import::import_with_base(&doc, &base)
         .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;

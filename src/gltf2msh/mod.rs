@@ -200,6 +200,28 @@ fn read_input(path: &Path, what: &str) -> Result<Vec<u8>, RunError> {
     })
 }
 
+/// Checks the glTF input before anything else: missing → "not found", a
+/// folder, device, FIFO or socket (`/dev/zero`) → "not a regular file"
+/// (exit 2 both).
+fn check_input(path: &Path) -> Result<(), RunError> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(()),
+        Ok(m) => Err(usage(format!(
+            "input {}: not a regular file ({})",
+            path.display(),
+            if m.is_dir() {
+                "a folder"
+            } else {
+                "a device, FIFO or socket"
+            }
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(usage(format!("input {} not found", path.display())))
+        }
+        Err(e) => Err(usage(format!("input {}: {e}", path.display()))),
+    }
+}
+
 /// The file `name` in `dir`, matched case-insensitively.
 fn find_in(dir: &Path, name: &str) -> Option<PathBuf> {
     std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {

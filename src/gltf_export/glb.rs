@@ -17,9 +17,11 @@ fn padded(len: usize) -> usize {
 ///
 /// # Errors
 /// [`ExportError::Json`] when serialisation fails; `gltf.size` when the
-/// file would exceed 4 GiB.
+/// file would exceed 4 GiB; `gltf.non_finite` ([`check_finite`]).
 pub fn to_glb(e: &Exported) -> Result<Vec<u8>, ExportError> {
-    let json = serde_json::to_vec(&e.root)?;
+    let v = serde_json::to_value(&e.root)?;
+    check_finite(&v, &e.bin)?;
+    let json = serde_json::to_vec(&v)?;
     frame(&json, &e.bin).map_err(|total| {
         ExportError::model("gltf.size", format!("GLB of {total} bytes exceeds 4 GiB"))
     })
@@ -60,12 +62,129 @@ pub fn frame(json: &[u8], bin: &[u8]) -> Result<Vec<u8>, usize> {
 /// buffer bytes. The JSON is pretty-printed.
 ///
 /// # Errors
-/// [`ExportError::Json`] when serialisation fails.
+/// [`ExportError::Json`] when serialisation fails; `gltf.non_finite`
+/// ([`check_finite`]).
 pub fn to_gltf(e: &Exported, bin_uri: &str) -> Result<(Vec<u8>, Vec<u8>), ExportError> {
     let mut root = e.root.clone();
     if let Some(b) = root.buffers.first_mut() {
         b.uri = Some(bin_uri.to_string());
     }
-    let json = serde_json::to_vec_pretty(&root)?;
+    let v = serde_json::to_value(&root)?;
+    check_finite(&v, &e.bin)?;
+    let json = serde_json::to_vec_pretty(&v)?;
     Ok((json, e.bin.clone()))
+}
+
+/// The last check before a glTF is written (glTF 2.0 §3.6.2.2, §5.25: no
+/// NaN or infinity anywhere): every node's `translation`, `rotation`,
+/// `scale` and `matrix` (serialised, a non-finite number is `null`), every
+/// accessor's `min`/`max`, and every element of every FLOAT accessor in
+/// `bin` (accessor `byteOffset`, view `byteOffset`/`byteStride`; elements
+/// outside `bin` are not this check's business).
+///
+/// # Errors
+/// `gltf.non_finite` naming the node (index and name) and property, or the
+/// accessor and element.
+pub fn check_finite(doc: &serde_json::Value, bin: &[u8]) -> Result<(), ExportError> {
+    use serde_json::Value;
+    let bad = |d: String| ExportError::model("gltf.non_finite", d);
+    let all_numbers = |v: &Value| {
+        v.as_array()
+            .is_some_and(|a| a.iter().all(|x| x.as_f64().is_some_and(f64::is_finite)))
+    };
+    let list = |k: &str| {
+        doc.get(k)
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
+    };
+    for (i, n) in list("nodes").iter().enumerate() {
+        for key in ["translation", "rotation", "scale", "matrix"] {
+            if n.get(key).is_some_and(|v| !all_numbers(v)) {
+                return Err(bad(format!(
+                    "node {i} {:?}: {key} {} is not finite (a NaN or infinity in the source)",
+                    n["name"].as_str().unwrap_or(""),
+                    n[key]
+                )));
+            }
+        }
+    }
+    let views = list("bufferViews");
+    let u = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0) as usize;
+    for (i, a) in list("accessors").iter().enumerate() {
+        for key in ["min", "max"] {
+            if a.get(key).is_some_and(|v| !all_numbers(v)) {
+                return Err(bad(format!("accessor {i}: {key} {} is not finite", a[key])));
+            }
+        }
+        let ncomp = match a["type"].as_str().unwrap_or("") {
+            "SCALAR" => 1,
+            "VEC2" => 2,
+            "VEC3" => 3,
+            "VEC4" | "MAT2" => 4,
+            "MAT3" => 9,
+            "MAT4" => 16,
+            _ => continue,
+        };
+        let Some(view) = a
+            .get("bufferView")
+            .and_then(Value::as_u64)
+            .and_then(|v| views.get(v as usize))
+        else {
+            continue;
+        };
+        if a["componentType"].as_u64() != Some(5126) || u(view, "buffer") != 0 {
+            continue;
+        }
+        let start = u(view, "byteOffset").saturating_add(u(a, "byteOffset"));
+        let stride = match u(view, "byteStride") {
+            0 => 4 * ncomp,
+            s => s,
+        };
+        for k in 0..u(a, "count") {
+            let at = start.saturating_add(k.saturating_mul(stride));
+            let Some(el) = bin.get(at..at.saturating_add(4 * ncomp)) else {
+                break;
+            };
+            if let Some(c) = el
+                .chunks_exact(4)
+                .position(|b| !f32::from_le_bytes([b[0], b[1], b[2], b[3]]).is_finite())
+            {
+                return Err(bad(format!(
+                    "accessor {i} {:?}: element {k} component {c} is not finite (a NaN or infinity in the source)",
+                    a["name"].as_str().unwrap_or("")
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod finite_tests {
+    use super::check_finite;
+    use serde_json::json;
+
+    #[test]
+    fn non_finite_nodes_and_accessors_are_named() {
+        let ok = json!({"nodes": [{"name": "a", "translation": [1.0, 2.0, 3.0]}]});
+        check_finite(&ok, &[]).unwrap();
+        let nan = json!({"nodes": [{"name": "a"}, {"name": "p", "translation": [1.0, null, 3.0]}]});
+        let e = check_finite(&nan, &[]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("gltf.non_finite: node 1 \"p\": translation"),
+            "{e}"
+        );
+        let mut bin = Vec::new();
+        for x in [0.0f32, 1.0, f32::INFINITY] {
+            bin.extend_from_slice(&x.to_le_bytes());
+        }
+        let acc = json!({"bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": 12}],
+            "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3, "type": "SCALAR", "name": "t"}]});
+        let e = check_finite(&acc, &bin).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "gltf.non_finite: accessor 0 \"t\": element 2 component 0 is not finite (a NaN or infinity in the source)"
+        );
+        check_finite(&acc, &bin[..8]).unwrap();
+    }
 }

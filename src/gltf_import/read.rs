@@ -97,7 +97,8 @@ pub fn load_path_with(
     if !meta.is_file() {
         return Err(err("io", format!("{}: not a regular file", path.display())));
     }
-    let bytes = std::fs::read(path).map_err(|e| err("io", format!("{}: {e}", path.display())))?;
+    let bytes = crate::source::read_regular(path, crate::output::MAX_UPDATE_BYTES)
+        .map_err(|e| err("io", format!("{}: {e}", path.display())))?;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

@@ -170,9 +170,18 @@ fn read_primitive(
                 ed.alpha.entry(v).or_insert(a);
             }
         }
-        for (t, stream, map) in [(&t0, &base.uv0, &mut ed.uv0), (&t1, &base.uv1, &mut ed.uv1)] {
+        for (t, stream, map, name) in [
+            (&t0, &base.uv0, &mut ed.uv0, "TEXCOORD_0"),
+            (&t1, &base.uv1, &mut ed.uv1, "TEXCOORD_1"),
+        ] {
             if let Some(t) = t {
-                let q = [uv_raw(t[2 * i]), uv_raw(t[2 * i + 1])];
+                let Some(&[u, w]) = t.get(2 * i..2 * i + 2) else {
+                    return Err(err(format!(
+                        "{name} has {} elements, POSITION {n}: every attribute of a primitive needs one element per vertex (glTF 2.0 §3.7.2.1)",
+                        t.len() / 2
+                    )));
+                };
+                let q = [uv_raw(u), uv_raw(w)];
                 if q != stream[v] {
                     map.entry(v).or_insert(q);
                 }
@@ -240,8 +249,10 @@ fn apply_faces(
     rep: &mut TerrainImportReport,
 ) -> Result<BTreeSet<usize>, TerrainError> {
     let mut repainted = BTreeSet::new();
+    let none = HashMap::new();
     for &lod in lods {
-        let got = &ed.faces[&lod];
+        // A LOD node whose mesh has no primitives (or names no mesh) has no faces.
+        let got = ed.faces.get(&lod).unwrap_or(&none);
         let range = land.lod_range(lod);
         let mut seen = 0usize;
         for i in range.clone() {
@@ -332,14 +343,44 @@ fn apply_vertices(land: &mut Land, ed: &Edits, rep: &mut TerrainImportReport) ->
     faces
 }
 
+/// Error-level rules of the strict validator that the import repairs
+/// itself (it regenerates Res11 for every cell).
+const REPAIRED: [&str; 2] = ["terrain.res11_range", "terrain.res11_permutation"];
+
+/// Checks that `base` can be rebuilt: every error-level rule of
+/// [`validate::check`] (terrain-notes §5.2: vertex indices inside Res3,
+/// slot runs inside Res21 and chained, the Res1 grid, neighbours, finite
+/// floats) must hold, since deriving normals and boxes indexes by them and
+/// the written map must pass the strict validator anyway. Res11 that is
+/// not a permutation is the exception: it is regenerated.
+///
+/// Returns whether Res11 must be regenerated.
+///
+/// # Errors
+/// The first error-level finding, its rule, stream and record kept and its
+/// detail saying that the base breaks it.
+pub fn check_base(base: &Land) -> Result<bool, TerrainError> {
+    let f = validate::check(base);
+    if let Some(e) = f.errors.iter().find(|e| !REPAIRED.contains(&e.rule)) {
+        let mut e = e.clone();
+        e.detail = format!(
+            "{} (the base map breaks this strict rule: only a strict-valid Land.msh can be rebuilt with edits)",
+            e.detail
+        );
+        return Err(e);
+    }
+    Ok(f.regenerate_order)
+}
+
 /// Rebuilds `base` with the edits of `doc` (an export of `base`).
 ///
 /// `skipped` are the faces a tolerant export left out (kept from the base).
 /// The result passes the strict validator or the import fails.
 ///
 /// # Errors
-/// `terrain.import` (no terrain node, a material without class extras,
-/// unreadable accessors), `terrain.topology` (faces or vertices added or
+/// Any error-level rule the base breaks ([`check_base`]), `terrain.import`
+/// (no terrain node, a material without class extras, unreadable
+/// accessors, an attribute shorter than POSITION), `terrain.topology` (faces or vertices added or
 /// removed), and any strict rule of [`validate::validate`] the edited map
 /// breaks (e.g. a vertex moved out of its cell: `terrain.cell_box` is a
 /// warning, reported).
@@ -347,6 +388,7 @@ pub fn import_with_base(
     doc: &GltfFile,
     base: &Land,
 ) -> Result<(Land, TerrainImportReport), TerrainError> {
+    let regenerate_order = check_base(base)?;
     let (ed, lods) = read_edits(doc, base)?;
     let skipped: BTreeSet<usize> = doc.json["scenes"][0]["extras"]["parkan_terrain"]
         ["skipped_faces"]
@@ -374,7 +416,7 @@ pub fn import_with_base(
         .filter_map(|&f| owner[f])
         .map(|s| s as usize)
         .collect();
-    if validate::check(base).regenerate_order {
+    if regenerate_order {
         // A base whose Res11 is not a permutation (read tolerantly): rebuilt everywhere.
         rep.warnings
             .push("Res11 of the base is not a permutation: regenerated for every cell".into());

@@ -74,14 +74,16 @@ pub fn track_texture(m: &Mat0, track: usize) -> Option<String> {
     }
 }
 
-/// Case-insensitive sibling `name` of `dir`.
+/// Case-insensitive sibling `name` of `dir`: any entry but a folder (a
+/// FIFO or a device is returned, so that reading it fails naming it
+/// rather than it being reported as missing).
 pub fn sibling(dir: &Path, name: &str) -> Option<PathBuf> {
     std::fs::read_dir(dir)
         .ok()?
         .filter_map(Result::ok)
         .find_map(|e| {
             let ok = e.file_name().to_string_lossy().eq_ignore_ascii_case(name);
-            (ok && e.path().is_file()).then(|| e.path())
+            (ok && !e.path().is_dir()).then(|| e.path())
         })
 }
 
@@ -143,9 +145,10 @@ impl TerrainSource {
         mode: Mode,
         libs: Option<&Libraries>,
     ) -> Result<TerrainSource, TerrainError> {
-        let bytes = std::fs::read(msh).map_err(|e| {
-            TerrainError::file("terrain.io", format!("cannot read {}: {e}", msh.display()))
-        })?;
+        let bytes =
+            crate::source::read_regular(msh, crate::output::MAX_UPDATE_BYTES).map_err(|e| {
+                TerrainError::file("terrain.io", format!("cannot read {}: {e}", msh.display()))
+            })?;
         let land = read::decode(&bytes)?;
         let findings = validate::validate(&land, mode)?;
         let dir = msh
@@ -208,9 +211,10 @@ impl TerrainSource {
                     .push(format!("{name}: not found beside {}", self.path.display()));
                 continue;
             };
-            let bytes = std::fs::read(&p).map_err(|e| {
-                TerrainError::file("terrain.io", format!("cannot read {}: {e}", p.display()))
-            })?;
+            let bytes =
+                crate::source::read_regular(&p, crate::output::MAX_UPDATE_BYTES).map_err(|e| {
+                    TerrainError::file("terrain.io", format!("cannot read {}: {e}", p.display()))
+                })?;
             self.sha256[k + 1] = Some(sha(&bytes));
             self.inputs.push(p.clone());
             let r = match k {

@@ -248,6 +248,17 @@ pub fn mounted_parts(
                 }
             },
         };
+        let socket = match (parent_part, usize::try_from(c.attach)) {
+            (None, _) => None,
+            (Some(_), Ok(s)) => Some(s),
+            (Some(_), Err(_)) => {
+                warnings.push(format!(
+                    "component {i} {record:?} (class {}): attach {} names no node of its parent part (unit-files-notes §3.3: +68 attach is a node index, -1 only on the root); left out with the parts it carries",
+                    c.class, c.attach
+                ));
+                continue;
+            }
+        };
         let mesh = reg
             .mesh_of(&record)
             .map_err(|e| UnitError::new(e.rule, format!("component {i}: {}", e.detail)))?;
@@ -262,7 +273,7 @@ pub fn mounted_parts(
             mesh_entry,
             via,
             parent_part,
-            socket: parent_part.and_then(|_| usize::try_from(c.attach).ok()),
+            socket,
         });
     }
     if !parts.first().is_some_and(|p| p.parent_part.is_none()) {
@@ -430,9 +441,11 @@ impl Merger {
     /// control points) on the socket, every other node rebased.
     fn mount(&mut self, k: usize, part: &Part, e: Exported) -> Result<(), ExportError> {
         let (Some(pp), Some(socket)) = (part.parent_part, part.socket) else {
+            // Not mounted: an empty map keeps `maps` indexed by part.
+            self.maps.push(Vec::new());
             return Ok(());
         };
-        let Some(&socket_new) = self.maps[pp].get(socket) else {
+        let Some(&socket_new) = self.maps.get(pp).and_then(|m| m.get(socket)) else {
             self.warnings.push(format!(
                 "part {k} {:?}: socket node {socket} outside its parent part's nodes; left out",
                 part.record
@@ -574,12 +587,13 @@ pub(crate) fn convert_part(
                 ),
             )
         })?;
-        let data = std::fs::read(&path).map_err(|e| {
-            unit_err(
-                &src,
-                UnitError::new("io", format!("cannot read {}: {e}", path.display())),
-            )
-        })?;
+        let data =
+            crate::source::read_regular(&path, crate::output::MAX_UPDATE_BYTES).map_err(|e| {
+                unit_err(
+                    &src,
+                    UnitError::new("io", format!("cannot read {}: {e}", path.display())),
+                )
+            })?;
         slot.insert(data);
     }
     let data = &archives[&key];
@@ -654,7 +668,7 @@ pub fn resolve(path: &Path, data: &[u8]) -> Result<Resolved, UnitError> {
             format!("{REGISTRY} vanished from {}", game.display()),
         )
     })?;
-    let reg_bytes = std::fs::read(&reg_path)
+    let reg_bytes = crate::source::read_regular(&reg_path, crate::output::MAX_UPDATE_BYTES)
         .map_err(|e| UnitError::new("io", format!("cannot read {}: {e}", reg_path.display())))?;
     let reg = Registry::read(&reg_bytes)?;
     let mut warnings = Vec::new();
@@ -791,7 +805,7 @@ fn finish_scene(
         .iter()
         .enumerate()
         .map(|(k, p)| {
-            let socket_name = p.parent_part.zip(p.socket).and_then(|(pp, s)| m.maps[pp].get(s)).map(|&g| names[g].to_string());
+            let socket_name = p.parent_part.zip(p.socket).and_then(|(pp, s)| m.maps.get(pp)?.get(s)).and_then(|&g| names.get(g)).map(|g| g.to_string());
             let mut row = json!({"part": k, "component": p.component, "record": p.record, "display": p.display,
                    "class": p.class, "archive": p.archive, "mesh_entry": p.mesh_entry,
                    "parent_part": p.parent_part, "socket_node": p.socket, "socket_name": socket_name});

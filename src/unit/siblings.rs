@@ -81,10 +81,12 @@ pub fn beside_file(path: &Path) -> Siblings {
                     .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(&want))
             })
             .and_then(|p| {
-                std::fs::read(p).ok().map(|data| Sibling {
-                    source: p.display().to_string(),
-                    data,
-                })
+                crate::source::read_regular(p, crate::output::MAX_UPDATE_BYTES)
+                    .ok()
+                    .map(|data| Sibling {
+                        source: p.display().to_string(),
+                        data,
+                    })
             })
     };
     Siblings {
@@ -130,13 +132,69 @@ impl Siblings {
                 .ok()
         }
         if let Some(s) = &self.cpt {
-            out.cpt = keep(cpt::read(&s.data), s, &mut out.warnings);
+            let r = cpt::read(&s.data).and_then(|c| finite_points(&c).map(|()| c));
+            out.cpt = keep(r, s, &mut out.warnings);
         }
         if let Some(s) = &self.ctl {
-            out.ctl = keep(ctl::read(&s.data), s, &mut out.warnings);
+            let r = ctl::read(&s.data).and_then(|c| finite_channels(&c).map(|()| c));
+            out.ctl = keep(r, s, &mut out.warnings);
         }
         out
     }
+}
+
+/// `cpt.non_finite`: a point whose position or direction holds a NaN or
+/// an infinity (it would reach the glTF as `null`; glTF 2.0 §5.25), naming
+/// the point. The whole `.cpt` is then ignored (the `.ctl` refers to points
+/// by index).
+fn finite_points(c: &cpt::ControlPoints) -> Result<(), UnitError> {
+    for (i, p) in c.points.iter().enumerate() {
+        if p.position
+            .iter()
+            .chain(&p.direction)
+            .any(|x| !x.is_finite())
+        {
+            return Err(UnitError::new(
+                "cpt.non_finite",
+                format!(
+                    "point {i} {:?}: position {:?} direction {:?} is not finite",
+                    p.name(),
+                    p.position,
+                    p.direction
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `ctl.non_finite`: a channel whose frames, initial value, rate or span,
+/// or a state whose frame ranges, hold a NaN or an infinity (they become
+/// clip key times), naming the channel or state. The whole `.ctl` is then
+/// ignored.
+fn finite_channels(c: &ctl::Controller) -> Result<(), UnitError> {
+    for (i, ch) in c.channels.iter().enumerate() {
+        let v = [ch.first, ch.last, ch.initial, ch.rate, ch.span];
+        if v.iter().any(|x| !x.is_finite()) {
+            return Err(UnitError::new(
+                "ctl.non_finite",
+                format!(
+                    "channel {i} (node {}): first {} last {} initial {} rate {} span {} is not finite",
+                    ch.node, ch.first, ch.last, ch.initial, ch.rate, ch.span
+                ),
+            ));
+        }
+    }
+    for (i, st) in c.states.iter().enumerate() {
+        let (a, b) = (st.frames_a(), st.frames_b());
+        if a.iter().chain(&b).any(|x| !x.is_finite()) {
+            return Err(UnitError::new(
+                "ctl.non_finite",
+                format!("state {i}: frames {a:?} {b:?} are not finite"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -175,6 +233,39 @@ mod tests {
             "{:?}",
             p.warnings
         );
+    }
+
+    #[test]
+    fn non_finite_points_and_channels_are_ignored_naming_them() {
+        let mut pts = cpt::ControlPoints {
+            points: vec![cpt::ControlPoint {
+                word0: 0,
+                node: 0,
+                carrier: 0,
+                position: [1.0, 2.0, 3.0],
+                direction: [0.0, 0.0, 1.0],
+                name_field: cpt::name_field(b"dust_01"),
+            }],
+        };
+        for bad in [f32::NAN, f32::INFINITY] {
+            pts.points[0].position[1] = bad;
+            let s = Siblings {
+                cpt: Some(Sibling {
+                    source: "a.rlb:x.cpt".into(),
+                    data: cpt::write(&pts),
+                }),
+                ctl: None,
+            };
+            let p = s.parse();
+            assert!(p.cpt.is_none());
+            assert_eq!(p.warnings.len(), 1);
+            let w = &p.warnings[0];
+            assert!(
+                w.starts_with("a.rlb:x.cpt: cpt.non_finite: point 0 \"dust_01\"")
+                    && w.ends_with("; ignored"),
+                "{w}"
+            );
+        }
     }
 
     #[test]

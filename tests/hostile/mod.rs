@@ -910,3 +910,40 @@ fn image_uri_cases(v: &mut Vec<Case>) {
         });
     }
 }
+
+/// Runs `cmd`, failing the test when it has not finished within 30 s (a
+/// FIFO input would block forever).
+pub fn run_bounded(cmd: &mut std::process::Command) -> std::process::Output {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!("{cmd:?} hangs");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Replaces `path` by a FIFO (`mkfifo`) or a symlink to `/dev/zero`;
+/// `false` where the platform has neither.
+pub fn make_hostile(path: &Path, fifo: bool) -> bool {
+    let _ = std::fs::remove_file(path);
+    if fifo {
+        std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .is_ok_and(|s| s.success())
+    } else {
+        #[cfg(unix)]
+        return std::os::unix::fs::symlink("/dev/zero", path).is_ok();
+        #[cfg(not(unix))]
+        false
+    }
+}
