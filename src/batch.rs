@@ -337,13 +337,30 @@ pub struct Discovery {
     pub missions: Vec<crate::mission::pipeline::MissionJob>,
 }
 
-fn walk(dir: &Path, files: &mut Vec<PathBuf>, skipped: &mut Vec<ReportRow>) -> std::io::Result<()> {
+/// Files under `dir` into `files`, special entries into `skipped`. A
+/// subfolder that cannot be listed (no permission, a path past the
+/// system's limit: issue 26 item 9) is a failed `io` row in `failed` and
+/// costs only itself; `dir` itself failing is the error.
+fn walk(
+    dir: &Path,
+    files: &mut Vec<PathBuf>,
+    skipped: &mut Vec<ReportRow>,
+    failed: &mut Vec<ReportRow>,
+) -> std::io::Result<()> {
     let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
         let ft = e.file_type()?;
         if ft.is_dir() {
-            walk(&e.path(), files, skipped)?;
+            let sub = e.path();
+            if let Err(err) = walk(&sub, files, skipped, failed) {
+                failed.push(ReportRow::fail(
+                    sub.display().to_string(),
+                    "io",
+                    format!("cannot list: {err}"),
+                    0.0,
+                ));
+            }
         } else if ft.is_file() {
             files.push(e.path());
         } else if let Some(row) = special_file(&e.path(), ft.is_symlink()) {
@@ -357,7 +374,8 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, skipped: &mut Vec<ReportRow>) -> s
 }
 
 /// Every file under `root` (or `root` itself) that a run may read: the
-/// walk of [`discover`], symlinks to files included. A batch's outputs are
+/// walk of [`discover`], symlinks to files included (a subfolder that
+/// cannot be listed holds none; [`discover`] reports it). A batch's outputs are
 /// checked against all of them, not only against the models.
 ///
 /// # Errors
@@ -365,7 +383,7 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, skipped: &mut Vec<ReportRow>) -> s
 pub fn all_files(root: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     if root.is_dir() {
-        walk(root, &mut files, &mut Vec::new())?;
+        walk(root, &mut files, &mut Vec::new(), &mut Vec::new())?;
     } else {
         files.push(root.to_path_buf());
     }
@@ -411,7 +429,7 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
     let mut files = Vec::new();
     let mut d = Discovery::default();
     if root.is_dir() {
-        walk(root, &mut files, &mut d.skipped)?;
+        walk(root, &mut files, &mut d.skipped, &mut d.failed)?;
     } else {
         files.push(root.to_path_buf());
     }

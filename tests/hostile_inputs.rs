@@ -120,3 +120,52 @@ fn dump_cases() {
         .unwrap();
     }
 }
+
+/// Issue 26 item 9: a subfolder that cannot be listed (here: its path is
+/// longer than the system allows, built with relative `mkdir`s) is one
+/// failed row; every other file converts, the report is written, exit 1.
+#[test]
+#[cfg(unix)]
+fn an_unlistable_subfolder_costs_only_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = dir.path().join("game");
+    std::fs::create_dir(&game).unwrap();
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/static_box.msh");
+    std::fs::copy(&sample, game.join("static_box.msh")).unwrap();
+    // 20 levels of 250-byte names: about 5000 bytes, past PATH_MAX (4096).
+    let name = "d".repeat(250);
+    let made = Command::new("bash")
+        .current_dir(&game)
+        .arg("-c")
+        .arg(format!(
+            "for i in $(seq 20); do mkdir {name} && cd -P {name} || exit 1; done; touch x.msh"
+        ))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let out = Command::new(env!("CARGO_BIN_EXE_msh2gltf"))
+        .arg(&game)
+        .arg(dir.path().join("out"))
+        .arg("--report")
+        .arg(dir.path().join("report.json"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("report.json")).unwrap()).unwrap();
+    assert_eq!(r["converted"], 1, "{r}");
+    assert_eq!(r["failed"], 1, "{r}");
+    let row = r["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["status"] == "failed")
+        .unwrap();
+    assert!(row["errors"].to_string().contains("cannot list"), "{row}");
+    assert!(dir.path().join("out/static_box.glb").is_file());
+}
