@@ -861,6 +861,15 @@ pub fn library_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// What a run over a game folder `dir` may read there: every `*.rlb`
+/// archive (the registry and the part archives units and missions name)
+/// and the libraries ([`library_files`]).
+pub fn game_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = archives_in(dir);
+    files.extend(library_files(dir));
+    files
+}
+
 /// Every `*.rlb` archive of `dir` (any case): the registry `objects.rlb`
 /// and the part archives a unit file names (unit-files-notes §3.3).
 fn archives_in(dir: &Path) -> Vec<PathBuf> {

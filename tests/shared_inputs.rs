@@ -34,12 +34,18 @@ fn map_and_unit_runs_refuse_to_write_what_they_read() {
         .join("Land.msh");
     let unit = g.join(m["units"][0]["path"].as_str().unwrap());
     let part = m["units"][0]["parts"][0]["archive"].as_str().unwrap();
+    let mission = g
+        .join(m["missions"][0]["dir"].as_str().unwrap())
+        .join("data.tma");
     let cases: Vec<(&Path, String, bool)> = vec![
         (&map, "Material.lib".into(), false),
         (&map, "Textures.lib".into(), true),
         (&unit, part.into(), false),
         (&unit, "objects.rlb".into(), false),
         (&unit, "guns.rlb".into(), true),
+        (&mission, "Material.lib".into(), true),
+        (&mission, "objects.rlb".into(), true),
+        (&mission, "static.rlb".into(), false),
     ];
     for (input, target, as_report) in cases {
         let t = g.join(&target);

@@ -34,6 +34,18 @@ pub(super) fn run_single(args: &Args, tma: &Path, opts: &BatchOptions) -> Result
     };
     let mut plan = WritePlan::new(args.force);
     plan.add_input(tma);
+    // What the mission reads are inputs too (issue 26): the game's
+    // archives and libraries, and the libraries found for it elsewhere.
+    if let Some(g) = pipeline::game_of(tma, opts.game_dir.as_deref()) {
+        for f in crate::batch::game_files(&g) {
+            plan.add_input(&f);
+        }
+    }
+    if let Some(d) = crate::material::Libraries::find_for(tma, opts.game_dir.as_deref()) {
+        for f in crate::batch::library_files(&d) {
+            plan.add_input(&f);
+        }
+    }
     super::claim_report(args, &mut plan)?;
     for o in pipeline::outputs(&job) {
         if plan.is_input(&o) {
