@@ -232,15 +232,15 @@ class ImportJob:
         coll["parkan_import"] = {"state": s["state"], "lod": s["lod"],
                                  "all_cells": s["all_cells"], "fps": float(s["fps"]),
                                  "game_dir": os.path.dirname(libs[0]) if libs else ""}
+        doc = tools.gltf_json(glb)  # read once: lightmaps and clips
         if s["lightmaps"] and s["textures"]:
-            want = tools.lightmap_materials(tools.gltf_json(glb))
+            want = tools.lightmap_materials(doc)
             for m in new_mats:
                 base = m.name.rsplit(".", 1)[0] if m.name not in want else m.name
                 if (m.name in want or base in want) and sc.wire_lightmap(m):
                     self.n_lm += 1
         terrain.wire_map(glb, new_objs, new_mats)
         # Clip actions on their NLA tracks; densified rotation keys hidden.
-        doc = tools.gltf_json(glb)
         clips.organize(new_objs, doc)
         clips.collapse_densified(new_objs, doc, scene.render.fps / scene.render.fps_base
                                  / max(float(s["fps"]), 1e-6))
