@@ -26,14 +26,11 @@ Blender exports (`timeline_active`), so frames outside the clip keep the
 timeline.
 """
 
-import json
 import math
 import struct
 
 from . import scene as sc
-
-JSON_CHUNK, BIN_CHUNK = 0x4E4F534A, 0x004E4942
-
+from . import tools
 
 def clip_table(j):
     """glTF animation name -> {"clip": source, "start", "end", "fps"} for
@@ -257,34 +254,6 @@ def sample_path(fcurves, path, width):
     return keys, vals
 
 
-def read_glb(path):
-    """(json dict, bin bytes) of a GLB."""
-    with open(path, "rb") as f:
-        data = f.read()
-    n, kind = struct.unpack_from("<II", data, 12)
-    if data[:4] != b"glTF" or kind != JSON_CHUNK:
-        raise ValueError(f"{path}: not a GLB with a JSON chunk")
-    doc = json.loads(data[20:20 + n].decode("utf-8"))
-    rest = data[20 + n:]
-    binary = b""
-    if len(rest) >= 8:
-        m, kind = struct.unpack_from("<II", rest, 0)
-        if kind == BIN_CHUNK:
-            binary = rest[8:8 + m]
-    return doc, bytearray(binary)
-
-
-def write_glb(path, doc, binary):
-    j = json.dumps(doc, separators=(",", ":")).encode("utf-8")
-    j += b" " * (-len(j) % 4)
-    binary = bytes(binary) + b"\0" * (-len(binary) % 4)
-    body = struct.pack("<II", len(j), JSON_CHUNK) + j
-    if binary:
-        body += struct.pack("<II", len(binary), BIN_CHUNK) + binary
-    with open(path, "wb") as f:
-        f.write(b"glTF" + struct.pack("<II", 2, 12 + len(body)) + body)
-
-
 def _accessor(doc, binary, floats, ty, count, minmax=False):
     while len(binary) % 4:
         binary.append(0)
@@ -304,7 +273,7 @@ def append_clips(glb, objects, scene_fps):
     """Appends every clip action of `objects` (module docs) to the GLB at
     `glb` as glTF animations in clip time, with the clip's extras. Returns
     the clip names written."""
-    doc, binary = read_glb(glb)
+    doc, binary = tools.read_glb(glb)
     index = {n.get("name"): i for i, n in enumerate(doc.get("nodes", []))}
     anims = {}
     for o in objects:
@@ -339,7 +308,7 @@ def append_clips(glb, objects, scene_fps):
         if not doc.get("buffers"):
             doc["buffers"] = [{"byteLength": 0}]
         doc["buffers"][0]["byteLength"] = len(binary) + (-len(binary) % 4)
-        write_glb(glb, doc, binary)
+        tools.write_glb(glb, doc, binary)
     return sorted(anims)
 
 

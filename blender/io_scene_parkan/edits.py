@@ -13,8 +13,9 @@ When that cannot be done, the export is refused naming the object
 (`refusal`).
 """
 
-import json
 import struct
+
+from . import tools
 
 # Transform properties an action can drive, and their Blender names.
 CHANNELS = {"location": "moved", "rotation_quaternion": "turned", "rotation_euler": "turned",
@@ -95,15 +96,10 @@ def patch_glb(path, transforms):
     """Writes `transforms` (see `current_transforms`) as the static TRS of
     the nodes of the same name in the GLB at `path`. Returns the names not
     found (nothing is written for them)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:4] != b"glTF" or len(data) < 20:
+    try:
+        doc, binary = tools.read_glb(path)
+    except (ValueError, struct.error):
         return sorted(transforms)
-    n, kind = struct.unpack_from("<II", data, 12)
-    if kind != 0x4E4F534A:
-        return sorted(transforms)
-    doc = json.loads(data[20:20 + n].decode("utf-8"))
-    rest = data[20 + n:]
     left = set(transforms)
     for node in doc.get("nodes", []):
         name = node.get("name")
@@ -116,9 +112,5 @@ def patch_glb(path, transforms):
             else:
                 node.pop("scale", None)
             left.discard(name)
-    j = json.dumps(doc, separators=(",", ":")).encode("utf-8")
-    j += b" " * (-len(j) % 4)
-    body = struct.pack("<II", len(j), 0x4E4F534A) + j + rest
-    with open(path, "wb") as f:
-        f.write(b"glTF" + struct.pack("<II", 2, 12 + len(body)) + body)
+    tools.write_glb(path, doc, binary)
     return sorted(left)

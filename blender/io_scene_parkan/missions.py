@@ -28,7 +28,6 @@ import bpy
 from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from . import clips
 from . import scene as sc
 from . import tools
 
@@ -118,7 +117,7 @@ def fix_text_extras(glb, mission_extras=None, names=None):
     reads it back exactly (big integers, None, float repr round-trips);
     gltf2msh keeps refusing such text from other tools with `mission.node`.
     """
-    doc, binary = clips.read_glb(glb)
+    doc, binary = tools.read_glb(glb)
     n = 0
     holders = list(doc.get("nodes", []))
     scenes = doc.get("scenes", [])
@@ -141,7 +140,7 @@ def fix_text_extras(glb, mission_extras=None, names=None):
         ex = s.get("extras") if isinstance(s.get("extras"), dict) else {}
         ex["parkan_mission"] = mission_extras
         s["extras"] = ex
-    clips.write_glb(glb, doc, binary)
+    tools.write_glb(glb, doc, binary)
     return n
 
 

@@ -13,31 +13,22 @@ colour. Node names (`parkan_base`, `parkan_micro`, `parkan_over`,
 `parkan_over_micro`, `parkan_alpha`, `parkan_blend`) let tests and tools find them.
 """
 
-import json
 import os
-import struct
 import tempfile
 
 import bpy
 
 try:
     from . import scene as sc
+    from . import tools
 except ImportError:  # loaded by scripts/blender_import_all.py from sys.path
     import scene as sc
+    import tools
 
 
 def glb_parts(path):
-    """(json dict, BIN bytes) of a .glb."""
-    with open(path, "rb") as f:
-        data = f.read()
-    n = struct.unpack_from("<I", data, 12)[0]
-    doc = json.loads(data[20:20 + n].decode("utf-8"))
-    off = 20 + n
-    binary = b""
-    if off + 8 <= len(data):
-        m = struct.unpack_from("<I", data, off)[0]
-        binary = data[off + 8:off + 8 + m]
-    return doc, binary
+    """(json dict, BIN bytes) of a .glb (`tools.read_glb`)."""
+    return tools.read_glb(path)
 
 
 def terrain_materials(doc):

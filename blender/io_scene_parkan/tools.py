@@ -196,6 +196,39 @@ def gltf_json(path):
     return json.loads(data.decode("utf-8"))
 
 
+JSON_CHUNK, BIN_CHUNK = 0x4E4F534A, 0x004E4942
+
+
+def read_glb(path):
+    """(json dict, bin bytes) of a GLB."""
+    with open(path, "rb") as f:
+        data = f.read()
+    n, kind = struct.unpack_from("<II", data, 12)
+    if data[:4] != b"glTF" or kind != JSON_CHUNK:
+        raise ValueError(f"{path}: not a GLB with a JSON chunk")
+    doc = json.loads(data[20:20 + n].decode("utf-8"))
+    rest = data[20 + n:]
+    binary = b""
+    if len(rest) >= 8:
+        m, kind = struct.unpack_from("<II", rest, 0)
+        if kind == BIN_CHUNK:
+            binary = rest[8:8 + m]
+    return doc, bytearray(binary)
+
+
+def write_glb(path, doc, binary):
+    """Writes `doc` (and `binary`, padded, as the BIN chunk when not empty)
+    as a GLB at `path`."""
+    j = json.dumps(doc, separators=(",", ":")).encode("utf-8")
+    j += b" " * (-len(j) % 4)
+    binary = bytes(binary) + b"\0" * (-len(binary) % 4)
+    body = struct.pack("<II", len(j), JSON_CHUNK) + j
+    if binary:
+        body += struct.pack("<II", len(binary), BIN_CHUNK) + binary
+    with open(path, "wb") as f:
+        f.write(b"glTF" + struct.pack("<II", 2, 12 + len(body)) + body)
+
+
 def lightmap_materials(doc):
     """{material name: lightmap name or ""} for glTF materials that carry a
     lightmap: an occlusionTexture read through TEXCOORD_1, or a "lightmap"
