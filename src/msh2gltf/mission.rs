@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::{inputs, Args, RunError};
-use crate::batch::{BatchOptions, Report, ReportRow, Status};
+use crate::batch::BatchOptions;
 use crate::mission::pipeline::{self, MissionJob};
 use crate::output::WritePlan;
 
@@ -47,32 +47,8 @@ pub(super) fn run_single(args: &Args, tma: &Path, opts: &BatchOptions) -> Result
         }
     }
     super::claim_report(args, &mut plan)?;
-    for o in pipeline::outputs(&job) {
-        if plan.is_input(&o) {
-            return Err(RunError::Usage(
-                crate::output::OutputError::IsInput(o).to_string(),
-            ));
-        }
-    }
-    let (quiet, verbose) = (args.quiet, args.verbose > 0);
-    let rows = pipeline::run(&[job], opts, &mut plan, &|r: &ReportRow| {
-        if r.status == Status::Failed || !quiet {
-            let notes = if verbose {
-                super::console::note_lines(r)
-            } else {
-                String::new()
-            };
-            eprintln!("{}{notes}", super::row_line(r, true));
-        }
-    });
-    let report = Report::from_rows(rows, t0.elapsed().as_secs_f64());
-    if let Some(path) = &args.report {
-        report
-            .write(path, args.force)
-            .map_err(|source| RunError::Output {
-                context: format!("--report {}", path.display()),
-                source,
-            })?;
-    }
-    Ok(if report.failed > 0 { 1 } else { 0 })
+    let outputs = pipeline::outputs(&job);
+    super::finish_single(args, t0, plan, outputs, |plan, row| {
+        pipeline::run(&[job], opts, plan, row)
+    })
 }

@@ -212,6 +212,50 @@ fn claim_report(args: &Args, plan: &mut WritePlan) -> Result<(), RunError> {
     Ok(())
 }
 
+/// What every single map or mission run does after its write plan is
+/// made: an output that is an input refused (exit 2, as for a model), the
+/// run (`run`: the pipeline with its plan and row printer) with its row
+/// printed (failures always; others unless `-q`; each note's text with
+/// `-v`), `--report` written. Returns 1 when the row failed, else 0.
+///
+/// # Errors
+/// [`RunError::Usage`] for an output that is an input; [`RunError::Output`]
+/// when `--report` cannot be written.
+pub(super) fn finish_single(
+    args: &Args,
+    t0: Instant,
+    mut plan: WritePlan,
+    outputs: Vec<PathBuf>,
+    run: impl FnOnce(&mut WritePlan, &(dyn Fn(&ReportRow) + Sync)) -> Vec<ReportRow>,
+) -> Result<u8, RunError> {
+    for o in outputs {
+        if plan.is_input(&o) {
+            return Err(RunError::Usage(OutputError::IsInput(o).to_string()));
+        }
+    }
+    let (quiet, verbose) = (args.quiet, args.verbose > 0);
+    let rows = run(&mut plan, &|r: &ReportRow| {
+        if r.status == batch::Status::Failed || !quiet {
+            let notes = if verbose {
+                console::note_lines(r)
+            } else {
+                String::new()
+            };
+            eprintln!("{}{notes}", row_line(r, true));
+        }
+    });
+    let report = Report::from_rows(rows, t0.elapsed().as_secs_f64());
+    if let Some(path) = &args.report {
+        report
+            .write(path, args.force)
+            .map_err(|source| RunError::Output {
+                context: format!("--report {}", path.display()),
+                source,
+            })?;
+    }
+    Ok(if report.failed > 0 { 1 } else { 0 })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
