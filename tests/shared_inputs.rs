@@ -34,6 +34,7 @@ fn map_and_unit_runs_refuse_to_write_what_they_read() {
         .join("Land.msh");
     let unit = g.join(m["units"][0]["path"].as_str().unwrap());
     let part = m["units"][0]["parts"][0]["archive"].as_str().unwrap();
+    let land = format!("{}/Land.msh", m["missions"][0]["map_dir"].as_str().unwrap());
     let mission = g
         .join(m["missions"][0]["dir"].as_str().unwrap())
         .join("data.tma");
@@ -46,6 +47,7 @@ fn map_and_unit_runs_refuse_to_write_what_they_read() {
         (&mission, "Material.lib".into(), true),
         (&mission, "objects.rlb".into(), true),
         (&mission, "static.rlb".into(), false),
+        (&mission, land.clone(), true),
     ];
     for (input, target, as_report) in cases {
         let t = g.join(&target);

@@ -35,10 +35,26 @@ pub(super) fn run_single(args: &Args, tma: &Path, opts: &BatchOptions) -> Result
     let mut plan = WritePlan::new(args.force);
     plan.add_input(tma);
     // What the mission reads are inputs too (issue 26): the game's
-    // archives and libraries, and the libraries found for it elsewhere.
+    // archives, libraries and maps, and the libraries found for it elsewhere.
     if let Some(g) = pipeline::game_of(tma, opts.game_dir.as_deref()) {
         for f in crate::batch::game_files(&g) {
             plan.add_input(&f);
+        }
+        // Its map: every file of the game's MAPS folder (any case).
+        let maps = std::fs::read_dir(&g)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.is_dir()
+                    && p.file_name()
+                        .is_some_and(|n| n.eq_ignore_ascii_case("maps"))
+            });
+        for d in maps {
+            for f in crate::batch::all_files(&d).unwrap_or_default() {
+                plan.add_input(&f);
+            }
         }
     }
     if let Some(d) = crate::material::Libraries::find_for(tma, opts.game_dir.as_deref()) {
