@@ -81,36 +81,26 @@ fn run_addon_test(
 ) -> serde_json::Value {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let tmp = run.tmp.path();
-    let out = common::blender_script(
-        blender,
-        bpy_python.map(std::path::PathBuf::from).as_deref(),
-        "addon_test.py",
-        tmp,
+    common::blender_report(
+        common::blender_script(
+            blender,
+            bpy_python.map(std::path::PathBuf::from).as_deref(),
+            "addon_test.py",
+            tmp,
+        )
+        .arg("--")
+        .arg(&run.zip)
+        .arg(&run.archive)
+        .arg(ENTRY)
+        .arg(&run.work)
+        .arg("--render")
+        .arg(&run.png)
+        .arg("--demo")
+        .arg(root.join("samples/demo"))
+        .arg("--bad")
+        .arg(corpus.join("bad/index_out_of_range.msh")),
+        "ADDON_TEST",
     )
-    .arg("--")
-    .arg(&run.zip)
-    .arg(&run.archive)
-    .arg(ENTRY)
-    .arg(&run.work)
-    .arg("--render")
-    .arg(&run.png)
-    .arg("--demo")
-    .arg(root.join("samples/demo"))
-    .arg("--bad")
-    .arg(corpus.join("bad/index_out_of_range.msh"))
-    .output()
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let Some(line) = stdout.lines().find_map(|l| {
-        l.find("ADDON_TEST {")
-            .map(|i| l[i + "ADDON_TEST ".len()..].to_string())
-    }) else {
-        panic!(
-            "Blender printed no report:\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    serde_json::from_str(&line).unwrap()
 }
 
 /// Checks the add-on was installed into the temporary user scripts folder,

@@ -106,28 +106,15 @@ fn run_blender(
     work: &Path,
 ) -> Value {
     let tmp = work.parent().unwrap();
-    let out = common::blender_script(blender, bpy, "clip_edits_test.py", tmp)
-        .arg("--")
-        .args(args)
-        .arg(entry)
-        .arg(clip)
-        .arg(work)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout
-        .lines()
-        .find_map(|l| {
-            l.find("CLIP_EDITS {")
-                .map(|i| l[i + "CLIP_EDITS ".len()..].to_string())
-        })
-        .unwrap_or_else(|| {
-            panic!(
-                "Blender printed no report:\n{stdout}\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-    serde_json::from_str(&line).unwrap()
+    common::blender_report(
+        common::blender_script(blender, bpy, "clip_edits_test.py", tmp)
+            .arg("--")
+            .args(args)
+            .arg(entry)
+            .arg(clip)
+            .arg(work),
+        "CLIP_EDITS",
+    )
 }
 
 /// Per glTF node: the glTF timeline's rotation keys minus its densified

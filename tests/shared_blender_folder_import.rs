@@ -135,25 +135,15 @@ fn stem(name: &str) -> &str {
 fn run_blender(blender: &Path, bpy: Option<&Path>, game: &Path, tmp: &Path) -> serde_json::Value {
     let zip = tmp.join("addon.zip");
     common::package_addon(&zip);
-    let out = common::blender_script(blender, bpy, "folder_import_test.py", tmp)
-        .arg("--")
-        .arg(&zip)
-        .arg(game)
-        .arg(tmp.join("work"))
-        .args(EXPORTS.iter().map(|(a, e)| format!("{a}:{e}")))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let Some(line) = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("FOLDER_IMPORT_TEST "))
-    else {
-        panic!(
-            "Blender printed no report:\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    serde_json::from_str(line).unwrap()
+    common::blender_report(
+        common::blender_script(blender, bpy, "folder_import_test.py", tmp)
+            .arg("--")
+            .arg(&zip)
+            .arg(game)
+            .arg(tmp.join("work"))
+            .args(EXPORTS.iter().map(|(a, e)| format!("{a}:{e}"))),
+        "FOLDER_IMPORT_TEST",
+    )
 }
 
 fn check_models(r: &serde_json::Value, want: &Expected) {

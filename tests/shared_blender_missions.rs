@@ -57,24 +57,14 @@ fn run_blender(
     dirs: &[String],
 ) -> Value {
     let tmp = work.parent().unwrap();
-    let out = common::blender_script(blender, bpy, "mission_test.py", tmp)
-        .arg("--")
-        .arg(zip)
-        .arg(work)
-        .args(dirs)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout
-        .lines()
-        .find_map(|l| l.find("MISSION_TEST {").map(|i| l[i + 13..].to_string()))
-        .unwrap_or_else(|| {
-            panic!(
-                "Blender printed no report:\n{stdout}\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-    serde_json::from_str(&line).unwrap()
+    common::blender_report(
+        common::blender_script(blender, bpy, "mission_test.py", tmp)
+            .arg("--")
+            .arg(zip)
+            .arg(work)
+            .args(dirs),
+        "MISSION_TEST",
+    )
 }
 
 #[test]

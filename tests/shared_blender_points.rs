@@ -71,26 +71,16 @@ fn run_blender(
     work: &Path,
 ) -> serde_json::Value {
     let tmp = work.parent().unwrap();
-    let out = common::blender_script(blender, bpy, "points_test.py", tmp)
-        .arg("--")
-        .arg(zip)
-        .arg(archive)
-        .arg(entry)
-        .arg(POINT)
-        .arg(work)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout
-        .lines()
-        .find_map(|l| l.find("POINTS_TEST {").map(|i| l[i + 12..].to_string()))
-        .unwrap_or_else(|| {
-            panic!(
-                "Blender printed no report:\n{stdout}\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-    serde_json::from_str(&line).unwrap()
+    common::blender_report(
+        common::blender_script(blender, bpy, "points_test.py", tmp)
+            .arg("--")
+            .arg(zip)
+            .arg(archive)
+            .arg(entry)
+            .arg(POINT)
+            .arg(work),
+        "POINTS_TEST",
+    )
 }
 
 #[test]

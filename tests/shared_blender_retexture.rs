@@ -80,11 +80,28 @@ fn changed_entries(a: &Path, b: &Path) -> Vec<String> {
 }
 
 #[test]
-#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+#[ignore = "needs ../shared and Blender: cargo test -- --include-ignored"]
 fn a_material_recoloured_and_its_texture_painted_in_blender_reach_the_libraries() {
     let Some((corpus, blender)) = common::corpus_and_blender() else {
         return;
     };
+    retexture(&corpus, &blender, None);
+}
+
+/// The same in Blender 5.x (PyPI `bpy`, [`common::bpy_python`]); skips
+/// (passing) without it.
+#[test]
+#[ignore = "needs ../shared and PyPI bpy (../shared/tools/blender-inspect --bpy): cargo test -- --include-ignored"]
+fn a_material_recoloured_and_its_texture_painted_in_bpy_5_reach_the_libraries() {
+    let (Some((corpus, blender)), Some(py)) = (common::corpus_and_blender(), common::bpy_python())
+    else {
+        println!("SKIP: no ../shared, Blender or PyPI bpy");
+        return;
+    };
+    retexture(&corpus, &blender, Some(&py));
+}
+
+fn retexture(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
     let tmp = tempfile::tempdir().unwrap();
     let game = tmp.path().join("game");
     std::fs::create_dir_all(&game).unwrap();
@@ -94,28 +111,16 @@ fn a_material_recoloured_and_its_texture_painted_in_blender_reach_the_libraries(
     let zip = tmp.path().join("io_scene_parkan.zip");
     common::package_addon(&zip);
     let work = tmp.path().join("work");
-    // BPY_PYTHON=…/bin/python runs it in PyPI bpy (5.x) instead.
-    let bpy = std::env::var_os("BPY_PYTHON").map(std::path::PathBuf::from);
-    let out = common::blender_script(&blender, bpy.as_deref(), "retexture_test.py", tmp.path())
-        .arg("--")
-        .arg(&zip)
-        .arg(game.join(ARCHIVE))
-        .arg(ENTRY)
-        .arg(MATERIAL)
-        .arg(&work)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let Some(line) = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("RETEXTURE_TEST "))
-    else {
-        panic!(
-            "Blender printed no report:\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    let r: serde_json::Value = serde_json::from_str(line).unwrap();
+    let (r, stdout) = common::blender_output(
+        common::blender_script(blender, bpy, "retexture_test.py", tmp.path())
+            .arg("--")
+            .arg(&zip)
+            .arg(game.join(ARCHIVE))
+            .arg(ENTRY)
+            .arg(MATERIAL)
+            .arg(&work),
+        "RETEXTURE_TEST",
+    );
     assert_eq!(r["errors"], serde_json::json!([]), "{r:#}\n{stdout}");
     assert_eq!(r["export"], serde_json::json!(["FINISHED"]), "{r:#}");
     // The add-on remembered the game folder of the import and passed it.

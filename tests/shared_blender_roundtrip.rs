@@ -6,40 +6,46 @@
 
 mod common;
 
+use std::path::Path;
+
 #[test]
-#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+#[ignore = "needs ../shared and Blender: cargo test -- --include-ignored"]
 fn every_archive_model_comes_back_byte_identical_through_blender() {
     let Some((corpus, blender)) = common::corpus_and_blender() else {
         return;
     };
+    roundtrip_all(&corpus, &blender, None);
+}
+
+/// The same in Blender 5.x (PyPI `bpy`, [`common::bpy_python`]); skips
+/// (passing) without it.
+#[test]
+#[ignore = "needs ../shared and PyPI bpy (../shared/tools/blender-inspect --bpy): cargo test -- --include-ignored"]
+fn every_archive_model_comes_back_byte_identical_through_bpy_5() {
+    let (Some((corpus, blender)), Some(py)) = (common::corpus_and_blender(), common::bpy_python())
+    else {
+        println!("SKIP: no ../shared, Blender or PyPI bpy");
+        return;
+    };
+    roundtrip_all(&corpus, &blender, Some(&py));
+}
+
+fn roundtrip_all(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
     let tmp = tempfile::tempdir().unwrap();
     let zip = tmp.path().join("io_scene_parkan.zip");
     common::package_addon(&zip);
-    // BPY_PYTHON=…/bin/python runs it in PyPI bpy (5.0.1: 440 of 440 too, about
-    // 110 s) instead of the Blender binary.
-    let bpy = std::env::var_os("BPY_PYTHON").map(std::path::PathBuf::from);
-    let out = common::blender_script(&blender, bpy.as_deref(), "roundtrip_all.py", tmp.path())
-        .arg("--")
-        .arg(&zip)
-        .arg(corpus.canonicalize().unwrap())
-        .arg(tmp.path().join("work"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let Some(line) = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("ROUNDTRIP_ALL "))
-    else {
-        panic!(
-            "Blender printed no report:\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    let r: serde_json::Value = serde_json::from_str(line).unwrap();
+    let r: serde_json::Value = common::blender_report(
+        common::blender_script(blender, bpy, "roundtrip_all.py", tmp.path())
+            .arg("--")
+            .arg(&zip)
+            .arg(corpus.canonicalize().unwrap())
+            .arg(tmp.path().join("work")),
+        "ROUNDTRIP_ALL",
+    );
     assert_eq!(r["errors"], serde_json::json!([]), "{r:#}");
     let models = r["models"].as_object().unwrap();
     // Every archive model of the corpus was tried (the manifest's count).
-    let expected = common::corpus_models(&corpus)
+    let expected = common::corpus_models(corpus)
         .iter()
         .filter(|m| m.entry.is_some())
         .count();

@@ -5,7 +5,6 @@
 //! empty; the first unit is rendered. Skips without Blender or ../shared.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use mshgltf::convert::ConvertOptions;
 use mshgltf::unit::assemble;
@@ -14,13 +13,29 @@ use serde_json::Value;
 mod common;
 
 #[test]
-#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+#[ignore = "needs ../shared and Blender: cargo test -- --include-ignored"]
 fn blender_imports_units_with_clip_actions_and_control_points() {
-    let Some((root, blender)) = common::corpus_and_blender() else {
+    let Some((corpus, blender)) = common::corpus_and_blender() else {
         return;
     };
-    let m = common::manifest(&root);
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    import_units(&corpus, &blender, None);
+}
+
+/// The same in Blender 5.x (PyPI `bpy`, [`common::bpy_python`]); skips
+/// (passing) without it.
+#[test]
+#[ignore = "needs ../shared and PyPI bpy (../shared/tools/blender-inspect --bpy): cargo test -- --include-ignored"]
+fn bpy_5_imports_units_with_clip_actions_and_control_points() {
+    let (Some((corpus, blender)), Some(py)) = (common::corpus_and_blender(), common::bpy_python())
+    else {
+        println!("SKIP: no ../shared, Blender or PyPI bpy");
+        return;
+    };
+    import_units(&corpus, &blender, Some(&py));
+}
+
+fn import_units(root: &Path, blender: &Path, bpy: Option<&Path>) {
+    let m = common::manifest(root);
     let tmp = tempfile::tempdir().unwrap();
     let zip = tmp.path().join("io_scene_parkan.zip");
     common::package_addon(&zip);
@@ -52,34 +67,12 @@ fn blender_imports_units_with_clip_actions_and_control_points() {
             .filter(|n| !n["extras"]["msh"]["control_point"].is_null())
             .count();
         let png = tmp.path().join(format!("unit{k}.png"));
-        let mut cmd = Command::new(&blender);
-        cmd.env_remove("PYTHONPATH")
-            .env_remove("PYTHONHOME")
-            .env("BLENDER_USER_SCRIPTS", tmp.path().join("scripts"))
-            .env("BLENDER_USER_CONFIG", tmp.path().join("config"))
-            .args(["-b", "--factory-startup", "-noaudio", "--python"])
-            .arg(repo.join("tests/blender/unit_test.py"))
-            .arg("--")
-            .arg(&zip)
-            .arg(&dat);
+        let mut cmd = common::blender_script(blender, bpy, "unit_test.py", tmp.path());
+        cmd.arg("--").arg(&zip).arg(&dat);
         if k == 0 {
             cmd.arg("--render").arg(&png);
         }
-        let out = cmd.output().unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let line = stdout
-            .lines()
-            .find_map(|l| {
-                l.find("UNIT_TEST {")
-                    .map(|i| l[i + "UNIT_TEST ".len()..].to_string())
-            })
-            .unwrap_or_else(|| {
-                panic!(
-                    "no report:\n{stdout}\n{}",
-                    String::from_utf8_lossy(&out.stderr)
-                )
-            });
-        let r: Value = serde_json::from_str(&line).unwrap();
+        let r = common::blender_report(&mut cmd, "UNIT_TEST");
         let rel = mu["path"].as_str().unwrap();
         assert_eq!(r["errors"], serde_json::json!([]), "{rel}: {r}");
         assert_eq!(r["result"], serde_json::json!(["FINISHED"]), "{rel}");

@@ -610,7 +610,10 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
             cmd.append("--in-place")
         imported = (coll.get("parkan_import") or {}).get("game_dir", "") if coll is not None else ""
         gd = bpy.path.abspath(self.game_dir) if self.game_dir else (imported or game_dir(context, ""))
-        if gd and os.path.isdir(gd) and tools.supports(g2m, "--game-dir"):
+        # A map's materials are Land1.wea rows, never library entries: gltf2msh
+        # refuses --game-dir with a map base, so a map edit goes without it.
+        is_map = bool(ex.get("terrain"))
+        if gd and os.path.isdir(gd) and not is_map and tools.supports(g2m, "--game-dir"):
             # Material and texture edits go into the game's libraries (copies
             # beside the output unless the user asks for the game's own).
             cmd += ["--game-dir", gd]
@@ -672,6 +675,7 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
         objs = list(coll.all_objects) if coll is not None else list(scene.objects)
         mats = {s.material for o in objs for s in getattr(o, "material_slots", []) if s.material}
         undo = sc.bypass_lightmaps(mats)
+        undo_ground = terrain.bypass(mats)
         try:
             if coll is not None:
                 # frame_current: the frame whose pose an animated object's
@@ -687,6 +691,7 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
             if self.mode == "BASE":
                 clips.append_clips(glb, objs, scene.render.fps / scene.render.fps_base)
         finally:
+            terrain.restore(undo_ground)
             sc.restore_lightmaps(undo)
             view_layer.active_layer_collection = old_active
             if coll is not None:

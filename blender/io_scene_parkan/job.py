@@ -225,6 +225,8 @@ class ImportJob:
             ex = {"source": r.get("source", ""), "unit": True}
         ex = dict(ex)
         ex.setdefault("source", r.get("source", ""))
+        if r.get("kind") == "terrain":
+            ex["terrain"] = True  # a map: its export goes without --game-dir
         coll["msh"] = ex
         # The game folder whose libraries gave the materials (gltf2msh
         # --base --game-dir writes material and texture edits against it).

@@ -350,7 +350,7 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
         self.layout.prop(self, "replace_file")
 
     def run(self, context):
-        from . import binary, export_gltf
+        from . import binary
         g2m = binary(context, "gltf2msh")
         coll = mission_collection(context)
         if coll is None:

@@ -140,12 +140,54 @@ def wire_material(mat, ext, images, uv_names, color_name):
         links.new(color, a)
         links.new(o, b)
         color = out
-    links.new(color, bsdf.inputs["Base Color"])
+    # What Blender's glTF importer linked into Base Color (its texture, or
+    # nothing: the factor is then the socket's value), put back for the
+    # export by `bypass` so the glTF keeps the exported colour and texture.
+    base_in = bsdf.inputs["Base Color"]
+    src = base_in.links[0].from_socket if base_in.is_linked else None
+    mat["parkan_gltf_base"] = src.node.name if src is not None else ""
+    mat["parkan_gltf_base_out"] = list(src.node.outputs).index(src) if src is not None else 0
+    links.new(color, base_in)
     mat["parkan_water"] = bool(ext.get("water"))
     mat["parkan_bed"] = bool(ext.get("bed"))
     if ext.get("water"):
         mat.diffuse_color = (0.3, 0.42, 1.0, 0.6)
     return True
+
+
+def bypass(materials):
+    """Takes the game's ground shading out of Base Color for an export:
+    links back what Blender's glTF importer had there (`wire_material`
+    recorded it), so the material goes out with the colour factor and
+    texture it came in with and gltf2msh sees no material edit. Returns the
+    undo list for `restore`."""
+    undo = []
+    for mat in materials:
+        if mat is None or "parkan_gltf_base" not in mat.keys() or mat.node_tree is None:
+            continue
+        tree = mat.node_tree
+        bsdf = sc.find_bsdf(tree)
+        if bsdf is None or not bsdf.inputs["Base Color"].is_linked:
+            continue
+        base_in = bsdf.inputs["Base Color"]
+        wired = base_in.links[0].from_socket
+        tree.links.remove(base_in.links[0])
+        node = tree.nodes.get(mat["parkan_gltf_base"]) if mat["parkan_gltf_base"] else None
+        out = int(mat.get("parkan_gltf_base_out", 0))
+        if node is not None and out < len(node.outputs):
+            tree.links.new(node.outputs[out], base_in)
+        undo.append((mat, wired))
+    return undo
+
+
+def restore(undo):
+    """Links the game's ground shading back into Base Color after `bypass`."""
+    for mat, wired in undo:
+        tree = mat.node_tree
+        base_in = sc.find_bsdf(tree).inputs["Base Color"]
+        if base_in.is_linked:
+            tree.links.remove(base_in.links[0])
+        tree.links.new(wired, base_in)
 
 
 def wire_map(glb, objects, materials):

@@ -329,12 +329,16 @@ fn edit_map(
         .map_err(|e| conversion(format!("the edited map is invalid: {e}")))?;
     commit_one(cli, txn, &out, bytes, rep.unchanged, || {
         format!(
-            "{} moved vertices, {} repainted faces, {} alpha and {} UV edits, squares rebuilt {:?}",
+            "{} moved vertices, {} repainted faces, {} alpha and {} UV edits, squares rebuilt {:?}{}",
             rep.moved_vertices,
             rep.repainted_faces,
             rep.alpha_changed,
             rep.uv_changed,
-            rep.changed_squares
+            rep.changed_squares,
+            match rep.material_edits_dropped {
+                0 => String::new(),
+                n => format!("; {n} material edits not written (see the warnings)"),
+            }
         )
     })?;
     super::console::print_warnings(cli, &rep.warnings);

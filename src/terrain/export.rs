@@ -253,11 +253,20 @@ fn material(
     if let Some(t) = base_tex {
         pbr["baseColorTexture"] = json!({"index": t, "texCoord": 0});
     }
+    // What was exported, as for a model's material (gltf-mapping.md
+    // "Extras"): gltf2msh --base compares it and warns that a recolour or a
+    // retexture of a map material is not written (Land1.wea rows name
+    // library entries; a map edit writes Land.msh only).
+    let exported = json!({
+        "color": first.base_color.map(json_f32),
+        "texture": base_tex.and(first.texture.as_deref()),
+        "alpha_mode": "OPAQUE",
+    });
     json!({
         "name": name,
         "pbrMetallicRoughness": pbr,
         "doubleSided": true,
-        "extras": {"parkan_terrain": {
+        "extras": {"msh": {"exported": exported}, "parkan_terrain": {
             "tex1": c.tex1, "tex2": c.tex2, "flags": c.flags, "surface": c.surface, "word3": c.word3,
             "land1": first.name, "land2_micro": first.micro_material,
             "base": {"material": first.resolved, "texture": base_tex, "track": 0, "texcoord": 0},

@@ -25,7 +25,7 @@ use super::derive;
 use super::ir::*;
 use super::{validate, Mode, TerrainError};
 use crate::convention::{axes, Up};
-use crate::gltf_import::GltfFile;
+use crate::gltf_import::{material_edits, GltfFile};
 
 /// What an import changed.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -40,6 +40,9 @@ pub struct TerrainImportReport {
     pub uv_changed: usize,
     /// Faces whose class (material) changed.
     pub repainted_faces: usize,
+    /// Materials whose colour, opacity, texture or blend mode was edited:
+    /// not written, each a warning.
+    pub material_edits_dropped: usize,
     /// Squares whose cells were rebuilt.
     pub changed_squares: Vec<usize>,
     /// Warnings (Land.map may be stale, conflicting vertex copies, ...).
@@ -429,12 +432,35 @@ pub fn import_with_base(
     changed.extend(slots.iter().map(|s| s % n.max(1)));
     rep.changed_squares = changed.into_iter().collect();
     stale_map_warning(base, &land, &repainted, &mut rep);
+    let dropped = material_edit_warnings(doc);
+    rep.material_edits_dropped = dropped.len();
+    rep.warnings.extend(dropped);
     let f = validate::validate(&land, Mode::Strict)?;
     rep.warnings
         .extend(f.warnings.iter().map(ToString::to_string));
     rep.notes = f.notes.iter().map(ToString::to_string).collect();
-    rep.unchanged = land == *base;
+    rep.unchanged = land == *base && rep.material_edits_dropped == 0;
     Ok((land, rep))
+}
+
+/// One warning per map material whose colour, opacity, texture or blend
+/// mode differs from what msh2gltf exported (`extras.msh.exported`,
+/// compared as for a model: `gltf_import::material_edits`): none is
+/// written, since a map's material is a Land1.wea row naming `Material.lib`
+/// and `Textures.lib` entries that other maps and models share, and
+/// `gltf2msh --base Land.msh` writes Land.msh only (terrain-notes §4.6).
+fn material_edit_warnings(doc: &GltfFile) -> Vec<String> {
+    material_edits::edits(doc)
+        .iter()
+        .map(|e| {
+            format!(
+                "material {} {:?}: {} not written: a map's materials are Land1.wea rows naming Material.lib and Textures.lib entries, which gltf2msh --base Land.msh does not write; repaint faces with another material slot instead, or edit the library material through a model that uses it (--game-dir)",
+                e.index,
+                e.gltf_name,
+                e.changes.join(", ")
+            )
+        })
+        .collect()
 }
 
 fn stale_map_warning(

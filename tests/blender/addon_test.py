@@ -26,7 +26,6 @@ import json
 import os
 import struct
 import sys
-import tempfile
 import traceback
 import zlib
 

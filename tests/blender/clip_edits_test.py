@@ -19,23 +19,21 @@ model"):
 Prints one line `CLIP_EDITS {json}` (`errors` lists what failed).
 """
 
-import json
 import os
 import sys
-import traceback
 
 import bpy
 
-argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+argv = harness.args()
 ZIP, ARCHIVE, ENTRY, CLIP, WORK = (os.path.abspath(argv[0]), os.path.abspath(argv[1]), argv[2],
                                    argv[3], os.path.abspath(argv[4]))
 out = {"errors": [], "exports": {}, "objects": {}}
 
 
-def check(cond, what):
-    if not cond:
-        out["errors"].append(what)
-    return cond
+check = harness.checker(out)
 
 
 def export(ctx, coll, name):
@@ -123,9 +121,7 @@ def game_direction(o, act, slot):
 def main():
     os.makedirs(WORK, exist_ok=True)
     out["blender"] = bpy.app.version_string
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    check("FINISHED" in bpy.ops.preferences.addon_install(filepath=ZIP, overwrite=True), "install")
-    check("FINISHED" in bpy.ops.preferences.addon_enable(module="io_scene_parkan"), "enable")
+    harness.install_addon(ZIP, out)
     ctx = bpy.context
     r = bpy.ops.import_scene.parkan_msh(filepath=ARCHIVE, entry_name=ENTRY, fps=24.0)
     check("FINISHED" in r, f"import: {r}")
@@ -172,8 +168,4 @@ def main():
     export(ctx, coll, "clip_outside.msh")
 
 
-try:
-    main()
-except Exception:
-    out["errors"].append(traceback.format_exc())
-print("CLIP_EDITS " + json.dumps(out), flush=True)
+harness.run("CLIP_EDITS", main, out)

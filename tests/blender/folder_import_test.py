@@ -14,15 +14,16 @@ Run by tests/shared_blender_folder_import.rs. Prints one line
 `FOLDER_IMPORT_TEST {json}` (`errors` lists what failed on the Blender side).
 """
 
-import json
 import os
 import sys
 import time
-import traceback
 
 import bpy
 
-argv = sys.argv[sys.argv.index("--") + 1:]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+argv = harness.args()
 ZIP, GAME, WORK = (os.path.abspath(a) for a in argv[:3])
 ENTRIES = argv[3:]
 out = {"errors": []}
@@ -96,9 +97,7 @@ def export(entry):
 def main():
     os.makedirs(WORK, exist_ok=True)
     out["blender"] = bpy.app.version_string
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    bpy.ops.preferences.addon_install(filepath=ZIP, overwrite=True)
-    bpy.ops.preferences.addon_enable(module="io_scene_parkan")
+    harness.install_addon(ZIP, out)
     first = sorted(f for f in os.listdir(GAME) if f.lower().endswith(".rlb"))[0]
     t = time.perf_counter()
     r = bpy.ops.import_scene.parkan_msh(filepath=os.path.join(GAME, first), whole_folder=True,
@@ -114,9 +113,5 @@ def main():
         and any(o.delta_location.length > 0 for o in c.all_objects if o.parent is None))
 
 
-try:
-    main()
-except Exception:  # noqa: BLE001
-    out["errors"].append(traceback.format_exc())
-print("FOLDER_IMPORT_TEST " + json.dumps(out))
+harness.run("FOLDER_IMPORT_TEST", main, out)
 sys.stdout.flush()

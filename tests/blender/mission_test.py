@@ -24,15 +24,16 @@ mission from above (Workbench, object colours) to WORK_DIR/mission.png.
 Prints one line `MISSION_TEST {json}`.
 """
 
-import json
 import os
 import sys
-import traceback
 
 import bpy
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 import mathutils
 
-argv = sys.argv[sys.argv.index("--") + 1:]
+argv = harness.args()
 ZIP, WORK, MISSIONS = os.path.abspath(argv[0]), os.path.abspath(argv[1]), argv[2:]
 out = {"errors": [], "missions": []}
 
@@ -159,9 +160,7 @@ def render(coll, missions, path):
 def main():
     os.makedirs(WORK, exist_ok=True)
     out["blender"] = bpy.app.version_string
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    bpy.ops.preferences.addon_install(filepath=ZIP, overwrite=True)
-    bpy.ops.preferences.addon_enable(module="io_scene_parkan")
+    harness.install_addon(ZIP, out)
     from io_scene_parkan import missions, scene as sc
     top = bpy.context.scene.collection
     colls = []
@@ -196,9 +195,5 @@ def main():
     render(colls[0], missions, os.path.join(WORK, "mission.png"))
 
 
-try:
-    main()
-except Exception:
-    out["errors"].append(traceback.format_exc())
-print("MISSION_TEST " + json.dumps(out))
+harness.run("MISSION_TEST", main, out)
 sys.stdout.flush()

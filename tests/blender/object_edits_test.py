@@ -18,23 +18,21 @@ add-on; import ENTRY through File > Import; export it through File > Export
 Prints one line `OBJECT_EDITS {json}` (`errors` lists what failed).
 """
 
-import json
 import os
 import sys
-import traceback
 
 import bpy
 
-argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+argv = harness.args()
 ZIP, ARCHIVE, ENTRY, WORK = (os.path.abspath(argv[0]), os.path.abspath(argv[1]), argv[2],
                             os.path.abspath(argv[3]))
 out = {"errors": [], "exports": {}}
 
 
-def check(cond, what):
-    if not cond:
-        out["errors"].append(what)
-    return cond
+check = harness.checker(out)
 
 
 def export(ctx, coll, name):
@@ -56,9 +54,7 @@ def msh_prop(o):
 def main():
     os.makedirs(WORK, exist_ok=True)
     out["blender"] = bpy.app.version_string
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    check("FINISHED" in bpy.ops.preferences.addon_install(filepath=ZIP, overwrite=True), "install")
-    check("FINISHED" in bpy.ops.preferences.addon_enable(module="io_scene_parkan"), "enable")
+    harness.install_addon(ZIP, out)
     ctx = bpy.context
     r = bpy.ops.import_scene.parkan_msh(filepath=ARCHIVE, entry_name=ENTRY, fps=24.0)
     check("FINISHED" in r, f"import: {r}")
@@ -124,8 +120,4 @@ def main():
         export(ctx, coll, "point.msh")
 
 
-try:
-    main()
-except Exception:
-    out["errors"].append(traceback.format_exc())
-print("OBJECT_EDITS " + json.dumps(out), flush=True)
+harness.run("OBJECT_EDITS", main, out)

@@ -14,16 +14,17 @@ edit goes into ARCHIVE itself, in place). Prints one line `POINTS_TEST {json}` w
 did, the operators' results and the messages they reported.
 """
 
-import json
 import math
 import os
 import sys
-import traceback
 
 import bpy
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 import mathutils
 
-argv = sys.argv[sys.argv.index("--") + 1:]
+argv = harness.args()
 ZIP, ARCHIVE, ENTRY, POINT, WORK = (os.path.abspath(argv[0]), os.path.abspath(argv[1]), argv[2],
                                     argv[3], os.path.abspath(argv[4]))
 out = {"errors": []}
@@ -32,9 +33,7 @@ out = {"errors": []}
 def main():
     os.makedirs(WORK, exist_ok=True)
     out["blender"] = bpy.app.version_string
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    bpy.ops.preferences.addon_install(filepath=ZIP, overwrite=True)
-    bpy.ops.preferences.addon_enable(module="io_scene_parkan")
+    harness.install_addon(ZIP, out)
     from io_scene_parkan import scene as sc, tools
     import io_scene_parkan as addon
     listed = tools.list_models(addon.binary(bpy.context, "msh2gltf"), ARCHIVE)["models"]
@@ -74,8 +73,4 @@ def main():
     out["install_result"] = list(r)
 
 
-try:
-    main()
-except Exception:
-    out["errors"].append(traceback.format_exc())
-print("POINTS_TEST " + json.dumps(out))
+harness.run("POINTS_TEST", main, out)

@@ -13,14 +13,15 @@ msh2gltf. Prints one line `RETEXTURE_TEST {json}` (`errors` lists what
 failed on the Blender side).
 """
 
-import json
 import os
 import sys
-import traceback
 
 import bpy
 
-argv = sys.argv[sys.argv.index("--") + 1:]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+argv = harness.args()
 ZIP, ARCHIVE, ENTRY, MATERIAL, WORK = (os.path.abspath(argv[0]), os.path.abspath(argv[1]), argv[2],
                                        argv[3], os.path.abspath(argv[4]))
 out = {"errors": []}
@@ -29,9 +30,7 @@ out = {"errors": []}
 def main():
     os.makedirs(WORK, exist_ok=True)
     out["blender"] = bpy.app.version_string
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    bpy.ops.preferences.addon_install(filepath=ZIP, overwrite=True)
-    bpy.ops.preferences.addon_enable(module="io_scene_parkan")
+    harness.install_addon(ZIP, out)
     from io_scene_parkan import scene as sc
     r = bpy.ops.import_scene.parkan_msh(filepath=ARCHIVE, entry_name=ENTRY, fps=24.0)
     out["import"] = list(r)
@@ -73,9 +72,5 @@ def main():
     out["reports"] = reports
 
 
-try:
-    main()
-except Exception:  # noqa: BLE001
-    out["errors"].append(traceback.format_exc())
-print("RETEXTURE_TEST " + json.dumps(out))
+harness.run("RETEXTURE_TEST", main, out)
 sys.stdout.flush()

@@ -13,16 +13,17 @@ the archive entry. The scene is emptied between models. Prints one line
 "libraries written: …" or the error text), `counts`, `seconds`.
 """
 
-import json
 import os
 import struct
 import sys
 import time
-import traceback
 
 import bpy
 
-argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+argv = harness.args()
 limit = None
 if "--limit" in argv:
     i = argv.index("--limit")
@@ -61,14 +62,13 @@ def clear_scene():
         del scene["msh"]
 
 
+out = {"models": {}, "errors": []}
+
+
 def main():
-    out = {"models": {}, "errors": []}
     t0 = time.time()
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    r = bpy.ops.preferences.addon_install(filepath=ZIP, overwrite=True)
-    if "FINISHED" not in r or "FINISHED" not in bpy.ops.preferences.addon_enable(module="io_scene_parkan"):
-        out["errors"].append("add-on not installed")
-        return out
+    if not harness.install_addon(ZIP, out):
+        return
     from io_scene_parkan import scene as sc
     os.makedirs(WORK, exist_ok=True)
     archives = sorted(f for f in os.listdir(GAME) if f.lower().endswith(".rlb"))
@@ -123,12 +123,6 @@ def main():
     out["counts"] = counts
     out["seconds"] = round(time.time() - t0, 1)
     out["blender"] = bpy.app.version_string
-    return out
 
 
-try:
-    result = main()
-except Exception:  # noqa: BLE001
-    result = {"errors": [traceback.format_exc()]}
-print("ROUNDTRIP_ALL " + json.dumps(result))
-sys.stdout.flush()
+harness.run("ROUNDTRIP_ALL", main, out)

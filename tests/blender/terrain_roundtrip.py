@@ -1,22 +1,67 @@
-"""Blender round trip of an exported map, as a modder's save would do it:
+"""A map through the add-on and back, as a modder saves it (docs/modding.md
+"Edit a map"):
 
-    blender -b --factory-startup --python tests/blender/terrain_roundtrip.py -- IN.glb OUT.glb
+    blender -b --factory-startup --python tests/blender/terrain_roundtrip.py -- \\
+        ADDON.zip LAND.msh WORK_DIR
 
-Imports IN.glb with Blender's glTF importer and exports the scene with its
-glTF exporter (extras on). Run by tests/shared_blender_terrain.rs, which
-converts OUT.glb back with gltf2msh --base and compares bytes.
+Installs the add-on, imports LAND.msh with File > Import > Parkan model and
+exports it with File > Export > Parkan model (mode "Edit of the imported
+model"):
+  unedited.msh  as imported (must be LAND.msh byte for byte);
+  moved.msh     the first vertex of the first terrain mesh moved +0.5 along
+                Blender z (the game's height).
+Prints one line `TERRAIN_ROUNDTRIP {json}` with the moved vertex's Blender
+position before the move; run by tests/shared_blender_terrain.rs in Blender
+3.4.1 and in bpy 5.x.
 """
 
+import os
 import sys
 
 import bpy
-import numpy
+import mathutils
 
-if not hasattr(numpy, "bool"):  # Blender 3.4's glTF I/O with numpy >= 1.24
-    numpy.bool = bool
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 
-args = sys.argv[sys.argv.index("--") + 1:]
-bpy.ops.wm.read_factory_settings(use_empty=True)
-bpy.ops.import_scene.gltf(filepath=args[0])
-bpy.ops.export_scene.gltf(filepath=args[1], export_format="GLB", export_extras=True, export_colors=True)
-print("ROUNDTRIP_DONE")
+ZIP, LAND, WORK = (os.path.abspath(a) for a in harness.args()[:3])
+out = {"errors": [], "exports": {}}
+check = harness.checker(out)
+
+
+def export(name):
+    try:
+        r = bpy.ops.export_scene.parkan_msh(filepath=os.path.join(WORK, name), mode="BASE")
+        out["exports"][name] = list(r)
+    except RuntimeError as e:
+        out["exports"][name] = ["ERROR", str(e)]
+
+
+def main():
+    os.makedirs(WORK, exist_ok=True)
+    out["blender"] = bpy.app.version_string
+    if not harness.install_addon(ZIP, out):
+        return
+    r = bpy.ops.import_scene.parkan_msh(filepath=LAND)
+    if not check("FINISHED" in r, f"import {LAND}: {r}"):
+        return
+    export("unedited.msh")
+    meshes = sorted((o for o in bpy.context.scene.objects if o.type == "MESH"), key=lambda o: o.name)
+    if not check(meshes, "no terrain mesh imported"):
+        return
+    o = meshes[0]
+    v = o.data.vertices[0]
+    p = (o.matrix_world @ v.co).copy()
+    out["moved"] = {"object": o.name, "before": list(p), "copies": 0}
+    # Every copy of the map vertex (split by a UV or material seam, or in
+    # another mesh) moves together, as a move of a welded vertex would.
+    for m in meshes:
+        inv = m.matrix_world.inverted()
+        for w in m.data.vertices:
+            if ((m.matrix_world @ w.co) - p).length < 1e-5:
+                w.co = inv @ (p + mathutils.Vector((0.0, 0.0, 0.5)))
+                out["moved"]["copies"] += 1
+    export("moved.msh")
+
+
+harness.run("TERRAIN_ROUNDTRIP", main, out)

@@ -10,15 +10,16 @@ map folder itself, and renders a top-down view with Cycles (CPU).
 Prints one line `TERRAIN_TEST {json}` (`errors` lists what failed).
 """
 
-import json
 import math
 import os
 import sys
-import traceback
 
 import bpy
 
-argv = sys.argv[sys.argv.index("--") + 1:]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+argv = harness.args()
 render_png = None
 if "--render" in argv:
     i = argv.index("--render")
@@ -28,10 +29,7 @@ ZIP, MAP = os.path.abspath(argv[0]), os.path.abspath(argv[1])
 out = {"errors": []}
 
 
-def check(cond, what):
-    if not cond:
-        out["errors"].append(what)
-    return cond
+check = harness.checker(out)
 
 
 def linked_from(sock):
@@ -90,12 +88,9 @@ def render(path):
     out["render"] = os.path.isfile(path)
 
 
-try:
+def main():
     out["blender"] = bpy.app.version_string
-    check("FINISHED" in bpy.ops.preferences.addon_install(filepath=ZIP, overwrite=True), "addon_install")
-    check("FINISHED" in bpy.ops.preferences.addon_enable(module="io_scene_parkan"), "addon_enable")
-    for o in list(bpy.data.objects):
-        bpy.data.objects.remove(o)
+    harness.install_addon(ZIP, out)
     r = bpy.ops.import_scene.parkan_msh(filepath=os.path.join(MAP, "Land.msh"))
     check("FINISHED" in r, f"import Land.msh: {r}")
     out["objects"] = sorted(o.name for o in bpy.data.objects if o.type == "MESH")
@@ -106,7 +101,7 @@ try:
     r = bpy.ops.import_scene.parkan_msh(filepath=MAP + os.sep)
     check("FINISHED" in r, f"import map folder: {r}")
     out["folder_objects"] = len(bpy.data.objects) - n_before
-except Exception:
-    out["errors"].append(traceback.format_exc())
-print("TERRAIN_TEST " + json.dumps(out))
+
+
+harness.run("TERRAIN_TEST", main, out)
 sys.stdout.flush()

@@ -16,22 +16,20 @@ Prints one line `UNIT_EDITS {json}` (`errors` lists what failed; `moved`
 names the part, its archive entry and the object's Res1 node).
 """
 
-import json
 import os
 import sys
-import traceback
 
 import bpy
 
-argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+argv = harness.args()
 ZIP, DAT, WORK = os.path.abspath(argv[0]), os.path.abspath(argv[1]), os.path.abspath(argv[2])
 out = {"errors": [], "exports": {}, "reports": {}}
 
 
-def check(cond, what):
-    if not cond:
-        out["errors"].append(what)
-    return cond
+check = harness.checker(out)
 
 
 def export(ctx, obj, name):
@@ -54,7 +52,6 @@ def msh_prop(o):
 
 def pick(coll):
     """A mesh object with a Res1 node in a part mounted once, not the chassis."""
-    from io_scene_parkan import scene as sc
     parts = {}
     for c in coll.children:
         k, _, record = c.name.partition(" ")
@@ -74,9 +71,7 @@ def pick(coll):
 
 def main():
     out["blender"] = bpy.app.version_string
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    check("FINISHED" in bpy.ops.preferences.addon_install(filepath=ZIP, overwrite=True), "install")
-    check("FINISHED" in bpy.ops.preferences.addon_enable(module="io_scene_parkan"), "enable")
+    harness.install_addon(ZIP, out)
     ctx = bpy.context
     r = bpy.ops.import_scene.parkan_unit(filepath=DAT, fps=24.0, textures=False)
     check("FINISHED" in r, f"import: {r}")
@@ -112,9 +107,5 @@ def main():
     export(ctx, obj, "moved")
 
 
-try:
-    main()
-except Exception:
-    out["errors"].append(traceback.format_exc())
-print("UNIT_EDITS " + json.dumps(out))
+harness.run("UNIT_EDITS", main, out)
 sys.stdout.flush()

@@ -9,14 +9,15 @@ empties, the part collections, and `errors` (what failed on this side).
 Run by tests/shared_blender_units.rs.
 """
 
-import json
 import os
 import sys
-import traceback
 
 import bpy
 
-argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+argv = harness.args()
 render_png = None
 if "--render" in argv:
     i = argv.index("--render")
@@ -60,9 +61,7 @@ def render(coll, path):
 
 
 def main():
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    bpy.ops.preferences.addon_install(filepath=ZIP, overwrite=True)
-    bpy.ops.preferences.addon_enable(module="io_scene_parkan")
+    harness.install_addon(ZIP, out)
     out["operator"] = hasattr(bpy.ops.import_scene, "parkan_unit")
     r = bpy.ops.import_scene.parkan_unit(filepath=DAT, fps=24.0)
     out["result"] = list(r)
@@ -98,8 +97,4 @@ def main():
         out["render"] = render(coll, render_png)
 
 
-try:
-    main()
-except Exception:
-    out["errors"].append(traceback.format_exc())
-print("UNIT_TEST " + json.dumps(out))
+harness.run("UNIT_TEST", main, out)

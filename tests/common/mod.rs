@@ -328,3 +328,31 @@ pub fn blender_script(blender: &Path, bpy: Option<&Path>, script: &str, tmp: &Pa
         .arg(root.join("tests/blender").join(script));
     c
 }
+
+/// Runs a Blender test script (a [`blender_script`] command with its
+/// arguments) and returns the JSON of its one report line `TAG {…}`
+/// (the line may carry Blender's own prefix before `TAG`). Panics with
+/// Blender's stdout and stderr when the script printed no such line.
+pub fn blender_report(cmd: &mut Command, tag: &str) -> serde_json::Value {
+    blender_output(cmd, tag).0
+}
+
+/// [`blender_report`] and Blender's whole stdout (for the add-on's
+/// printed warnings).
+pub fn blender_output(cmd: &mut Command, tag: &str) -> (serde_json::Value, String) {
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let prefix = format!("{tag} {{");
+    let Some(line) = stdout
+        .lines()
+        .find_map(|l| l.find(&prefix).map(|i| &l[i + tag.len() + 1..]))
+    else {
+        panic!(
+            "Blender printed no {tag} report:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let report = serde_json::from_str(line)
+        .unwrap_or_else(|e| panic!("{tag} report is not JSON ({e}): {line}"));
+    (report, stdout)
+}
