@@ -42,8 +42,11 @@ fn copy_unit(corpus: &Path, game: &Path) -> std::path::PathBuf {
 }
 
 fn entries(path: &Path) -> Vec<(String, Vec<u8>)> {
-    let d = std::fs::read(path).unwrap();
-    let a = nres::read(&d, nres::Mode::Strict).unwrap();
+    entries_of(&std::fs::read(path).unwrap())
+}
+
+fn entries_of(d: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let a = nres::read(d, nres::Mode::Strict).unwrap();
     a.entries
         .iter()
         .map(|e| (source::decode_name(e.name), e.data.to_vec()))
@@ -155,7 +158,9 @@ fn unit_part_edit(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
         .collect();
     assert_eq!(written, [archive.to_string()], "{stdout}");
     let (old, new) = (
-        entries(&game.join(archive)),
+        // The archive as it was before the run (Install into the game, the
+        // last step, wrote the game's own).
+        entries_of(&before.iter().find(|(p, _)| p.ends_with(archive)).unwrap().1),
         entries(&work.join("moved").join(archive)),
     );
     assert_eq!(old.len(), new.len());
@@ -173,8 +178,69 @@ fn unit_part_edit(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
         }
     }
     assert!(stdout.contains("parts written: part"), "{stdout}");
-    // The game folder is untouched.
+    let scaled = check_scaled(&r, &work, &stdout);
+    check_installed(&r, &work, &scaled, before);
+}
+
+/// A part scaled x1.5 in Object mode: its archive written; every part
+/// hanging on it, shown scaled, is a warning naming it (the game mounts a
+/// part at its own size). Returns the archives written.
+fn check_scaled(r: &serde_json::Value, work: &Path, stdout: &str) -> Vec<String> {
+    assert_eq!(
+        r["exports"]["scaled"],
+        serde_json::json!(["FINISHED"]),
+        "{stdout}"
+    );
+    let mounted = r["scaled"]["mounted"].as_array().unwrap();
+    assert!(!mounted.is_empty(), "{r}");
+    for k in mounted {
+        let prefix = format!("Warning: part {k} ");
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(&prefix)
+                    && l.contains("shown scaled x[1.5000, 1.5000, 1.5000]")),
+            "no inherited-scale warning for part {k}:\n{stdout}"
+        );
+    }
+    let mut written: Vec<String> = std::fs::read_dir(work.join("scaled"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    assert!(!written.is_empty(), "the scaled part was not written");
+    written
+}
+
+/// Install into the game: exactly the archives the scaled export wrote
+/// change in the game folder, to the same bytes; nothing appears or goes.
+fn check_installed(
+    r: &serde_json::Value,
+    work: &Path,
+    scaled: &[String],
+    before: Vec<(std::path::PathBuf, Vec<u8>)>,
+) {
+    assert_eq!(
+        r["exports"]["installed"],
+        serde_json::json!(["FINISHED"]),
+        "{r}"
+    );
+    let inst = &r["installed"];
+    assert_eq!(inst["new"], serde_json::json!([]), "{inst}");
+    assert_eq!(inst["gone"], serde_json::json!([]), "{inst}");
+    assert_eq!(inst["changed"], serde_json::json!(scaled), "{inst}");
     for (p, b) in before {
-        assert_eq!(std::fs::read(&p).unwrap(), b, "{}", p.display());
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let now = std::fs::read(&p).unwrap();
+        if scaled.contains(&name) {
+            assert_eq!(
+                now,
+                std::fs::read(work.join("scaled").join(&name)).unwrap(),
+                "{name}"
+            );
+        } else {
+            assert_eq!(now, b, "{}", p.display());
+        }
     }
 }

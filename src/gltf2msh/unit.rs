@@ -226,6 +226,7 @@ fn edit_parts(
         .iter()
         .map(|(k, a)| (k.clone(), a.bytes.clone()))
         .collect();
+    let scaled = split::inherited_scales(doc, &parts_of);
     let (mut outs, mut errors) = (Vec::new(), Vec::new());
     for (k, p) in r.parts.iter().enumerate() {
         let res = split::part_export(&r.game, p, &copts, &mut cache)
@@ -235,7 +236,11 @@ fn edit_parts(
             })
             .and_then(|pdoc| edit_part(&iopts, &pdoc, p, archives));
         match res {
-            Ok(o) => {
+            Ok(mut o) => {
+                if let Some(s) = scaled.iter().find(|s| s.part == k) {
+                    o.report.warnings.push(inherited_scale_warning(s, p));
+                    o.report.unchanged = false;
+                }
                 warnings.extend(
                     o.report
                         .warnings
@@ -259,6 +264,21 @@ fn edit_parts(
         )));
     }
     Ok(outs)
+}
+
+/// The warning for a part Blender shows scaled by its socket
+/// ([`split::inherited_scales`]).
+fn inherited_scale_warning(s: &split::InheritedScale, p: &Part) -> String {
+    let f = |x: f64| format!("{x:.4}");
+    format!(
+        "shown scaled x[{}, {}, {}] by the objects it is mounted on (socket {:?}); not written: the game mounts a part at its own size. Scale the part's own objects to resize its model ({}:{}, which every unit using it shares)",
+        f(s.scale[0]),
+        f(s.scale[1]),
+        f(s.scale[2]),
+        s.socket,
+        p.archive,
+        p.mesh_entry
+    )
 }
 
 fn import_options(cli: &Args) -> ImportOptions {

@@ -79,6 +79,34 @@ fn extras_u64(v: &Value, key: &str) -> Option<u64> {
     super::read::msh_u64(v, key)
 }
 
+/// The local matrix of glTF node `n` at rest: its `matrix` (16 floats,
+/// column-major), else its `translation` x `rotation` x `scale` (each
+/// defaulting to identity), in f64.
+pub(crate) fn local_matrix(n: &Value) -> glam::DMat4 {
+    let get = |key: &str| -> Option<Vec<f64>> {
+        n.get(key)?.as_array()?.iter().map(Value::as_f64).collect()
+    };
+    if let Some(m) = get("matrix").filter(|m| m.len() == 16) {
+        let mut a = [0.0; 16];
+        a.copy_from_slice(&m);
+        return glam::DMat4::from_cols_array(&a);
+    }
+    let t = get("translation")
+        .filter(|v| v.len() == 3)
+        .unwrap_or(vec![0.0; 3]);
+    let r = get("rotation")
+        .filter(|v| v.len() == 4)
+        .unwrap_or(vec![0.0, 0.0, 0.0, 1.0]);
+    let s = get("scale")
+        .filter(|v| v.len() == 3)
+        .unwrap_or(vec![1.0; 3]);
+    glam::DMat4::from_scale_rotation_translation(
+        glam::DVec3::new(s[0], s[1], s[2]),
+        glam::DQuat::from_xyzw(r[0], r[1], r[2], r[3]).normalize(),
+        glam::DVec3::new(t[0], t[1], t[2]),
+    )
+}
+
 /// The parent of every glTF node from the `children` lists (glTF 2.0
 /// §3.5.3: a node has one parent); `--base` matching and authoring both
 /// read the hierarchy through it.

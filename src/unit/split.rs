@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 
 use super::assemble::{self, Part};
 use crate::convert::{ConvertError, ConvertOptions};
-use crate::gltf_import::matching::{child_links, strip_blender_suffix};
+use crate::gltf_import::matching::{child_links, local_matrix, strip_blender_suffix};
 use crate::gltf_import::read::{arr, idx, msh_u64};
 use crate::gltf_import::{GltfFile, ImportError};
 
@@ -102,6 +102,64 @@ pub fn orphans(doc: &GltfFile, parts_of: &[Option<usize>]) -> Vec<String> {
         .filter(|(_, k)| k.is_none())
         .map(|(n, _)| n["name"].as_str().unwrap_or("(unnamed)").to_string())
         .collect()
+}
+
+/// Largest departure of a world scale factor from 1 that is not a scale:
+/// f32 noise of a glTF written by Blender.
+pub const SCALE_TOL: f64 = 1e-4;
+
+/// A mounted part that Blender shows scaled by what it hangs on: the
+/// objects of another part (its socket and their parents) carry a scale,
+/// which the game never applies to a mounted part (it mounts the part's
+/// own model at the socket's point and direction, unit-files-notes §3.4).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InheritedScale {
+    /// The part index.
+    pub part: usize,
+    /// The socket's name (the node of another part it hangs on).
+    pub socket: String,
+    /// The socket's world scale at rest (x, y, z).
+    pub scale: [f64; 3],
+}
+
+/// Every mounted part of `doc` whose socket has a world scale other than 1
+/// (beyond [`SCALE_TOL`]) at rest, in part order. `parts_of`: [`node_parts`].
+/// The part's own nodes are written in its own frame ([`part_document`]),
+/// so such a scale reaches nothing the game reads: the caller warns.
+pub fn inherited_scales(doc: &GltfFile, parts_of: &[Option<usize>]) -> Vec<InheritedScale> {
+    let nodes = arr(&doc.json, "nodes");
+    let Ok(parent) = child_links(nodes) else {
+        return Vec::new();
+    };
+    let world = |i: usize| {
+        let mut m = local_matrix(&nodes[i]);
+        let mut at = parent[i];
+        for _ in 0..nodes.len() {
+            let Some(p) = at else { break };
+            m = local_matrix(&nodes[p]) * m;
+            at = parent[p];
+        }
+        m
+    };
+    let mut out: Vec<InheritedScale> = Vec::new();
+    for (i, k) in parts_of.iter().enumerate() {
+        let (Some(k), Some(p)) = (*k, parent.get(i).copied().flatten()) else {
+            continue;
+        };
+        if parts_of[p] == Some(k) || out.iter().any(|s| s.part == k) {
+            continue;
+        }
+        let (s, _, _) = world(p).to_scale_rotation_translation();
+        if (s - glam::DVec3::ONE).abs().max_element() > SCALE_TOL {
+            out.push(InheritedScale {
+                part: k,
+                socket: nodes[p]["name"].as_str().unwrap_or("(unnamed)").to_string(),
+                scale: s.to_array(),
+            });
+        }
+    }
+    out.sort_by_key(|s| s.part);
+    out
 }
 
 /// Part `k`'s model document from the edited unit `doc` (see the module
@@ -476,6 +534,32 @@ mod tests {
         let p = node_parts(&d).unwrap();
         assert_eq!(p[4], None);
         assert_eq!(orphans(&d, &p), ["Added"]);
+    }
+
+    /// The turret (part 1) hangs on Base_TL: a scale on Body reaches it
+    /// (a warning), a scale on the turret's own node does not; a rotation
+    /// without scale is no scale.
+    #[test]
+    fn a_part_shown_scaled_by_its_socket_is_found() {
+        use std::f64::consts::FRAC_1_SQRT_2;
+        let d = doc(assembled());
+        let p = node_parts(&d).unwrap();
+        assert_eq!(inherited_scales(&d, &p), []);
+        let mut j = assembled();
+        j["nodes"][0]["scale"] = json!([1.5, 1.5, 2.0]);
+        j["nodes"][0]["rotation"] = json!([0.0, 0.0, FRAC_1_SQRT_2, FRAC_1_SQRT_2]);
+        let d = doc(j);
+        let s = inherited_scales(&d, &node_parts(&d).unwrap());
+        assert_eq!(s.len(), 1);
+        assert_eq!((s[0].part, s[0].socket.as_str()), (1, "Base_TL"));
+        for (got, want) in s[0].scale.iter().zip([1.5, 1.5, 2.0]) {
+            assert!((got - want).abs() < 1e-6, "{:?}", s[0].scale);
+        }
+        let mut j = assembled();
+        j["nodes"][2]["scale"] = json!([3.0, 3.0, 3.0]);
+        j["nodes"][1]["rotation"] = json!([0.0, FRAC_1_SQRT_2, 0.0, FRAC_1_SQRT_2]);
+        let d = doc(j);
+        assert_eq!(inherited_scales(&d, &node_parts(&d).unwrap()), []);
     }
 
     #[test]

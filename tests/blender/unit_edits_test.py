@@ -11,7 +11,12 @@ Export > Parkan model (mode "Edit of the imported model"):
   WORK/unedited/  as imported (nothing may be written there);
   WORK/moved/     one mesh object of a part mounted once (not the chassis)
                   moved +0.25 along its local x and keyed where it is
-                  animated, so the move holds at every frame.
+                  animated, so the move holds at every frame;
+  WORK/scaled/    then the roots of the first part other parts hang on
+                  (not the chassis) scaled x1.5 in Object mode;
+  installed       then the same with Install into the game: the game's own
+                  archives written in place (`installed` lists the game
+                  files changed, new and gone).
 Prints one line `UNIT_EDITS {json}` (`errors` lists what failed; `moved`
 names the part, its archive entry and the object's Res1 node).
 """
@@ -105,6 +110,58 @@ def main():
         obj.location.x += 0.25
     out["moved"]["animated"] = bool(curves) and ad is not None
     export(ctx, obj, "moved")
+    scale_a_host(ctx, coll)
+    install(ctx, coll)
+
+
+def roots_of(c):
+    """A part collection's objects hanging on nothing of their own part."""
+    return [o for o in c.objects if o.parent is None or o.parent.name not in c.objects]
+
+
+def scale_a_host(ctx, coll):
+    """Scales x1.5 (Object mode) the roots of the first part after the
+    chassis that other parts hang on, and exports to WORK/scaled: its model
+    is written, the parts on it are shown scaled but keep their size in the
+    game (a warning each)."""
+    parts = {int(c.name.split(" ")[0]): c for c in coll.children if c.name.split(" ")[0].isdigit()}
+    hosts = {}
+    for k, c in parts.items():
+        for o in roots_of(c):
+            for h, ch in parts.items():
+                if h != k and o.parent is not None and o.parent.name in ch.objects:
+                    hosts.setdefault(h, set()).add(k)
+    host = min((h for h in hosts if h != 0), default=None)
+    if not check(host is not None, "no part (besides the chassis) carries another"):
+        return
+    roots = roots_of(parts[host])
+    for o in roots:
+        o.scale = (1.5, 1.5, 1.5)
+    out["scaled"] = {"part": host, "mounted": sorted(hosts[host])}
+    export(ctx, roots[0], "scaled")
+
+
+def snapshot(folder):
+    return {os.path.relpath(os.path.join(r, f), folder): open(os.path.join(r, f), "rb").read()
+            for r, _, fs in os.walk(folder) for f in fs}
+
+
+def install(ctx, coll):
+    """Export with Install into the game (the game's own archives, in
+    place): records which game files changed and which appeared."""
+    game = os.path.dirname(os.path.dirname(os.path.dirname(DAT)))
+    before = snapshot(game)
+    ctx.view_layer.objects.active = next(iter(roots_of(coll.children[0])), None)
+    try:
+        r = bpy.ops.export_scene.parkan_msh(filepath=os.path.join(WORK, "unused.msh"), mode="BASE",
+                                            install=True)
+        out["exports"]["installed"] = list(r)
+    except RuntimeError as e:
+        out["exports"]["installed"] = ["ERROR", str(e)]
+    after = snapshot(game)
+    out["installed"] = {"changed": sorted(k for k in after if k in before and after[k] != before[k]),
+                        "new": sorted(k for k in after if k not in before),
+                        "gone": sorted(k for k in before if k not in after)}
 
 
 harness.run("UNIT_EDITS", main, out)
