@@ -1,6 +1,7 @@
 """Helpers of scripts/wine_smoke.sh.
 
-  glbtool.py rename IN.glb OUT.glb PREFIX   materials and images renamed PREFIX+name
+  glbtool.py rename IN.glb OUT.glb PREFIX   materials, textures and images renamed PREFIX+name
+                                            (their extras dropped): a new model's own
   glbtool.py same A B [--strip PREFIX]...   exit 0 when A and B are the same output:
       bytes equal, or two GLBs whose JSON is equal once every string has its
       backslashes made slashes and each PREFIX (either separator) removed
@@ -68,10 +69,10 @@ def first_diff(a, b, at="$"):
 def main(argv):
     if argv[1] == "rename":
         doc, rest = read_glb(argv[2])
-        for k in ("materials", "images"):
+        for k in ("materials", "textures", "images"):
             for m in doc.get(k, []):
-                if "name" in m:
-                    m["name"] = argv[4] + m["name"]
+                m["name"] = argv[4] + m.get("name", k).split(".")[0]
+                m.pop("extras", None)
         write_glb(argv[3], doc, rest)
         return 0
     a, b, strip = argv[2], argv[3], []
