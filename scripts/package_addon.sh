@@ -9,7 +9,9 @@
 #   scripts/package_addon.sh [--bin-dir DIR [--platform P]] [--no-bin] [OUT.zip]
 #
 #   --bin-dir DIR  take the binaries from DIR instead of building them
-#                  (default: cargo build --release --bins, target/release)
+#                  (default: cargo build --release --bins, target/release;
+#                  with --platform windows-x64: scripts/build_windows.sh,
+#                  the cross-build from Debian's packages)
 #   --platform P   Blender's name of the platform the binaries are for:
 #                  linux-x64, windows-x64, macos-arm64, macos-x64, ...
 #                  (default: this machine's)
@@ -24,7 +26,7 @@ while (($#)); do
     --bin-dir) bin_dir=$(cd "$2" && pwd); shift ;;
     --platform) platform=$2; shift ;;
     --no-bin) with_bin=0 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     -*) echo "package_addon.sh: unknown option $1" >&2; exit 2 ;;
     *) out=$1 ;;
   esac
@@ -47,8 +49,13 @@ case $out in /*) ;; *) out=$PWD/$out ;; esac
 exe=''
 [[ $platform == windows-* ]] && exe=.exe
 if ((with_bin)) && [[ -z $bin_dir ]]; then
-  (cd "$root" && cargo build --release --bins)
-  bin_dir=$root/target/release
+  if [[ $platform == windows-x64 && $(uname -s) == Linux ]]; then
+    # The cross-build checks each .exe (size, system DLLs only); its last line is the folder.
+    bin_dir=$("$root/scripts/build_windows.sh" | tail -n1)
+  else
+    (cd "$root" && cargo build --release --bins)
+    bin_dir=$root/target/release
+  fi
 fi
 
 stage=$(mktemp -d)

@@ -101,12 +101,19 @@ fn setup() -> (tempfile::TempDir, PathBuf, PathBuf) {
     (dir, game, input)
 }
 
-/// Every file of `dir` with its bytes.
+/// Every file of `dir` with its bytes, but the lock files
+/// (`.NAME.mshgltf-lock`, empty, left in place by in-place runs: checked
+/// empty here).
 fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
         .unwrap()
         .flatten()
         .filter(|e| e.path().is_file())
+        .filter(|e| {
+            let lock = e.file_name().to_string_lossy().ends_with(".mshgltf-lock");
+            assert!(!lock || std::fs::read(e.path()).unwrap().is_empty());
+            !lock
+        })
         .map(|e| {
             (
                 e.file_name().to_string_lossy().into_owned(),
@@ -120,6 +127,18 @@ fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn rename_failure_at_every_position_keeps_the_game_intact() {
+    rename_failures(false);
+}
+
+/// Issue 26 item 2: where hard links fail (FAT/exFAT, network shares;
+/// `MSHGLTF_TEST_NO_HARD_LINKS` makes the link step fail), originals are
+/// kept aside as copies and every game file stays bound to its old bytes.
+#[test]
+fn without_hard_links_a_failure_at_every_rename_keeps_every_name_bound() {
+    rename_failures(true);
+}
+
+fn rename_failures(no_links: bool) {
     let (dir, game, input) = setup();
     let before = snapshot(&game);
     let out = dir.path().join("out/NEW.msh");
@@ -129,7 +148,11 @@ fn rename_failure_at_every_position_keeps_the_game_intact() {
             .arg(&out)
             .arg("--game-dir")
             .arg(&game)
-            .arg("--in-place");
+            .arg("--in-place")
+            .env(
+                "MSHGLTF_TEST_NO_HARD_LINKS",
+                if no_links { "1" } else { "0" },
+            );
     };
     // NEW.msh, NEW.wea, Material.lib, Textures.lib (LightMap.lib gains
     // nothing and is not rewritten).
@@ -255,7 +278,14 @@ fn concurrent_in_place_runs_keep_both_entries() {
 fn a_held_lock_makes_a_clear_busy_failure() {
     let (dir, game, input) = setup();
     let before = snapshot(&game);
-    let f = std::fs::File::open(game.join("Material.lib")).unwrap();
+    // Runs lock a library through its lock file beside it (not the library:
+    // Windows refuses a rename over a locked file).
+    let lock_file = mshgltf::output::lock_file(&game.join("Material.lib"));
+    assert_eq!(
+        lock_file.file_name().unwrap().to_string_lossy(),
+        ".Material.lib.mshgltf-lock"
+    );
+    let f = std::fs::File::create(&lock_file).unwrap();
     let mut lock = fd_lock::RwLock::new(f);
     let guard = lock.write().unwrap();
     let o = gltf2msh()
@@ -500,13 +530,18 @@ fn smaller_faults_have_clear_messages_and_exit_codes() {
             .unwrap();
         exits_naming(&o, 2, g.to_str().unwrap());
     }
-    // /dev/zero as input: "not a regular file", not "not found".
-    let o = msh2gltf()
-        .arg("/dev/zero")
-        .arg(dir.path().join("z.glb"))
-        .output()
-        .unwrap();
-    exits_naming(&o, 2, "not a regular file");
+    // /dev/zero as input: "not a regular file", not "not found". Unix only:
+    // Windows has no /dev/zero (its devices, e.g. NUL, are not files a user
+    // passes as a model).
+    #[cfg(unix)]
+    {
+        let o = msh2gltf()
+            .arg("/dev/zero")
+            .arg(dir.path().join("z.glb"))
+            .output()
+            .unwrap();
+        exits_naming(&o, 2, "not a regular file");
+    }
     // --max-texture 0.
     let o = gltf2msh()
         .arg(&input)

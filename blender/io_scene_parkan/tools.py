@@ -25,6 +25,27 @@ class ToolError(Exception):
     """A converter is missing, failed, or printed something unreadable."""
 
 
+def popen(cmd, **kw):
+    """`subprocess.Popen(cmd, **kw)` without a console window flashing up on
+    Windows (`CREATE_NO_WINDOW`). Every process the add-on starts goes
+    through here (`capture`, `start`)."""
+    return subprocess.Popen(cmd, **NO_WINDOW, **kw)
+
+
+def capture(cmd, timeout):
+    """Runs `cmd` to its end through `popen`: a CompletedProcess with stdout
+    and stderr as text. Raises OSError (cannot start) or
+    subprocess.TimeoutExpired (the process is killed first)."""
+    with popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace") as p:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            raise
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+
+
 class RunsTools:
     """Operator mixin: `execute` calls the operator's `run(context)`; a
     ToolError becomes an ERROR report (the converter's own message) and
@@ -119,7 +140,7 @@ def supports(binary, option):
     """True when `binary --help` mentions `option` (options differ between versions)."""
     if binary not in _help_cache:
         try:
-            r = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=30, **NO_WINDOW)
+            r = capture([binary, "--help"], timeout=30)
             _help_cache[binary] = r.stdout + r.stderr
         except (OSError, subprocess.SubprocessError):
             _help_cache[binary] = ""
@@ -129,8 +150,7 @@ def supports(binary, option):
 def list_models(msh2gltf, path):
     """`msh2gltf --list PATH`: {"kind": "archive"|"model", "models": [{"name", "index", "bytes"}]}."""
     try:
-        r = subprocess.run([msh2gltf, "--list", path], capture_output=True, text=True, timeout=60,
-                           **NO_WINDOW)
+        r = capture([msh2gltf, "--list", path], timeout=60)
     except (OSError, subprocess.SubprocessError) as e:
         raise ToolError(f"cannot run {msh2gltf}: {e}")
     if r.returncode != 0:
@@ -162,8 +182,8 @@ def start(cmd):
     """Starts a converter with its stderr as a text pipe (stdout discarded).
     A missing binary is a ToolError."""
     try:
-        return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                text=True, errors="replace", **NO_WINDOW)
+        return popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                     text=True, errors="replace")
     except OSError as e:
         raise ToolError(f"cannot run {cmd[0]}: {e}")
 

@@ -383,13 +383,9 @@ pub(crate) fn resolve_uri(dir: &Path, uri: &str, allow_outside: bool) -> Result<
         );
     }
     let joined = dir.join(rel);
-    let real = joined
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", joined.display()))?;
+    let real = dunce::canonicalize(&joined).map_err(|e| format!("{}: {e}", joined.display()))?;
     if !allow_outside {
-        let root = dir
-            .canonicalize()
-            .map_err(|e| format!("{}: {e}", dir.display()))?;
+        let root = dunce::canonicalize(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         if !real.starts_with(&root) {
             return Err(format!(
                 "resolves to {}, outside the glTF's folder {} (--allow-outside to lift this)",

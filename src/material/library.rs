@@ -508,7 +508,7 @@ impl Libraries {
             }
             last = d;
         }
-        let abs = std::fs::canonicalize(last).unwrap_or_else(|_| last.to_path_buf());
+        let abs = dunce::canonicalize(last).unwrap_or_else(|_| last.to_path_buf());
         let dir = abs
             .ancestors()
             .skip(1)
@@ -919,7 +919,7 @@ mod tests {
         assert!(l.searched_text().starts_with(&format!(
             "{}, {}",
             empty.display(),
-            std::fs::canonicalize(dir.path()).unwrap().display()
+            dunce::canonicalize(dir.path()).unwrap().display()
         )));
     }
 }

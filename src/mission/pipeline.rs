@@ -68,7 +68,7 @@ pub fn game_of(tma: &Path, game_dir: Option<&Path>) -> Option<PathBuf> {
     if let Some(g) = game_dir.filter(|g| find_in_game(g, REGISTRY).is_some()) {
         return Some(g.to_path_buf());
     }
-    let mut dir = std::fs::canonicalize(tma).ok()?.parent()?.to_path_buf();
+    let mut dir = dunce::canonicalize(tma).ok()?.parent()?.to_path_buf();
     for _ in 0..GAME_DEPTH {
         dir = dir.parent()?.to_path_buf();
         if find_in_game(&dir, REGISTRY).is_some() {
@@ -126,7 +126,7 @@ impl MissionSource {
 
     /// The mission's name: its folder's name.
     pub fn name(&self) -> String {
-        std::fs::canonicalize(&self.path)
+        dunce::canonicalize(&self.path)
             .ok()
             .and_then(|p| {
                 p.parent()?

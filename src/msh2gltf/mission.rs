@@ -20,7 +20,7 @@ use crate::output::WritePlan;
 /// ([`RunError::Usage`]); `--report` failed after it ([`RunError::Output`]).
 pub(super) fn run_single(args: &Args, tma: &Path, opts: &BatchOptions) -> Result<u8, RunError> {
     let t0 = Instant::now();
-    let folder = std::fs::canonicalize(tma)
+    let folder = dunce::canonicalize(tma)
         .ok()
         .and_then(|p| p.parent().map(Path::to_path_buf));
     let stem = folder.as_deref().and_then(Path::file_name).map_or_else(

@@ -1,14 +1,23 @@
 //! Advisory locks (`fd-lock`: `flock` on Unix, `LockFileEx` on Windows) on
 //! the files a run reads and then replaces in place.
+//!
+//! The lock is not taken on the file itself but on a **lock file** beside
+//! it, `.NAME.mshgltf-lock` (empty; created on first use and left in place,
+//! so every run locks the same file): Windows refuses to rename a new file
+//! over one that is open and locked (`Access denied`, os error 5), and the
+//! commit must rename over the target while the lock is still held. The
+//! target is read only after the lock is taken, so a run that waited for
+//! another one reads the file that run committed.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::temp::parent_dir;
 use super::OutputError;
 
-/// A file locked exclusively, with the bytes read under the lock. The lock
-/// is released when this is dropped (the descriptor is closed).
+/// A lock file held exclusively until this is dropped (its descriptor is
+/// then closed, which releases the lock).
 #[derive(Debug)]
 pub(crate) struct Locked {
     _lock: fd_lock::RwLock<std::fs::File>,
@@ -17,46 +26,43 @@ pub(crate) struct Locked {
 /// How often a waiting run retries the lock.
 const POLL: Duration = Duration::from_millis(25);
 
-/// Locks `path` exclusively and reads it whole, waiting at most `wait`.
-/// `Ok(None)` when the file does not exist (nothing to lock: the commit
-/// then creates it no-clobber, so a concurrent creator fails instead of
-/// being overwritten). A replacement by another run between open and lock
-/// is detected (the path no longer names the locked file) and the lock is
-/// taken again on the new file.
+/// The lock file of `target`: `.NAME.mshgltf-lock` in its folder.
+pub fn lock_file(target: &Path) -> PathBuf {
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
+    parent_dir(target).join(format!(".{name}.mshgltf-lock"))
+}
+
+/// Locks `path` exclusively (through its [`lock_file`]) and reads it whole,
+/// waiting at most `wait`. `Ok(None)` when the file does not exist
+/// (nothing to lock: the commit then creates it no-clobber, so a
+/// concurrent creator fails instead of being overwritten).
 ///
 /// # Errors
-/// [`OutputError::Busy`] after `wait`; [`OutputError::Io`].
+/// [`OutputError::Busy`] after `wait`; [`OutputError::Io`] (also when the
+/// lock file exists and is not a regular file, e.g. a symlink).
 pub(crate) fn lock_and_read(
     path: &Path,
     wait: Duration,
     max_bytes: u64,
 ) -> Result<Option<(Locked, Vec<u8>)>, OutputError> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(OutputError::io(path, e)),
+        Ok(_) => {}
+    }
+    let lock_path = lock_file(path);
+    let mut lock = fd_lock::RwLock::new(open_lock_file(&lock_path)?);
     let t0 = Instant::now();
     loop {
-        let file = match std::fs::OpenOptions::new().read(true).open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(OutputError::io(path, e)),
-        };
-        let mut lock = fd_lock::RwLock::new(file);
-        let taken = match lock.try_write() {
-            Ok(mut guard) => {
-                if still_names(path, &guard) {
-                    let bytes =
-                        read_all(&mut guard, max_bytes).map_err(|e| OutputError::io(path, e))?;
-                    // The lock lives as long as the descriptor: `Locked`
-                    // keeps it and closing it releases the lock.
-                    std::mem::forget(guard);
-                    Some(bytes)
-                } else {
-                    None
-                }
+        match lock.try_write() {
+            Ok(guard) => {
+                // The lock lives as long as the descriptor: `Locked` keeps
+                // it and closing it releases the lock.
+                std::mem::forget(guard);
+                break;
             }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => None,
-            Err(e) => return Err(OutputError::io(path, e)),
-        };
-        if let Some(bytes) = taken {
-            return Ok(Some((Locked { _lock: lock }, bytes)));
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(OutputError::io(&lock_path, e)),
         }
         if t0.elapsed() >= wait {
             return Err(OutputError::Busy {
@@ -66,21 +72,33 @@ pub(crate) fn lock_and_read(
         }
         std::thread::sleep(POLL);
     }
+    let locked = Locked { _lock: lock };
+    let mut f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        // Removed while this run waited: created no-clobber at the commit.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(OutputError::io(path, e)),
+    };
+    let bytes = read_all(&mut f, max_bytes).map_err(|e| OutputError::io(path, e))?;
+    Ok(Some((locked, bytes)))
 }
 
-/// True when `path` still names the open file `f`.
-#[cfg(unix)]
-fn still_names(path: &Path, f: &std::fs::File) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (f.metadata(), std::fs::metadata(path)) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        _ => false,
+/// Opens (creating it empty if needed) the lock file `p`, never through a
+/// symlink, and checks it is a regular file.
+fn open_lock_file(p: &Path) -> Result<std::fs::File, OutputError> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NOFOLLOW).mode(0o666);
     }
-}
-
-#[cfg(not(unix))]
-fn still_names(path: &Path, _f: &std::fs::File) -> bool {
-    path.exists()
+    let f = o.open(p).map_err(|e| OutputError::io(p, e))?;
+    let m = f.metadata().map_err(|e| OutputError::io(p, e))?;
+    if !m.is_file() || std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(OutputError::NotRegular(p.to_path_buf()));
+    }
+    Ok(f)
 }
 
 /// Reads `f` whole, refusing more than `max_bytes`.

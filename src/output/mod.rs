@@ -12,14 +12,19 @@
 //! - **Consent**: an existing target needs `force` (or is the updated file
 //!   itself), and only a regular file is replaced (never a device, FIFO,
 //!   socket, folder or symlink).
-//! - **Lock** (`lock.rs`): a file opened for update holds an advisory lock
-//!   (`fd-lock`) from the read to the end of the commit; a second run waits
-//!   a bounded time, then fails with [`OutputError::Busy`].
+//! - **Lock** (`lock.rs`): a file opened for update is read under an
+//!   advisory lock (`fd-lock`) on its [`lock_file`] `.NAME.mshgltf-lock`
+//!   (empty, left in place), held from before the read to the end of the
+//!   commit; a second run waits a bounded time, then fails with
+//!   [`OutputError::Busy`]. The target itself is not held open, so the
+//!   commit can rename over it on Windows too.
 //! - **Stage** (`temp.rs`): each changed file is written to a temporary file
 //!   beside its target (mode `0666` minus the umask) and flushed to disk.
 //!   A file whose bytes equal the target's is not rewritten.
 //! - **Commit** (`txn.rs`): each existing target is first kept aside (a hard
-//!   link, else a rename), then the temporary file is renamed over it (a new
+//!   link, else a copy flushed to disk: the target's name is never unbound,
+//!   so a kill at any moment leaves its old or its new bytes), then the
+//!   temporary file is renamed over it (a new
 //!   target is created no-clobber, so two runs cannot both create it). If any
 //!   step fails, every target already committed gets its old bytes back (or
 //!   is removed when it did not exist), and the error
@@ -37,6 +42,7 @@ mod txn;
 
 use std::path::PathBuf;
 
+pub use lock::lock_file;
 pub use plan::{check_target, normalized, same_file, WritePlan};
 pub use temp::install_signal_cleanup;
 pub use txn::{

@@ -7,7 +7,8 @@ use std::path::{Component, Path, PathBuf};
 use super::OutputError;
 
 /// A path's identity for collision checks: the deepest existing ancestor
-/// resolved ([`std::fs::canonicalize`], so symlinks and `..` are followed),
+/// resolved (`dunce::canonicalize`: symlinks and `..` followed, no `\\?\`
+/// prefix on Windows where a plain path works),
 /// the rest appended with `.` dropped and `..` applied lexically.
 pub fn normalized(path: &Path) -> PathBuf {
     let abs = if path.is_absolute() {
@@ -15,7 +16,7 @@ pub fn normalized(path: &Path) -> PathBuf {
     } else {
         std::env::current_dir().unwrap_or_default().join(path)
     };
-    if let Ok(c) = abs.canonicalize() {
+    if let Ok(c) = dunce::canonicalize(&abs) {
         return c;
     }
     // Walk the components: `out` is canonical while it exists, so `..`
@@ -29,7 +30,7 @@ pub fn normalized(path: &Path) -> PathBuf {
             }
             Component::Normal(n) => {
                 out.push(n);
-                if let Ok(c) = out.canonicalize() {
+                if let Ok(c) = dunce::canonicalize(&out) {
                     out = c;
                 }
             }

@@ -47,12 +47,18 @@ pub struct TxnOptions {
     /// [`TxnOptions::from_env`].
     #[doc(hidden)]
     pub fail_rename_at: Option<usize>,
+    /// Test hook: hard links fail (`EPERM`), as on FAT/exFAT or some
+    /// network shares, so each original is kept aside as a copy. Set from
+    /// `MSHGLTF_TEST_NO_HARD_LINKS=1` by [`TxnOptions::from_env`].
+    #[doc(hidden)]
+    pub no_hard_links: bool,
 }
 
 impl TxnOptions {
     /// Options with `force`, [`Durability::Each`] and the default lock
     /// wait, overridden by the environment: `MSHGLTF_LOCK_WAIT_MS`
-    /// (milliseconds) and the test hook `MSHGLTF_TEST_FAIL_RENAME_AT`.
+    /// (milliseconds) and the test hooks `MSHGLTF_TEST_FAIL_RENAME_AT` and
+    /// `MSHGLTF_TEST_NO_HARD_LINKS`.
     pub fn from_env(force: bool) -> Self {
         let num = |k: &str| {
             std::env::var(k)
@@ -64,6 +70,7 @@ impl TxnOptions {
             durability: Durability::Each,
             lock_wait: num("MSHGLTF_LOCK_WAIT_MS").map_or(DEFAULT_LOCK_WAIT, Duration::from_millis),
             fail_rename_at: num("MSHGLTF_TEST_FAIL_RENAME_AT").map(|k| k as usize),
+            no_hard_links: num("MSHGLTF_TEST_NO_HARD_LINKS").is_some_and(|v| v != 0),
         }
     }
 }
@@ -310,7 +317,11 @@ impl Transaction {
         let mut any_existed = false;
         for (k, (path, temp, existed)) in temps.into_iter().enumerate() {
             any_existed |= existed;
-            match commit_one(&path, temp, existed, self.opts.fail_rename_at == Some(k)) {
+            let hook = Hook {
+                fail_rename: self.opts.fail_rename_at == Some(k),
+                no_hard_links: self.opts.no_hard_links,
+            };
+            match commit_one(&path, temp, existed, hook) {
                 Ok(aside) => {
                     c.written.push(path.clone());
                     done.push(Done { path, aside });
@@ -349,19 +360,60 @@ fn holds(path: &Path, bytes: &[u8]) -> bool {
 
 static ASIDE_SEQ: AtomicUsize = AtomicUsize::new(0);
 
-/// Keeps the original of `path` aside: a hard link named
-/// `.NAME.mshgltf-keep-PID-N` beside it (the target stays in place), or,
-/// where hard links are not supported, a rename to that name.
-fn keep_aside(path: &Path) -> Result<PathBuf, OutputError> {
+/// The test hooks for one commit step.
+#[derive(Clone, Copy)]
+struct Hook {
+    /// The rename of the new file fails.
+    fail_rename: bool,
+    /// The hard link fails (`EPERM`).
+    no_hard_links: bool,
+}
+
+/// Keeps the original of `path` aside as `.NAME.mshgltf-keep-PID-N` beside
+/// it: a hard link, or, where hard links fail (FAT/exFAT, some network
+/// shares), a copy flushed to disk. Either way `path` stays bound to its
+/// old bytes until the new file is renamed over it: a kill at any moment
+/// leaves the old or the new file under the target's name, never none.
+fn keep_aside(path: &Path, no_hard_links: bool) -> Result<PathBuf, OutputError> {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let n = ASIDE_SEQ.fetch_add(1, Ordering::Relaxed);
     let aside = parent_dir(path).join(format!(".{name}.mshgltf-keep-{}-{n}", std::process::id()));
     let mut reg = registry();
-    if std::fs::hard_link(path, &aside).is_err() {
-        std::fs::rename(path, &aside).map_err(|e| OutputError::io(path, e))?;
+    let linked = if no_hard_links {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "hard links disabled (MSHGLTF_TEST_NO_HARD_LINKS)",
+        ))
+    } else {
+        std::fs::hard_link(path, &aside)
+    };
+    if linked.is_err() {
+        // Registered first: a signal during the copy removes the partial copy
+        // (the target is there, so the watcher removes the kept file).
+        reg.add_aside(&aside, path);
+        drop(reg);
+        if let Err(e) = copy_aside(path, &aside) {
+            let _ = std::fs::remove_file(&aside);
+            registry().drop_aside(&aside);
+            return Err(e);
+        }
+        return Ok(aside);
     }
     reg.add_aside(&aside, path);
     Ok(aside)
+}
+
+/// Copies `path` to the new file `aside` (never over an existing file) and
+/// flushes it, so the kept bytes survive a power loss after the rename.
+fn copy_aside(path: &Path, aside: &Path) -> Result<(), OutputError> {
+    let mut from = std::fs::File::open(path).map_err(|e| OutputError::io(path, e))?;
+    let mut to = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(aside)
+        .map_err(|e| OutputError::io(aside, e))?;
+    std::io::copy(&mut from, &mut to).map_err(|e| OutputError::io(aside, e))?;
+    to.sync_all().map_err(|e| OutputError::io(aside, e))
 }
 
 /// Renames one staged file into place; returns the kept original.
@@ -369,7 +421,7 @@ fn commit_one(
     path: &Path,
     temp: Temp,
     existed: bool,
-    inject: bool,
+    hook: Hook,
 ) -> Result<Option<PathBuf>, OutputError> {
     let injected = || {
         OutputError::io(
@@ -378,14 +430,14 @@ fn commit_one(
         )
     };
     if !existed {
-        if inject {
+        if hook.fail_rename {
             return Err(injected());
         }
         return temp.persist(path, false).map(|()| None);
     }
     check_existing(path, true)?;
-    let aside = keep_aside(path)?;
-    let res = if inject {
+    let aside = keep_aside(path, hook.no_hard_links)?;
+    let res = if hook.fail_rename {
         Err(injected())
     } else {
         temp.persist(path, true)
@@ -393,8 +445,8 @@ fn commit_one(
     match res {
         Ok(()) => Ok(Some(aside)),
         Err(e) => {
-            // The target holds its old bytes (hard link) or is missing
-            // (renamed aside): put the original back either way.
+            // The target still holds its old bytes: drop the kept copy (or
+            // put it back should the target have gone missing anyway).
             let mut reg = registry();
             if std::fs::symlink_metadata(path).is_err() {
                 let _ = std::fs::rename(&aside, path);
@@ -491,6 +543,7 @@ mod tests {
             durability: Durability::Each,
             lock_wait: Duration::from_millis(100),
             fail_rename_at: None,
+            no_hard_links: false,
         }
     }
 
@@ -534,6 +587,13 @@ mod tests {
 
     #[test]
     fn rename_failure_at_every_position_keeps_every_original() {
+        // With hard links, and without (kept originals are copies).
+        for no_links in [false, true] {
+            rename_failures(no_links);
+        }
+    }
+
+    fn rename_failures(no_links: bool) {
         let dir = tempfile::tempdir().unwrap();
         let old: Vec<(PathBuf, Vec<u8>)> = ["Material.lib", "Textures.lib", "units.rlb"]
             .iter()
@@ -544,10 +604,13 @@ mod tests {
         }
         let fresh = dir.path().join("NEW.msh");
         let before = names(dir.path());
+        let o = |k: Option<usize>| TxnOptions {
+            fail_rename_at: k,
+            no_hard_links: no_links,
+            ..opts(true)
+        };
         for k in 0..4 {
-            let mut o = opts(true);
-            o.fail_rename_at = Some(k);
-            let mut t = Transaction::new(o);
+            let mut t = Transaction::new(o(Some(k)));
             for (p, _) in &old {
                 t.stage(p, b"new bytes".to_vec()).unwrap();
             }
@@ -567,17 +630,41 @@ mod tests {
             assert_eq!(
                 names(dir.path()),
                 before,
-                "k={k}: no temporary or kept file left"
+                "k={k}, no_links={no_links}: no temporary or kept file left"
             );
         }
-        // Without the hook all four are written.
-        let mut t = Transaction::new(opts(true));
+        // Without the rename hook all four are written.
+        let mut t = Transaction::new(o(None));
         for (p, _) in &old {
             t.stage(p, b"new bytes".to_vec()).unwrap();
         }
         t.stage(&fresh, b"model".to_vec()).unwrap();
         assert_eq!(t.commit().unwrap().written.len(), 4);
         assert_eq!(std::fs::read(&fresh).unwrap(), b"model");
+        assert_eq!(
+            names(dir.path()).len(),
+            before.len() + 1,
+            "no kept file left"
+        );
+    }
+
+    /// Issue 26 item 2: keeping an original aside never unbinds the target's
+    /// name, with or without hard links (a kill between keeping it and the
+    /// rename leaves the old file in place), and the kept file holds the old
+    /// bytes.
+    #[test]
+    fn keeping_an_original_never_unbinds_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("weapon.rlb");
+        std::fs::write(&lib, b"old archive").unwrap();
+        for no_links in [false, true] {
+            let aside = keep_aside(&lib, no_links).unwrap();
+            assert_eq!(std::fs::read(&lib).unwrap(), b"old archive", "{no_links}");
+            assert_eq!(std::fs::read(&aside).unwrap(), b"old archive", "{no_links}");
+            std::fs::remove_file(&aside).unwrap();
+            registry().drop_aside(&aside);
+        }
+        assert_eq!(names(dir.path()), ["weapon.rlb"]);
     }
 
     #[cfg(unix)]
@@ -603,21 +690,43 @@ mod tests {
 
     #[test]
     fn updates_are_locked_and_reread_after_a_replacement() {
+        for no_links in [false, true] {
+            locked_updates(no_links);
+        }
+    }
+
+    fn locked_updates(no_links: bool) {
         let dir = tempfile::tempdir().unwrap();
         let lib = dir.path().join("Material.lib");
         std::fs::write(&lib, b"v1").unwrap();
-        let mut first = Transaction::new(opts(false));
+        let o = || TxnOptions {
+            no_hard_links: no_links,
+            ..opts(false)
+        };
+        let mut first = Transaction::new(o());
         assert_eq!(first.open_for_update(&lib).unwrap().unwrap(), b"v1");
-        let mut second = Transaction::new(opts(false));
+        // The lock is on the lock file beside the library, never on the
+        // library (Windows refuses a rename over a locked file).
+        assert_eq!(
+            names(dir.path()),
+            [".Material.lib.mshgltf-lock", "Material.lib"]
+        );
+        let mut second = Transaction::new(o());
         let e = second.open_for_update(&lib).unwrap_err();
         assert!(matches!(e, OutputError::Busy { .. }), "{e}");
         assert!(e.to_string().contains("busy"), "{e}");
         assert!(e.is_runtime());
         first.stage(&lib, b"v2".to_vec()).unwrap();
         first.commit().unwrap();
-        // The lock is free, and the new file is what a next run reads.
-        let mut third = Transaction::new(opts(false));
+        // The lock is free, and the new file is what a next run reads; the
+        // lock file stays (empty), so every run locks the same file.
+        let mut third = Transaction::new(o());
         assert_eq!(third.open_for_update(&lib).unwrap().unwrap(), b"v2");
+        assert_eq!(
+            std::fs::read(super::super::lock_file(&lib)).unwrap(),
+            b"",
+            "the lock file stays empty"
+        );
         // An update target is never also an input or a second output.
         let mut t = Transaction::new(opts(true));
         t.add_input(&lib);

@@ -35,10 +35,7 @@ pub fn is_unit_file(data: &[u8]) -> bool {
 /// The folder holding `objects.rlb` at or above the unit file's folder
 /// (`UNITS/<class>/x.dat` → the game folder), at most four levels up.
 pub fn game_dir(unit_path: &Path) -> Option<PathBuf> {
-    let mut dir = std::fs::canonicalize(unit_path)
-        .ok()?
-        .parent()?
-        .to_path_buf();
+    let mut dir = dunce::canonicalize(unit_path).ok()?.parent()?.to_path_buf();
     for _ in 0..4 {
         if find_file(&dir, REGISTRY).is_some() {
             return Some(dir);

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Cross-builds msh2gltf.exe and gltf2msh.exe for windows-x64 on Debian 12
+# (docs/development.md "Windows build"), from Debian's packages only:
+#   - rustc-web / cargo-web and rust-web-src of the same version: the standard
+#     library is built from source for x86_64-pc-windows-gnu
+#     (RUSTC_BOOTSTRAP=1 cargo build -Zbuild-std=std,panic_abort);
+#   - gcc/g++-mingw-w64-x86-64-posix: linker and C++ compiler (meshopt);
+#     libstdc++ and winpthread linked statically, so each .exe imports only
+#     system DLLs (checked here with objdump -p), at most 6 MB each.
+#
+#   scripts/build_windows.sh [--test [CARGO TEST ARGS...]]
+#
+# Output: target/windows/x86_64-pc-windows-gnu/release-windows/{msh2gltf,gltf2msh}.exe
+# (that folder is the only line printed on stdout). --test instead builds
+# (into target/windows/tests) and runs the library and integration tests
+# under Wine (`runner = "wine"` in .cargo/config.toml; the Wine prefix of
+# scripts/wine_setup.sh), passing the remaining arguments to `cargo test`.
+# Missing packages are installed with apt-get (as root).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+target=x86_64-pc-windows-gnu
+tdir=$root/target/windows
+mode=build
+if [[ ${1:-} == --test ]]; then mode=test; shift; fi
+
+need=()
+command -v x86_64-w64-mingw32-g++-posix >/dev/null || need+=(gcc-mingw-w64-x86-64-posix g++-mingw-w64-x86-64-posix)
+[[ -x /usr/bin/cargo && -x /usr/bin/rustc ]] && /usr/bin/rustc --version | grep -q . || need+=(rustc-web cargo-web)
+dpkg -s rust-web-src >/dev/null 2>&1 || need+=(rust-web-src)
+dpkg -s binutils-mingw-w64-x86-64 >/dev/null 2>&1 || need+=(binutils-mingw-w64-x86-64)
+if [[ $mode == test ]] && ! command -v wine >/dev/null; then need+=(wine wine64); fi
+if ((${#need[@]})); then
+  echo "build_windows.sh: installing ${need[*]}" >&2
+  { apt-get install -y "${need[@]}" || { apt-get update && apt-get install -y "${need[@]}"; }; } >/dev/null \
+    || { echo "build_windows.sh: cannot install ${need[*]}" >&2; exit 1; }
+fi
+# rustc-web must build a standard library of its own version.
+rv=$(dpkg-query -W -f='${Version}' rustc-web)
+sv=$(dpkg-query -W -f='${Version}' rust-web-src)
+if [[ $rv != "$sv" ]]; then
+  echo "build_windows.sh: rustc-web $rv and rust-web-src $sv differ: -Zbuild-std needs the same version" >&2
+  exit 1
+fi
+
+# A -L folder holding only the static C++ runtime and winpthread: the linker
+# takes these instead of their import libraries (libstdc++-6.dll, libwinpthread-1.dll).
+static=$tdir/static-libs
+mkdir -p "$static"
+gccdir=$(dirname "$(x86_64-w64-mingw32-g++-posix -print-libgcc-file-name)")
+cp -u "$gccdir/libstdc++.a" "$static/"
+cp -u /usr/x86_64-w64-mingw32/lib/libwinpthread.a "$static/"
+cp -u /usr/x86_64-w64-mingw32/lib/libwinpthread.a "$static/libpthread.a"
+
+export CARGO=/usr/bin/cargo RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
+# The tests build into their own folder (their profile builds std again), so a
+# test run and a release build do not wait for each other's lock.
+export RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=$tdir
+[[ $mode == test ]] && CARGO_TARGET_DIR=$tdir/tests
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS="-L $static -C link-arg=-static-libgcc"
+# Cross-compiled C++ must not pick up the host's flags.
+unset CXXFLAGS CFLAGS
+cd "$root"
+flags=(-Zbuild-std=std,panic_abort --target "$target")
+if [[ $mode == test ]]; then
+  eval "$("$root/scripts/wine_setup.sh")"
+  exec /usr/bin/cargo test "${flags[@]}" "$@"
+fi
+t0=$(date +%s)
+/usr/bin/cargo build "${flags[@]}" --profile release-windows --bins
+out=$tdir/$target/release-windows
+echo "build_windows.sh: built in $(($(date +%s) - t0)) s" >&2
+
+# Checks: each .exe at most 6 MB, importing only system DLLs.
+system='^(kernel32|ntdll|advapi32|bcrypt|bcryptprimitives|ws2_32|userenv|msvcrt|ucrtbase|api-ms-win-[a-z0-9-]+|user32|shell32|ole32|oleaut32|secur32|crypt32|synchronization)\.dll$'
+for b in msh2gltf gltf2msh; do
+  f=$out/$b.exe
+  size=$(stat -c %s "$f")
+  ((size <= 6 * 1024 * 1024)) || { echo "build_windows.sh: $f is $size bytes, over 6 MB" >&2; exit 1; }
+  dlls=$(x86_64-w64-mingw32-objdump -p "$f" | sed -n 's/.*DLL Name: //p' | tr '\n' ' ')
+  for d in $dlls; do
+    echo "$d" | tr '[:upper:]' '[:lower:]' | grep -Eq "$system" \
+      || { echo "build_windows.sh: $f imports $d, not a Windows system DLL" >&2; exit 1; }
+  done
+  echo "build_windows.sh: $b.exe $size bytes; imports: $dlls" >&2
+done
+echo "$out"
