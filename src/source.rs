@@ -24,17 +24,25 @@ pub enum InputSpec {
 }
 
 /// Splits `ARCHIVE:ENTRY`. A path that exists as given is a file, even if it
-/// contains `:`; otherwise the text after the last `:` is the entry name.
+/// contains `:`; otherwise the text after the last `:` is the entry name,
+/// unless it holds a path separator (an entry name never does) or the text
+/// before it is a Windows drive letter: `C:\x\nowhere.msh` is a missing
+/// file, not entry `\x\nowhere.msh` of an archive `C`.
 pub fn parse_input(s: &str) -> InputSpec {
     let p = Path::new(s);
     if p.exists() {
         return InputSpec::File(p.to_path_buf());
     }
+    let drive = |a: &str| a.len() == 1 && a.as_bytes()[0].is_ascii_alphabetic();
     match s.rfind(':') {
-        Some(i) if i > 0 && i + 1 < s.len() => InputSpec::Entry {
-            archive: PathBuf::from(&s[..i]),
-            entry: s[i + 1..].to_string(),
-        },
+        Some(i)
+            if i > 0 && i + 1 < s.len() && !drive(&s[..i]) && !s[i + 1..].contains(['/', '\\']) =>
+        {
+            InputSpec::Entry {
+                archive: PathBuf::from(&s[..i]),
+                entry: s[i + 1..].to_string(),
+            }
+        }
         _ => InputSpec::File(p.to_path_buf()),
     }
 }
@@ -416,6 +424,22 @@ mod tests {
             InputSpec::File("no/such/file.msh".into())
         );
         assert_eq!(parse_input("x:"), InputSpec::File("x:".into()));
+        // Windows paths of missing files: a drive letter is no archive, and
+        // an entry name holds no separator.
+        for p in [
+            r"C:\x\nowhere.msh",
+            "c:/x/nowhere.msh",
+            r"C:\game\a.rlb:sub\e.msh",
+        ] {
+            assert_eq!(parse_input(p), InputSpec::File(p.into()), "{p}");
+        }
+        assert_eq!(
+            parse_input(r"C:\game\bases.rlb:R_L_89.msh"),
+            InputSpec::Entry {
+                archive: r"C:\game\bases.rlb".into(),
+                entry: "R_L_89.msh".into()
+            }
+        );
     }
 
     #[test]
