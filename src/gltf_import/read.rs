@@ -1119,6 +1119,79 @@ mod tests {
         assert_eq!(Component::U16.value(&7u16.to_le_bytes(), false), 7.0);
     }
 
+    /// `floats`/`indices` (one pass from the buffer) read the values of
+    /// the packed-bytes path (`accessor` + `to_f32`): strides, offsets,
+    /// normalized integers, sparse substitution, zeros without a view.
+    #[test]
+    fn one_pass_decode_matches_the_packed_bytes() {
+        use serde_json::json;
+        let mut bin = Vec::new();
+        // View 0: 3 VEC3 f32 at stride 16 (4 bytes of padding each).
+        for i in 0..3 {
+            for c in 0..3 {
+                bin.extend_from_slice(&(i as f32 * 10.0 + c as f32).to_le_bytes());
+            }
+            bin.extend_from_slice(&[0xEE; 4]);
+        }
+        // View 1 (48..): 4 VEC2 i8 normalized at stride 4.
+        bin.extend_from_slice(&[0x81, 127, 0, 0, 64, 0xC0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0]);
+        // View 2 (64..): sparse indices u16 [2, 0]; view 3 (68..): 2 VEC3 f32.
+        bin.extend_from_slice(&[2, 0, 0, 0]);
+        for v in [7.5f32, 8.5, 9.5, -1.0, -2.0, -3.0] {
+            bin.extend_from_slice(&v.to_le_bytes());
+        }
+        // View 4 (92..): u8 indices at stride 2.
+        bin.extend_from_slice(&[5, 0xFF, 1, 0xFF, 4, 0xFF]);
+        let sparse = json!({"count": 2,
+            "indices": {"bufferView": 2, "componentType": 5123},
+            "values": {"bufferView": 3}});
+        let doc = GltfFile {
+            json: json!({
+                "asset": {"version": "2.0"},
+                "buffers": [{"byteLength": bin.len()}],
+                "bufferViews": [
+                    {"buffer": 0, "byteOffset": 0, "byteLength": 48, "byteStride": 16},
+                    {"buffer": 0, "byteOffset": 48, "byteLength": 16, "byteStride": 4},
+                    {"buffer": 0, "byteOffset": 64, "byteLength": 4},
+                    {"buffer": 0, "byteOffset": 68, "byteLength": 24},
+                    {"buffer": 0, "byteOffset": 92, "byteLength": 6, "byteStride": 2}
+                ],
+                "accessors": [
+                    {"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3", "sparse": sparse},
+                    {"bufferView": 1, "componentType": 5120, "count": 4, "type": "VEC2", "normalized": true},
+                    {"componentType": 5126, "count": 3, "type": "VEC3", "sparse": sparse},
+                    {"bufferView": 4, "componentType": 5121, "count": 3, "type": "SCALAR"},
+                    {"bufferView": 0, "byteOffset": 4, "componentType": 5126, "count": 2, "type": "VEC2"}
+                ]
+            }),
+            buffers: vec![bin],
+        };
+        let want0 = [-1.0, -2.0, -3.0, 10.0, 11.0, 12.0, 7.5, 8.5, 9.5];
+        assert_eq!(doc.floats(0, 3, "t").unwrap(), want0);
+        let want1 = [
+            -1.0,
+            1.0,
+            64.0 / 127.0,
+            -64.0 / 127.0,
+            1.0 / 127.0,
+            2.0 / 127.0,
+            0.0,
+            0.0,
+        ];
+        assert_eq!(doc.floats(1, 2, "t").unwrap(), want1);
+        let want2 = [-1.0, -2.0, -3.0, 0.0, 0.0, 0.0, 7.5, 8.5, 9.5];
+        assert_eq!(doc.floats(2, 3, "t").unwrap(), want2);
+        assert_eq!(doc.indices(3).unwrap(), [5, 1, 4]);
+        assert_eq!(doc.floats(4, 2, "t").unwrap(), [1.0, 2.0, 11.0, 12.0]);
+        for (a, n) in [(0, 3), (1, 2), (2, 3), (4, 2)] {
+            let packed = doc.accessor(a).unwrap().to_f32();
+            assert_eq!(doc.floats(a, n, "t").unwrap(), packed, "accessor {a}");
+        }
+        let e = doc.floats(0, 2, "t").unwrap_err();
+        assert_eq!(e.rule, "gltf.accessor");
+        assert_eq!(doc.indices(0).unwrap_err().rule, "gltf.accessor");
+    }
+
     #[test]
     fn rejects_unsupported_required_extension() {
         let j =
