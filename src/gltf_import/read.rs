@@ -6,7 +6,10 @@
 //! extensions that are not *required*, Blender's extras, ...). Accessors are
 //! read here, not through the `gltf` crate's readers, because those assume
 //! float data where `KHR_mesh_quantization` allows normalized and plain
-//! integers.
+//! integers. [`GltfFile::floats`] and [`GltfFile::indices`] check an
+//! accessor's layout once and decode its values straight from the buffer
+//! (no intermediate byte copy); `cargo bench --bench gltf_read` compares
+//! the reader with the `gltf` crate (docs/development.md "Benchmarks").
 
 use std::path::{Path, PathBuf};
 
@@ -176,7 +179,10 @@ fn read_json(json_bytes: &[u8], opts: &ReadOptions) -> Result<Value, ImportError
     if !json.is_object() {
         return Err(err("gltf.json", "the document is not a JSON object"));
     }
-    check_numbers(&json, &mut String::new())?;
+    if !all_f32(&json) {
+        // Only now build the JSON pointers (one string per level) to name it.
+        check_numbers(&json, &mut String::new())?;
+    }
     Ok(json)
 }
 
@@ -324,6 +330,17 @@ pub(crate) fn data_uri_bytes(
     }
     base64_decode(&rest[comma + 1..])
         .ok_or_else(|| err(rule, format!("{what}: invalid base64 data")))
+}
+
+/// Whether every JSON number of `v` fits f32 (no allocation: the pointer
+/// of an offending number is built by [`check_numbers`] only when one is).
+fn all_f32(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => n.as_f64().map_or(true, |x| (x as f32).is_finite()),
+        Value::Array(a) => a.iter().all(all_f32),
+        Value::Object(o) => o.values().all(all_f32),
+        _ => true,
+    }
 }
 
 /// Refuses JSON numbers that overflow f32 (they would become infinities),
@@ -719,6 +736,39 @@ impl GltfFile {
     /// `gltf.accessor` for unknown types, ranges outside the buffer view or
     /// buffer, and malformed sparse data.
     pub fn accessor(&self, a: usize) -> Result<RawAccessor, ImportError> {
+        let l = self.layout(a)?;
+        let elem = l.elem();
+        let mut bytes = match l.data {
+            None => vec![0u8; l.count * elem],
+            Some((view, off, stride)) if stride == elem => view[off..off + l.count * elem].to_vec(),
+            Some((view, off, stride)) => {
+                let mut out = Vec::with_capacity(l.count * elem);
+                for i in 0..l.count {
+                    let s = off + i * stride;
+                    out.extend_from_slice(&view[s..s + elem]);
+                }
+                out
+            }
+        };
+        if let Some(sp) = &l.sparse {
+            for k in 0..sp.n {
+                let t = sp.target(k);
+                let src = sp.vo + k * elem;
+                bytes[t * elem..(t + 1) * elem].copy_from_slice(&sp.vv[src..src + elem]);
+            }
+        }
+        Ok(RawAccessor {
+            component: l.component,
+            ncomp: l.ncomp,
+            normalized: l.normalized,
+            count: l.count,
+            bytes,
+        })
+    }
+
+    /// The checked layout of accessor `a` (glTF 2.0 §3.6.2): every check of
+    /// [`GltfFile::accessor`], in its order, before any value is decoded.
+    fn layout(&self, a: usize) -> Result<Layout<'_>, ImportError> {
         let acc = self.get("accessors", a)?;
         let bad = |d: String| err("gltf.accessor", format!("accessor {a}: {d}"));
         let component = acc
@@ -739,10 +789,10 @@ impl GltfFile {
             .unwrap_or(false);
         let count = idx(acc, "count").ok_or_else(|| bad("no count".into()))?;
         let elem = ncomp * component.size();
-        let total = count
+        count
             .checked_mul(elem)
             .ok_or_else(|| bad("count overflows".into()))?;
-        let mut bytes = match idx(acc, "bufferView") {
+        let data = match idx(acc, "bufferView") {
             None => {
                 // Zeros (usually the base of a sparse accessor): no data backs
                 // them, so the model limits bound them.
@@ -751,7 +801,7 @@ impl GltfFile {
                         "{count} elements without a bufferView (at most {MAX_ZERO_ELEMENTS})"
                     )));
                 }
-                vec![0u8; total]
+                None
             }
             Some(v) => {
                 let (view, stride) = self.view(v)?;
@@ -776,66 +826,78 @@ impl GltfFile {
                         )));
                     }
                 }
-                let mut out = Vec::with_capacity(total);
-                for i in 0..count {
-                    let s = off + i * stride;
-                    out.extend_from_slice(&view[s..s + elem]);
-                }
-                out
+                Some((view, off, stride))
             }
         };
-        if let Some(sp) = acc.get("sparse") {
-            let n = idx(sp, "count").ok_or_else(|| bad("sparse without count".into()))?;
-            let ind = sp
-                .get("indices")
-                .ok_or_else(|| bad("sparse without indices".into()))?;
-            let val = sp
-                .get("values")
-                .ok_or_else(|| bad("sparse without values".into()))?;
-            let ic = ind
-                .get("componentType")
-                .and_then(Value::as_u64)
-                .and_then(Component::from_code)
-                .ok_or_else(|| bad("sparse index componentType".into()))?;
-            let (iv, _) = self
-                .view(idx(ind, "bufferView").ok_or_else(|| bad("sparse indices view".into()))?)?;
-            let (vv, _) =
-                self.view(idx(val, "bufferView").ok_or_else(|| bad("sparse values view".into()))?)?;
-            let io = idx(ind, "byteOffset").unwrap_or(0);
-            let vo = idx(val, "byteOffset").unwrap_or(0);
-            let end = |o: usize, size: usize| {
-                n.checked_mul(size)
-                    .and_then(|x| x.checked_add(o))
-                    .unwrap_or(usize::MAX)
-            };
-            if n > count || end(io, ic.size()) > iv.len() || end(vo, elem) > vv.len() {
-                return Err(bad(format!(
-                    "sparse data of {n} elements exceeds its bufferViews"
-                )));
-            }
-            for k in 0..n {
-                let s = io + k * ic.size();
-                let t = &iv[s..s + ic.size()];
-                let target = match ic {
-                    Component::U8 => usize::from(t[0]),
-                    Component::U16 => usize::from(u16::from_le_bytes([t[0], t[1]])),
-                    Component::U32 => u32::from_le_bytes([t[0], t[1], t[2], t[3]]) as usize,
-                    _ => return Err(bad("sparse indices must be unsigned integers".into())),
-                };
-                if target >= count {
-                    return Err(bad(format!("sparse index {target} >= count {count}")));
-                }
-                let src = vo + k * elem;
-                bytes[target * elem..(target + 1) * elem].copy_from_slice(&vv[src..src + elem]);
-            }
-        }
-        Ok(RawAccessor {
+        let sparse = match acc.get("sparse") {
+            None => None,
+            Some(sp) => Some(self.sparse(sp, count, elem, &bad)?),
+        };
+        Ok(Layout {
             component,
             ncomp,
             normalized,
             count,
-            bytes,
+            data,
+            sparse,
         })
+    }
+
+    /// The sparse substitution `sp` of an accessor of `count` elements of
+    /// `elem` bytes, its ranges and every index checked.
+    fn sparse(
+        &self,
+        sp: &Value,
+        count: usize,
+        elem: usize,
+        bad: &dyn Fn(String) -> ImportError,
+    ) -> Result<Sparse<'_>, ImportError> {
+        let n = idx(sp, "count").ok_or_else(|| bad("sparse without count".into()))?;
+        let ind = sp
+            .get("indices")
+            .ok_or_else(|| bad("sparse without indices".into()))?;
+        let val = sp
+            .get("values")
+            .ok_or_else(|| bad("sparse without values".into()))?;
+        let ic = ind
+            .get("componentType")
+            .and_then(Value::as_u64)
+            .and_then(Component::from_code)
+            .ok_or_else(|| bad("sparse index componentType".into()))?;
+        let (iv, _) =
+            self.view(idx(ind, "bufferView").ok_or_else(|| bad("sparse indices view".into()))?)?;
+        let (vv, _) =
+            self.view(idx(val, "bufferView").ok_or_else(|| bad("sparse values view".into()))?)?;
+        let io = idx(ind, "byteOffset").unwrap_or(0);
+        let vo = idx(val, "byteOffset").unwrap_or(0);
+        let end = |o: usize, size: usize| {
+            n.checked_mul(size)
+                .and_then(|x| x.checked_add(o))
+                .unwrap_or(usize::MAX)
+        };
+        if n > count || end(io, ic.size()) > iv.len() || end(vo, elem) > vv.len() {
+            return Err(bad(format!(
+                "sparse data of {n} elements exceeds its bufferViews"
+            )));
+        }
+        let sparse = Sparse {
+            n,
+            ic,
+            iv,
+            io,
+            vv,
+            vo,
+        };
+        for k in 0..n {
+            if !matches!(ic, Component::U8 | Component::U16 | Component::U32) {
+                return Err(bad("sparse indices must be unsigned integers".into()));
+            }
+            let target = sparse.target(k);
+            if target >= count {
+                return Err(bad(format!("sparse index {target} >= count {count}")));
+            }
+        }
+        Ok(sparse)
     }
 
     /// The bytes of bufferView `v` and its byte stride.
@@ -862,20 +924,28 @@ impl GltfFile {
         Ok((data, idx(view, "byteStride")))
     }
 
-    /// Accessor `a` as f32 values, `ncomp` per element; checks the element
-    /// width is `want` components.
+    /// Accessor `a` as f32 values, `ncomp` per element (normalized integers
+    /// per glTF 2.0 §3.11); checks the element width is `want` components.
+    /// Decoded in one pass from the buffer (no intermediate byte copy).
+    ///
+    /// # Errors
+    /// As [`GltfFile::accessor`]; `gltf.accessor` for another width;
+    /// `gltf.non_finite` for a NaN or infinite value.
     pub fn floats(&self, a: usize, want: usize, what: &str) -> Result<Vec<f32>, ImportError> {
-        let r = self.accessor(a)?;
-        if r.ncomp != want {
+        let l = self.layout(a)?;
+        if l.ncomp != want {
             return Err(err(
                 "gltf.accessor",
                 format!(
                     "accessor {a} ({what}): {} components per element, expected {want}",
-                    r.ncomp
+                    l.ncomp
                 ),
             ));
         }
-        let v = r.to_f32();
+        let v = match (l.component, l.normalized) {
+            (Component::F32, _) => l.decode(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            (comp, norm) => l.decode(|c| comp.value(c, norm)),
+        };
         if let Some(k) = v.iter().position(|x| !x.is_finite()) {
             return Err(err(
                 "gltf.non_finite",
@@ -890,27 +960,105 @@ impl GltfFile {
         Ok(v)
     }
 
-    /// Accessor `a` as unsigned integer indices (UNSIGNED_BYTE/SHORT/INT SCALAR).
+    /// Accessor `a` as unsigned integer indices (UNSIGNED_BYTE/SHORT/INT
+    /// SCALAR), decoded in one pass from the buffer.
+    ///
+    /// # Errors
+    /// As [`GltfFile::accessor`]; `gltf.accessor` for another type.
     pub fn indices(&self, a: usize) -> Result<Vec<u32>, ImportError> {
-        let r = self.accessor(a)?;
-        if r.ncomp != 1 || !matches!(r.component, Component::U8 | Component::U16 | Component::U32) {
-            return Err(err(
-                "gltf.accessor",
-                format!(
-                    "accessor {a} (indices): {:?} x{} is not an unsigned integer SCALAR",
-                    r.component, r.ncomp
-                ),
-            ));
+        let l = self.layout(a)?;
+        Ok(match (l.ncomp, l.component) {
+            (1, Component::U8) => l.decode(|c| u32::from(c[0])),
+            (1, Component::U16) => l.decode(|c| u32::from(u16::from_le_bytes([c[0], c[1]]))),
+            (1, Component::U32) => l.decode(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            _ => {
+                return Err(err(
+                    "gltf.accessor",
+                    format!(
+                        "accessor {a} (indices): {:?} x{} is not an unsigned integer SCALAR",
+                        l.component, l.ncomp
+                    ),
+                ))
+            }
+        })
+    }
+}
+
+/// A checked accessor (glTF 2.0 §3.6.2): every range lies inside its
+/// bufferView, every sparse index below `count`.
+struct Layout<'a> {
+    component: Component,
+    ncomp: usize,
+    normalized: bool,
+    count: usize,
+    /// The bufferView's bytes, the accessor's byteOffset in them and the
+    /// element stride; `None`: zeros.
+    data: Option<(&'a [u8], usize, usize)>,
+    sparse: Option<Sparse<'a>>,
+}
+
+/// Checked sparse substitution: `n` indices of type `ic` at `iv[io..]`,
+/// `n` elements at `vv[vo..]`.
+struct Sparse<'a> {
+    n: usize,
+    ic: Component,
+    iv: &'a [u8],
+    io: usize,
+    vv: &'a [u8],
+    vo: usize,
+}
+
+impl Sparse<'_> {
+    /// Target element of substitution `k` (checked by [`GltfFile::sparse`]).
+    fn target(&self, k: usize) -> usize {
+        let s = self.io + k * self.ic.size();
+        let t = &self.iv[s..s + self.ic.size()];
+        match self.ic {
+            Component::U8 => usize::from(t[0]),
+            Component::U16 => usize::from(u16::from_le_bytes([t[0], t[1]])),
+            _ => u32::from_le_bytes([t[0], t[1], t[2], t[3]]) as usize,
         }
-        let s = r.component.size();
-        Ok(r.bytes
-            .chunks_exact(s)
-            .map(|c| match s {
-                1 => u32::from(c[0]),
-                2 => u32::from(u16::from_le_bytes([c[0], c[1]])),
-                _ => u32::from_le_bytes([c[0], c[1], c[2], c[3]]),
-            })
-            .collect())
+    }
+}
+
+impl Layout<'_> {
+    fn elem(&self) -> usize {
+        self.ncomp * self.component.size()
+    }
+
+    /// Every component converted by `conv` (given one component's bytes),
+    /// `ncomp` per element, sparse substitution applied; zeros without a
+    /// bufferView.
+    fn decode<T: Copy>(&self, conv: impl Fn(&[u8]) -> T) -> Vec<T> {
+        let (cs, elem) = (self.component.size(), self.elem());
+        let mut out = match self.data {
+            None => vec![conv(&[0u8; 4]); self.count * self.ncomp],
+            Some((view, off, stride)) if stride == elem => view[off..off + self.count * elem]
+                .chunks_exact(cs)
+                .map(&conv)
+                .collect(),
+            Some((view, off, stride)) => {
+                let mut out = Vec::with_capacity(self.count * self.ncomp);
+                for i in 0..self.count {
+                    let s = off + i * stride;
+                    out.extend(view[s..s + elem].chunks_exact(cs).map(&conv));
+                }
+                out
+            }
+        };
+        if let Some(sp) = &self.sparse {
+            for k in 0..sp.n {
+                let t = sp.target(k) * self.ncomp;
+                let src = sp.vo + k * elem;
+                for (o, c) in out[t..t + self.ncomp]
+                    .iter_mut()
+                    .zip(sp.vv[src..src + elem].chunks_exact(cs))
+                {
+                    *o = conv(c);
+                }
+            }
+        }
+        out
     }
 }
 
@@ -965,6 +1113,79 @@ mod tests {
         assert_eq!(Component::U8.value(&[255], true), 1.0);
         assert_eq!(Component::I16.value(&32767i16.to_le_bytes(), true), 1.0);
         assert_eq!(Component::U16.value(&7u16.to_le_bytes(), false), 7.0);
+    }
+
+    /// `floats`/`indices` (one pass from the buffer) read the values of
+    /// the packed-bytes path (`accessor` + `to_f32`): strides, offsets,
+    /// normalized integers, sparse substitution, zeros without a view.
+    #[test]
+    fn one_pass_decode_matches_the_packed_bytes() {
+        use serde_json::json;
+        let mut bin = Vec::new();
+        // View 0: 3 VEC3 f32 at stride 16 (4 bytes of padding each).
+        for i in 0..3 {
+            for c in 0..3 {
+                bin.extend_from_slice(&(i as f32 * 10.0 + c as f32).to_le_bytes());
+            }
+            bin.extend_from_slice(&[0xEE; 4]);
+        }
+        // View 1 (48..): 4 VEC2 i8 normalized at stride 4.
+        bin.extend_from_slice(&[0x81, 127, 0, 0, 64, 0xC0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0]);
+        // View 2 (64..): sparse indices u16 [2, 0]; view 3 (68..): 2 VEC3 f32.
+        bin.extend_from_slice(&[2, 0, 0, 0]);
+        for v in [7.5f32, 8.5, 9.5, -1.0, -2.0, -3.0] {
+            bin.extend_from_slice(&v.to_le_bytes());
+        }
+        // View 4 (92..): u8 indices at stride 2.
+        bin.extend_from_slice(&[5, 0xFF, 1, 0xFF, 4, 0xFF]);
+        let sparse = json!({"count": 2,
+            "indices": {"bufferView": 2, "componentType": 5123},
+            "values": {"bufferView": 3}});
+        let doc = GltfFile {
+            json: json!({
+                "asset": {"version": "2.0"},
+                "buffers": [{"byteLength": bin.len()}],
+                "bufferViews": [
+                    {"buffer": 0, "byteOffset": 0, "byteLength": 48, "byteStride": 16},
+                    {"buffer": 0, "byteOffset": 48, "byteLength": 16, "byteStride": 4},
+                    {"buffer": 0, "byteOffset": 64, "byteLength": 4},
+                    {"buffer": 0, "byteOffset": 68, "byteLength": 24},
+                    {"buffer": 0, "byteOffset": 92, "byteLength": 6, "byteStride": 2}
+                ],
+                "accessors": [
+                    {"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3", "sparse": sparse},
+                    {"bufferView": 1, "componentType": 5120, "count": 4, "type": "VEC2", "normalized": true},
+                    {"componentType": 5126, "count": 3, "type": "VEC3", "sparse": sparse},
+                    {"bufferView": 4, "componentType": 5121, "count": 3, "type": "SCALAR"},
+                    {"bufferView": 0, "byteOffset": 4, "componentType": 5126, "count": 2, "type": "VEC2"}
+                ]
+            }),
+            buffers: vec![bin],
+        };
+        let want0 = [-1.0, -2.0, -3.0, 10.0, 11.0, 12.0, 7.5, 8.5, 9.5];
+        assert_eq!(doc.floats(0, 3, "t").unwrap(), want0);
+        let want1 = [
+            -1.0,
+            1.0,
+            64.0 / 127.0,
+            -64.0 / 127.0,
+            1.0 / 127.0,
+            2.0 / 127.0,
+            0.0,
+            0.0,
+        ];
+        assert_eq!(doc.floats(1, 2, "t").unwrap(), want1);
+        let want2 = [-1.0, -2.0, -3.0, 0.0, 0.0, 0.0, 7.5, 8.5, 9.5];
+        assert_eq!(doc.floats(2, 3, "t").unwrap(), want2);
+        assert_eq!(doc.indices(3).unwrap(), [5, 1, 4]);
+        assert_eq!(doc.floats(4, 2, "t").unwrap(), [1.0, 2.0, 11.0, 12.0]);
+        for (a, n) in [(0, 3), (1, 2), (2, 3), (4, 2)] {
+            let packed = doc.accessor(a).unwrap().to_f32();
+            assert_eq!(doc.floats(a, n, "t").unwrap(), packed, "accessor {a}");
+        }
+        let e = doc.floats(0, 2, "t").unwrap_err();
+        assert_eq!(e.rule, "gltf.accessor");
+        assert_eq!(doc.indices(0).unwrap_err().rule, "gltf.accessor");
     }
 
     #[test]
