@@ -11,13 +11,12 @@ use sha2::{Digest, Sha256};
 use super::gltf::{self, MissionScene, SceneInput};
 use super::validate::find_in_game;
 use super::{tma, Mission, MissionError, Mode};
-use crate::batch::{BatchOptions, ReportRow, Status};
-use crate::convert::Counts;
 use crate::output::{Transaction, TxnOptions, WritePlan};
+use crate::run::{self, BatchOptions, Counts, Format, Progress, ReportRow, Status};
 use crate::unit::assemble::REGISTRY;
 
 /// The name of a mission's binary file.
-pub const TMA: &str = "data.tma";
+pub const TMA: &str = crate::source::MISSION_TMA;
 /// The text files of a mission folder carried in the scene extras (§1.1).
 pub const TEXT_FILES: [&str; 5] = [
     "mission.cfg",
@@ -56,10 +55,7 @@ pub struct MissionSource {
     pub files: Vec<(String, Vec<u8>)>,
 }
 
-/// `data.tma` of a mission folder (any case), if it has one.
-pub fn tma_in(dir: &Path) -> Option<PathBuf> {
-    find_in_game(dir, TMA).filter(|p| p.is_file())
-}
+pub use crate::source::tma_in;
 
 /// The game folder of a mission: `game_dir` when it holds `objects.rlb`,
 /// else the nearest folder above `data.tma` that does (at most
@@ -260,21 +256,33 @@ pub fn convert_file(
 /// The files mission job `j` writes: its output, and the `.bin` beside a
 /// `.gltf`.
 pub fn outputs(j: &MissionJob) -> Vec<PathBuf> {
-    crate::terrain::batch::outputs(&crate::terrain::batch::TerrainJob {
-        msh: j.tma.clone(),
-        output: j.output.clone(),
-    })
+    run::outputs_of(&j.output, Format::Glb)
 }
 
 /// Output of the mission whose `data.tma` lies in `rel_dir` (relative to
-/// the batch root, e.g. `MISSIONS/Single.01`): `<out>/MISSIONS/Single.01.glb`.
-pub fn output_for(
-    out: &Path,
-    rel_dir: &Path,
-    root: &Path,
-    format: crate::batch::Format,
-) -> PathBuf {
-    crate::terrain::batch::output_for(out, rel_dir, root, format)
+/// the batch root, e.g. `MISSIONS/Single.01`): `<out>/MISSIONS/Single.01.glb`
+/// ([`run::folder_output`]).
+pub fn output_for(out: &Path, rel_dir: &Path, root: &Path, format: Format) -> PathBuf {
+    run::folder_output(out, rel_dir, root, format)
+}
+
+impl run::Pipeline for Vec<MissionJob> {
+    fn kind(&self) -> &'static str {
+        "mission"
+    }
+
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+
+    fn run(
+        &self,
+        opts: &BatchOptions,
+        plan: &mut WritePlan,
+        progress: Progress<'_>,
+    ) -> Vec<ReportRow> {
+        run(self, opts, plan, progress)
+    }
 }
 
 /// The mission pipeline of a run: each job converted (one by one: a

@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 
 use super::Args;
-use crate::batch::{Report, ReportRow, Status};
+use crate::run::{Report, ReportRow, Status};
 
 /// The run's stderr: `-q`/`-v`, one model or many, and the progress bar
 /// (shown on a terminal for more than one model).

@@ -7,11 +7,10 @@ use std::time::Instant;
 use super::convert::{convert_file, libraries_for};
 use super::export::TerrainExportOptions;
 use super::Mode;
-use crate::batch::{BatchOptions, Format, ReportRow, Status};
-use crate::convert::Counts;
 use crate::output::WritePlan;
+use crate::run::{self, BatchOptions, Counts, Format, Progress, ReportRow, Status};
 
-/// One map found by [`crate::batch::discover`].
+/// One map found by the batch driver's discovery (`crate::batch::discover`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TerrainJob {
     /// The Land.msh path.
@@ -22,43 +21,33 @@ pub struct TerrainJob {
 
 /// Output of a map found at `rel_dir` (relative to the batch root, e.g.
 /// `MAPS/m01`): `<out>/MAPS/m01.glb`; a map at the root is named after
-/// the root folder.
+/// the root folder ([`run::folder_output`]).
 pub fn output_for(out: &Path, rel_dir: &Path, root: &Path, format: Format) -> PathBuf {
-    let ext = match format {
-        Format::Glb => "glb",
-        Format::Gltf => "gltf",
-    };
-    let (parent, name) = match rel_dir.file_name() {
-        Some(n) => (
-            rel_dir.parent().unwrap_or(Path::new("")),
-            n.to_string_lossy().into_owned(),
-        ),
-        None => {
-            let dir = if root.is_dir() {
-                Some(root)
-            } else {
-                root.parent()
-            };
-            let n = dir
-                .and_then(Path::file_name)
-                .map_or_else(|| "Land".into(), |n| n.to_string_lossy().into_owned());
-            (Path::new(""), n)
-        }
-    };
-    out.join(parent)
-        .join(format!("{}.{ext}", crate::batch::sanitize_component(&name)))
+    run::folder_output(out, rel_dir, root, format)
 }
 
 /// The files map job `j` writes: its output, and the `.bin` beside a
 /// `.gltf`.
 pub fn outputs(j: &TerrainJob) -> Vec<PathBuf> {
-    if j.output
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("gltf"))
-    {
-        vec![j.output.clone(), j.output.with_extension("bin")]
-    } else {
-        vec![j.output.clone()]
+    run::outputs_of(&j.output, Format::Glb)
+}
+
+impl run::Pipeline for Vec<TerrainJob> {
+    fn kind(&self) -> &'static str {
+        "terrain"
+    }
+
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+
+    fn run(
+        &self,
+        opts: &BatchOptions,
+        plan: &mut WritePlan,
+        progress: Progress<'_>,
+    ) -> Vec<ReportRow> {
+        run(self, opts, plan, progress)
     }
 }
 
