@@ -1,4 +1,4 @@
-//! The batch pipeline of model files (the `kinds` layer of
+//! The batch pipeline of model files (the `composed kinds` layer of
 //! ARCHITECTURE.md, beside [`crate::terrain::batch`] and
 //! [`crate::mission::pipeline`]): bare models, the `.msh` entries of
 //! archives and unit files ([`ModelJob`], each with its [`JobKind`]),
@@ -289,7 +289,7 @@ pub fn claim_job(plan: &mut WritePlan, j: &ModelJob, format: Format) -> Result<(
     plan.claim_all(&job_outputs(j, format))
 }
 
-/// [`run`] against a caller's plan: `plan` must hold every input of the
+/// [`run()`] against a caller's plan: `plan` must hold every input of the
 /// run ([`input_files`]) and any output the caller writes itself (the
 /// report). Each job's outputs are claimed before anything is converted; a
 /// job whose output is an input, another output or a non-regular file

@@ -218,7 +218,7 @@ fn clip_edit(
 /// clip channel that differs from the base's engine pose (beyond
 /// [`EDIT_TOL`]) replaces the timeline's keys over the clip's frame range;
 /// unedited clips are ignored. (Control points are written by
-/// [`super::cpt_back`].)
+/// `crate::unit::cpt_back`.)
 ///
 /// # Errors
 /// `gltf.clip.range` (a clip key outside its range), `gltf.clip.conflict`
