@@ -14,7 +14,9 @@ use crate::mission::pipeline::MissionJob;
 use crate::models::{JobKind, ModelJob};
 use crate::nres;
 use crate::output::WritePlan;
-use crate::run::{sanitize_component, unique_names, BatchOptions, Format, Pipeline, ReportRow};
+use crate::run::{
+    self, sanitize_component, unique_names, BatchOptions, Format, Pipeline, ReportRow,
+};
 use crate::source::{self, Content};
 use crate::terrain::batch::TerrainJob;
 
@@ -175,7 +177,7 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
                     JobKind::Model
                 };
                 let job = ModelJob::whole_file(&file, &name, pipeline, PathBuf::new());
-                planned.add(out.join(&rel_dir), &mut d.jobs, job);
+                planned.add_model(out.join(&rel_dir), &mut d.jobs, job);
             }
             Content::BrokenModel => {
                 let e = nres::read(&data, nres::Mode::Strict).err();
@@ -194,14 +196,24 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
                 "rsli",
                 "RsLi archive ('NL' magic): fonts/sprites, no models".into(),
             )),
-            Content::Map => d.terrains.push(crate::terrain::batch::TerrainJob {
-                output: crate::terrain::batch::output_for(out, &rel_dir, root, format),
-                msh: file.clone(),
-            }),
-            Content::Mission => d.missions.push(crate::mission::pipeline::MissionJob {
-                output: crate::mission::pipeline::output_for(out, &rel_dir, root, format),
-                tma: file.clone(),
-            }),
+            // Maps and missions are named after their folder, with the
+            // other outputs of the folder they land in (issue 26 item 11).
+            Content::Map => {
+                let (folder, name) = run::folder_slot(out, &rel_dir, root);
+                planned.add(folder, Slot::Map(d.terrains.len()), &name);
+                d.terrains.push(TerrainJob {
+                    output: PathBuf::new(),
+                    msh: file.clone(),
+                });
+            }
+            Content::Mission => {
+                let (folder, name) = run::folder_slot(out, &rel_dir, root);
+                planned.add(folder, Slot::Mission(d.missions.len()), &name);
+                d.missions.push(MissionJob {
+                    output: PathBuf::new(),
+                    tma: file.clone(),
+                });
+            }
             Content::OtherNres => d.skipped.push(library_row(display, &data)),
             Content::ModelArchive => {
                 let a = match nres::read(&data, nres::Mode::Tolerant) {
@@ -222,12 +234,12 @@ pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Disc
                 };
                 for i in source::model_entries(&a) {
                     let job = ModelJob::entry(&file, i, source::decode_name(a.entries[i].name));
-                    planned.add(folder.clone(), &mut d.jobs, job);
+                    planned.add_model(folder.clone(), &mut d.jobs, job);
                 }
             }
         }
     }
-    planned.assign(&mut d.jobs, format);
+    planned.assign(&mut d, format);
     Ok(d)
 }
 
@@ -271,29 +283,58 @@ fn library_row(display: String, data: &[u8]) -> ReportRow {
     ReportRow::skip(display, reason.0, reason.1)
 }
 
-/// The output names of discovered jobs, per output folder, in discovery
-/// order: collisions are resolved once every job is known
-/// ([`unique_names`]).
-struct PlannedNames(BTreeMap<PathBuf, Vec<(usize, String)>>);
+/// A discovered job whose output is named at the end of discovery.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    /// `Discovery::jobs[i]` (a model, an archive entry or a unit file).
+    Model(usize),
+    /// `Discovery::terrains[i]`.
+    Map(usize),
+    /// `Discovery::missions[i]`.
+    Mission(usize),
+}
+
+/// The output names of every discovered job of every kind, per output
+/// folder, in discovery order: collisions are resolved once every job is
+/// known, by one rule for all kinds ([`unique_names`]: the first keeps its
+/// name, later ones get `~2`, `~3`, ... ignoring case). Folders are
+/// compared ignoring case too (`OUT/MAPS` and `OUT/maps` are one folder on
+/// Windows and macOS).
+struct PlannedNames(BTreeMap<String, Vec<(PathBuf, Slot, String)>>);
 
 impl PlannedNames {
     fn new() -> Self {
         PlannedNames(BTreeMap::new())
     }
 
-    /// Adds `job` to `jobs`, its output to be named in `folder`.
-    fn add(&mut self, folder: PathBuf, jobs: &mut Vec<ModelJob>, job: ModelJob) {
-        let name = sanitize_component(&job.stem);
-        self.0.entry(folder).or_default().push((jobs.len(), name));
+    /// Adds a job's output, named `name` (sanitised here) in `folder`.
+    fn add(&mut self, folder: PathBuf, slot: Slot, name: &str) {
+        let key = folder
+            .components()
+            .collect::<PathBuf>()
+            .to_string_lossy()
+            .to_lowercase();
+        let name = sanitize_component(name);
+        self.0.entry(key).or_default().push((folder, slot, name));
+    }
+
+    /// Adds `job` to `jobs`, its output to be named in `folder` after its stem.
+    fn add_model(&mut self, folder: PathBuf, jobs: &mut Vec<ModelJob>, job: ModelJob) {
+        self.add(folder, Slot::Model(jobs.len()), &job.stem);
         jobs.push(job);
     }
 
     /// Sets every job's output: `<folder>/<unique name>.<ext>`.
-    fn assign(self, jobs: &mut [ModelJob], format: Format) {
-        for (folder, list) in self.0 {
-            let names: Vec<String> = list.iter().map(|(_, n)| n.clone()).collect();
-            for ((idx, _), n) in list.iter().zip(unique_names(&names)) {
-                jobs[*idx].output = folder.join(format!("{n}.{}", format.ext()));
+    fn assign(self, d: &mut Discovery, format: Format) {
+        for list in self.0.into_values() {
+            let names: Vec<String> = list.iter().map(|(_, _, n)| n.clone()).collect();
+            for ((folder, slot, _), n) in list.into_iter().zip(unique_names(&names)) {
+                let path = folder.join(format!("{n}.{}", format.ext()));
+                match slot {
+                    Slot::Model(i) => d.jobs[i].output = path,
+                    Slot::Map(i) => d.terrains[i].output = path,
+                    Slot::Mission(i) => d.missions[i].output = path,
+                }
             }
         }
     }

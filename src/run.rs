@@ -446,14 +446,12 @@ pub fn archives_in(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The output of a map or mission found in `rel_dir` (relative to the
-/// batch root `root`, e.g. `MAPS/m01`): `<out>/MAPS/m01.<ext>`; one found
-/// at the root is named after the root folder (or the file's folder).
-pub fn folder_output(out: &Path, rel_dir: &Path, root: &Path, format: Format) -> PathBuf {
-    let ext = match format {
-        Format::Glb => "glb",
-        Format::Gltf => "gltf",
-    };
+/// Where the output of a map or mission found in `rel_dir` (relative to
+/// the batch root `root`, e.g. `MAPS/m01`) goes: its folder
+/// (`<out>/MAPS`) and its name before sanitising and the unique-name rule
+/// (`m01`); one found at the root is named after the root folder (or the
+/// file's folder), `Land` when there is none.
+pub fn folder_slot(out: &Path, rel_dir: &Path, root: &Path) -> (PathBuf, String) {
     let (parent, name) = match rel_dir.file_name() {
         Some(n) => (
             rel_dir.parent().unwrap_or(Path::new("")),
@@ -471,8 +469,19 @@ pub fn folder_output(out: &Path, rel_dir: &Path, root: &Path, format: Format) ->
             (Path::new(""), n)
         }
     };
-    out.join(parent)
-        .join(format!("{}.{ext}", sanitize_component(&name)))
+    (out.join(parent), name)
+}
+
+/// True when a job's write failed only because its target appeared after
+/// the plan checked it (another run created it meanwhile): the refusal
+/// `output.exists`, alone or as the cause of a commit that changed
+/// nothing (rule `io`). With `--force` the pipelines write once more
+/// (the target now exists and is replaced); otherwise, or when it
+/// happens again, the job is skipped as `exists`, as the models are.
+pub fn appeared_meanwhile(rule: &str, message: &str) -> bool {
+    let exists = OutputError::Exists(PathBuf::new()).to_string();
+    rule == "output.exists"
+        || (rule == "io" && message.contains(&format!("{exists}; nothing was changed")))
 }
 
 #[cfg(test)]
@@ -489,6 +498,15 @@ mod tests {
         assert_eq!(sanitize_component("/abs"), "_abs");
         assert_eq!(sanitize_component("ok_name"), "ok_name");
         assert_eq!(sanitize_component(""), "_");
+    }
+
+    #[test]
+    fn a_target_that_appeared_meanwhile_is_recognised() {
+        let e = OutputError::Exists(PathBuf::from("o/m01.glb"));
+        assert!(appeared_meanwhile(e.rule(), &e.to_string()));
+        let busy = "o/m01.glb: busy: another run is changing it";
+        assert!(!appeared_meanwhile("output.busy", busy));
+        assert!(!appeared_meanwhile("io", "o/m01.glb: permission denied"));
     }
 
     #[test]

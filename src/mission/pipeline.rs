@@ -259,13 +259,6 @@ pub fn outputs(j: &MissionJob) -> Vec<PathBuf> {
     run::outputs_of(&j.output, Format::Glb)
 }
 
-/// Output of the mission whose `data.tma` lies in `rel_dir` (relative to
-/// the batch root, e.g. `MISSIONS/Single.01`): `<out>/MISSIONS/Single.01.glb`
-/// ([`run::folder_output`]).
-pub fn output_for(out: &Path, rel_dir: &Path, root: &Path, format: Format) -> PathBuf {
-    run::folder_output(out, rel_dir, root, format)
-}
-
 impl run::Pipeline for Vec<MissionJob> {
     fn kind(&self) -> &'static str {
         "mission"
@@ -303,10 +296,16 @@ pub fn run(
             kind: Some("mission".into()),
             ..ReportRow::new(source.clone(), Status::Converted)
         };
-        let result = plan
+        let mut result = plan
             .claim_all(&outputs(j))
             .map_err(|e| MissionError::new(e.rule(), None, e.to_string()))
             .and_then(|()| convert_file(&j.tma, &j.output, opts));
+        let meanwhile = |e: &MissionError| run::appeared_meanwhile(e.rule, &e.detail);
+        if opts.force && result.as_ref().err().is_some_and(meanwhile) {
+            // Another run created the output after the check: --force
+            // replaces it (issue 26 item 11).
+            result = convert_file(&j.tma, &j.output, opts);
+        }
         match result {
             Ok((s, libs)) => {
                 r.output = Some(j.output.display().to_string());
@@ -323,6 +322,13 @@ pub fn run(
                     textures: s.counts.textures,
                     ..Default::default()
                 });
+            }
+            Err(e) if meanwhile(&e) => {
+                // Created by a concurrent run again: kept, as for models.
+                r.status = Status::Skipped;
+                r.kind = Some("exists".into());
+                r.reason = Some(e.detail);
+                r.output = Some(j.output.display().to_string());
             }
             Err(e) => {
                 r.status = Status::Failed;

@@ -1,7 +1,7 @@
 //! Maps in a batch run: `MAPS/<map>/Land.msh` → `<OUT>/MAPS/<map>.glb`,
 //! one report row per map (kind `terrain`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use super::convert::{convert_file, libraries_for};
@@ -17,13 +17,6 @@ pub struct TerrainJob {
     pub msh: PathBuf,
     /// Output file (`.glb`, or `.gltf` with a `.bin` beside it).
     pub output: PathBuf,
-}
-
-/// Output of a map found at `rel_dir` (relative to the batch root, e.g.
-/// `MAPS/m01`): `<out>/MAPS/m01.glb`; a map at the root is named after
-/// the root folder ([`run::folder_output`]).
-pub fn output_for(out: &Path, rel_dir: &Path, root: &Path, format: Format) -> PathBuf {
-    run::folder_output(out, rel_dir, root, format)
 }
 
 /// The files map job `j` writes: its output, and the `.bin` beside a
@@ -86,13 +79,20 @@ pub fn run(
         let source = j.msh.display().to_string();
         let mut r = row(source.clone(), Status::Converted);
         let (libs, lib_warnings) = libraries_for(&j.msh, opts.game_dir.as_deref());
-        let result = plan
+        let force = plan.force();
+        let convert = || {
+            convert_file(&j.msh, &j.output, mode, libs.as_ref(), &topts, force)
+                .map_err(|e| (e.rule.to_string(), e.to_string()))
+        };
+        let mut result = plan
             .claim_all(&outputs(j))
             .map_err(|e| (e.rule().to_string(), e.to_string()))
-            .and_then(|()| {
-                convert_file(&j.msh, &j.output, mode, libs.as_ref(), &topts, plan.force())
-                    .map_err(|e| (e.rule.to_string(), e.to_string()))
-            });
+            .and_then(|()| convert());
+        if force && matches!(&result, Err((rule, e)) if run::appeared_meanwhile(rule, e)) {
+            // Another run created the output after the check: --force
+            // replaces it (issue 26 item 11).
+            result = convert();
+        }
         match result {
             Ok(c) => {
                 r.output = Some(j.output.display().to_string());
@@ -109,6 +109,13 @@ pub fn run(
                     textures: c.gltf.textures,
                     ..Default::default()
                 });
+            }
+            Err((rule, e)) if run::appeared_meanwhile(&rule, &e) => {
+                // Created by a concurrent run again: kept, as for models.
+                r.status = Status::Skipped;
+                r.kind = Some("exists".into());
+                r.reason = Some(e);
+                r.output = Some(j.output.display().to_string());
             }
             Err((rule, e)) => {
                 r.status = Status::Failed;
