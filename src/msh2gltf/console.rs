@@ -141,6 +141,23 @@ pub fn row_line(r: &ReportRow, with_warnings: bool) -> String {
                 warning_count(r)
             )
         }
+        Status::Converted if r.kind.as_deref() == Some("mission") => {
+            // The mission pipeline's counts: scene nodes, the map's
+            // triangles; its first note counts placed objects and models.
+            let c = r.counts.clone().unwrap_or_default();
+            format!(
+                "converted {} -> {} (mission: {}; {} terrain triangles, {} nodes, {} materials, {} textures; libraries: {}){}",
+                r.source,
+                r.output.as_deref().unwrap_or("?"),
+                r.notes.first().map_or("?", String::as_str),
+                c.triangles,
+                c.nodes,
+                c.materials,
+                c.textures,
+                r.libraries_text(),
+                warning_count(r)
+            )
+        }
         Status::Converted => {
             let c = r.counts.clone().unwrap_or_default();
             format!(
