@@ -9,14 +9,15 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use crate::convention::{self, ConventionChoices, Decided};
+use crate::convention::{self, Decided};
 use crate::gltf_export::{
-    self, batch_material, BatchMaterial, Blend, CellChoice, ExportMaterial, ExportOptions,
-    Exported, TextureImage,
+    self, batch_material, BatchMaterial, Blend, ExportMaterial, ExportOptions, Exported,
+    TextureImage,
 };
 use crate::material::{library::Fallback, wear::Wear, Libraries};
 use crate::msh::read::{decode, Mode};
 use crate::msh::MshError;
+pub use crate::run::{ConvertOptions, Counts};
 
 /// One model to convert: its bytes and where they came from.
 #[derive(Debug, Clone)]
@@ -29,40 +30,6 @@ pub struct ModelRef<'a> {
     pub bytes: &'a [u8],
     /// The sibling WEAR table, when the model sits in an archive that has one.
     pub wear: Option<&'a [u8]>,
-}
-
-/// Options of the import pipeline (the CLI flags of `msh2gltf`).
-#[derive(Debug, Clone)]
-pub struct ConvertOptions {
-    /// Frames per second of the glTF timeline (`--fps`).
-    pub fps: f32,
-    /// Up axis.
-    pub up: gltf_export::Up,
-    /// The per-model convention choices (`--names`, `--batch-layout`,
-    /// `--quat-layout`, `--wear-key`, `--uv`; `None` = auto).
-    pub conventions: ConventionChoices,
-    /// Which slot cell a node shows.
-    pub cells: CellChoice,
-    /// Strict (default) or tolerant reading.
-    pub mode: Mode,
-    /// Embed textures when libraries are available.
-    pub textures: bool,
-    /// Work budget per model (units, [`crate::limits`]; `--max-work`).
-    pub max_work: u64,
-}
-
-impl Default for ConvertOptions {
-    fn default() -> Self {
-        ConvertOptions {
-            fps: 24.0,
-            up: gltf_export::Up::Y,
-            conventions: ConventionChoices::default(),
-            cells: CellChoice::default(),
-            mode: Mode::Strict,
-            textures: true,
-            max_work: crate::limits::DEFAULT_MAX_WORK,
-        }
-    }
 }
 
 /// What went wrong with one model, with the rule that was broken.
@@ -112,29 +79,6 @@ impl fmt::Display for ConvertError {
 }
 
 impl std::error::Error for ConvertError {}
-
-/// Counts reported per converted model.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct Counts {
-    /// Res1 nodes.
-    pub nodes: usize,
-    /// Res2 slots.
-    pub slots: usize,
-    /// Res3 vertices.
-    pub vertices: usize,
-    /// Triangles (Res6 indices / 3).
-    pub triangles: usize,
-    /// Res13 batches.
-    pub batches: usize,
-    /// Animated nodes (with a frame map).
-    pub animated_nodes: usize,
-    /// Res19.attr2.
-    pub frame_count: u32,
-    /// glTF materials.
-    pub materials: usize,
-    /// Embedded textures.
-    pub textures: usize,
-}
 
 /// A converted model: the glTF document and binary, warnings and counts.
 pub struct Converted {

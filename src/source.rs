@@ -188,7 +188,7 @@ pub fn content_kind(data: &[u8], name: &[u8]) -> Content {
     match classify(data) {
         FileKind::Model => Content::Model,
         FileKind::OtherNres if msh => Content::Model,
-        FileKind::NotNres if crate::unit::assemble::is_unit_file(data) => Content::Unit,
+        FileKind::NotNres if is_unit_file(data) => Content::Unit,
         FileKind::NotNres if is_mission_file(data, name) => Content::Mission,
         FileKind::NotNres if msh => Content::BrokenModel,
         FileKind::Terrain => Content::Map,
@@ -197,6 +197,43 @@ pub fn content_kind(data: &[u8], name: &[u8]) -> Content {
         FileKind::OtherNres => Content::OtherNres,
         FileKind::NotNres => Content::NotNres,
     }
+}
+
+/// The unit file magic (unit-files-notes §3.3), the first `u32` of a
+/// `UNITS/<class>/*.dat` file.
+pub const UNIT_MAGIC: u32 = 0xF0F1;
+
+/// True when `data` starts with the unit file magic ([`UNIT_MAGIC`],
+/// unit-files-notes §3.3) and holds at least its 8-byte header start.
+pub fn is_unit_file(data: &[u8]) -> bool {
+    data.len() >= 8 && data[..4] == UNIT_MAGIC.to_le_bytes()
+}
+
+/// The name of a mission's binary file (mission-notes §1.1).
+pub const MISSION_TMA: &str = "data.tma";
+
+/// The `data.tma` of a mission folder `dir` (the name in any case), if it
+/// is a file there: a mission folder given as INPUT is its `data.tma`
+/// (mission-notes §1.1).
+pub fn tma_in(dir: &Path) -> Option<PathBuf> {
+    child_any_case(dir, MISSION_TMA).filter(|p| p.is_file())
+}
+
+/// `dir/name` when it exists, else the entry of `dir` whose name equals
+/// `name` ignoring ASCII case (the game's file names are case-blind).
+pub fn child_any_case(dir: &Path, name: &str) -> Option<PathBuf> {
+    let direct = dir.join(name);
+    if direct.exists() {
+        return Some(direct);
+    }
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(name))
+        })
 }
 
 /// True when `name` ends in `.tma` (any case) and `data` starts with the
@@ -274,7 +311,11 @@ pub fn decode_name(name: &[u8]) -> String {
 /// A message listing up to five entry names closest to `entry` (by edit
 /// distance of the lower-cased names).
 pub fn find_entry(archive: &nres::Archive<'_>, entry: &str) -> Result<usize, String> {
-    if let Some(i) = crate::convention::encode_name(entry).and_then(|b| archive.find(&b)) {
+    let (encoded, _, unmappable) = encoding_rs::WINDOWS_1251.encode(entry);
+    if let Some(i) = (!unmappable)
+        .then_some(())
+        .and_then(|()| archive.find(&encoded))
+    {
         return Ok(i);
     }
     let want = entry.to_lowercase();
@@ -445,7 +486,10 @@ mod tests {
     #[test]
     fn cyrillic_entry_names() {
         use crate::nres::{read, write, Entry, Mode};
-        let cyr = crate::convention::encode_name("Танк_1.msh").unwrap();
+        let cyr = encoding_rs::WINDOWS_1251
+            .encode("Танк_1.msh")
+            .0
+            .into_owned();
         let es = [
             Entry {
                 type_id: 0,
@@ -542,7 +586,7 @@ mod tests {
         assert_eq!(content_kind(&lib, b"Material.lib"), Content::OtherNres);
         // An incomplete NRes named .msh goes to the model reader.
         assert_eq!(content_kind(&lib, b"broken.MSH"), Content::Model);
-        let mut unit = crate::unit::dat::MAGIC.to_le_bytes().to_vec();
+        let mut unit = UNIT_MAGIC.to_le_bytes().to_vec();
         unit.resize(16, 0);
         assert_eq!(content_kind(&unit, b"tank.msh"), Content::Unit);
         assert_eq!(content_kind(b"plain text", b"a.msh"), Content::BrokenModel);

@@ -253,3 +253,61 @@ fn gltf2msh_says_what_a_non_regular_input_is() {
         }
     }
 }
+
+/// Issue 26 item 11: map outputs that clash — by case (`M01`, `m01`), by
+/// sanitising (`a:b`, `a_b`) or with a bare model of the same folder
+/// (`a_b.msh`) — are named by the models' rule (discovery order, `~2`,
+/// `~3`, ignoring case) instead of failing "would be written twice"; the
+/// batch exits 0 and the report maps each source to its name.
+#[test]
+fn clashing_map_outputs_get_unique_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("game");
+    let land = tiny_land(2);
+    for d in ["M01", "m01", "a:b", "a_b"] {
+        let dir = root.join("MAPS").join(d);
+        std::fs::create_dir_all(&dir).unwrap();
+        write_map(&dir, &land);
+    }
+    std::fs::copy(common::sample("static_box.msh"), root.join("MAPS/a_b.msh")).unwrap();
+    let out = tmp.path().join("out");
+    let report = tmp.path().join("report.json");
+    let o = common::msh2gltf()
+        .arg(&root)
+        .arg(&out)
+        .arg("--report")
+        .arg(&report)
+        .output()
+        .unwrap();
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let mut names: Vec<String> = std::fs::read_dir(out.join("MAPS"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["M01.glb", "a_b.glb", "a_b~2.glb", "a_b~3.glb", "m01~2.glb"]
+    );
+    let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let output_of = |src: &str| -> String {
+        let row = r["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["source"].as_str().unwrap().ends_with(src))
+            .unwrap_or_else(|| panic!("no row for {src}"));
+        let o = row["output"].as_str().unwrap();
+        Path::new(o)
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    };
+    assert_eq!(output_of("M01/Land.msh"), "M01.glb");
+    assert_eq!(output_of("a:b/Land.msh"), "a_b.glb");
+    assert_eq!(output_of("a_b/Land.msh"), "a_b~2.glb");
+    assert_eq!(output_of("a_b.msh"), "a_b~3.glb");
+    assert_eq!(output_of("m01/Land.msh"), "m01~2.glb");
+}

@@ -25,6 +25,7 @@ mod budget;
 pub mod glb;
 mod material;
 mod mesh;
+pub mod msh_extras;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;

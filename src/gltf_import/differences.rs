@@ -25,8 +25,8 @@ use super::read::{arr, msh_extras, GltfFile};
 use super::Context;
 use crate::anim::Sampler;
 use crate::gltf_export::axes;
+use crate::gltf_export::msh_extras::CONTROL_POINT_KEY;
 use crate::msh::{Model, Nodes};
-use crate::unit::gltf::CONTROL_POINT_KEY;
 
 fn name_of(v: &Value) -> &str {
     v.get("name").and_then(Value::as_str).unwrap_or("")
@@ -134,9 +134,9 @@ fn point_changes(nd: &Value, cp: &serde_json::Map<String, Value>, conv: Context)
         .filter(|a| a.len() == 3);
     if let Some(d) = dir {
         let d: [f32; 3] = std::array::from_fn(|i| d[i].as_f64().unwrap_or(0.0) as f32);
-        // One rule with the writer (crate::unit::gltf::point_turn).
-        if crate::unit::gltf::point_turn(trs.r, axes::vec3(conv.up, d))
-            == crate::unit::gltf::PointTurn::Rolled
+        // One rule with the writer (crate::gltf_export::msh_extras::point_turn).
+        if crate::gltf_export::msh_extras::point_turn(trs.r, axes::vec3(conv.up, d))
+            == crate::gltf_export::msh_extras::PointTurn::Rolled
         {
             what.push(
                 "turned about its own direction (the .cpt stores a direction only, no roll)".into(),

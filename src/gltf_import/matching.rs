@@ -232,7 +232,7 @@ pub fn match_document(
 /// nodes.
 fn is_carrier(n: &Value) -> bool {
     msh_extras(n).is_some_and(|e| {
-        e.contains_key("cell") || e.contains_key(crate::unit::gltf::CONTROL_POINT_KEY)
+        e.contains_key("cell") || e.contains_key(crate::gltf_export::msh_extras::CONTROL_POINT_KEY)
     })
 }
 

@@ -29,6 +29,7 @@ mod anim_check;
 pub mod animation;
 pub mod author;
 pub mod budget;
+pub mod clips;
 mod differences;
 pub mod geometry;
 pub mod matching;
@@ -270,10 +271,10 @@ pub fn import_with_base(
     base: &Model,
     opts: &ImportOptions,
 ) -> Result<Imported, ImportError> {
-    crate::unit::back::refuse_assembled(doc)?;
+    clips::refuse_assembled(doc)?;
     let conv = context(doc, opts, Some(base));
     // Edited clip animations go into the timeline first (crate::unit::back).
-    let folded = crate::unit::back::fold_clips(doc, base, conv.up, conv.model.quat, conv.fps)?;
+    let folded = clips::fold_clips(doc, base, conv.up, conv.model.quat, conv.fps)?;
     let doc = folded.doc.as_ref().unwrap_or(doc);
     let mut report = ImportReport {
         fps: conv.fps,

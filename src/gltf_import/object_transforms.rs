@@ -33,7 +33,7 @@ use super::author::bake::{frobenius, polar};
 use super::matching::{child_links, Matched};
 use super::read::{arr, idx, msh_extras, GltfFile};
 use super::ImportError;
-use crate::unit::gltf::CONTROL_POINT_KEY;
+use crate::gltf_export::msh_extras::CONTROL_POINT_KEY;
 
 /// Tolerance of "the residual is the identity" (Frobenius norm of the
 /// difference) and of "equal residuals" between the users of one mesh.
@@ -304,7 +304,7 @@ fn scale_points(doc: &mut GltfFile, parent: &[Option<usize>], resid: &[DMat3]) {
         let t = mp * DVec3::from_array(trs.t.map(f64::from));
         let arrow = mp * (dq(trs.r) * DVec3::new(0.0, f64::from(trs.s[1]), 0.0));
         let len = arrow.length();
-        let r = crate::unit::gltf::rotation_to(arrow.to_array().map(|x| x as f32));
+        let r = crate::gltf_export::msh_extras::rotation_to(arrow.to_array().map(|x| x as f32));
         nd["translation"] = json!(t.to_array().map(|x| x as f32));
         nd["rotation"] = json!(r);
         nd["scale"] = json!([1.0, len as f32, 1.0]);
@@ -365,7 +365,7 @@ fn write_node(doc: &mut GltfFile, e: &NodeEdit) -> Result<(), ImportError> {
     let n_anim = arr(&doc.json, "animations").len();
     for ai in 0..n_anim {
         let a = &doc.json["animations"][ai];
-        if msh_extras(a).is_some_and(|x| x.contains_key(crate::unit::gltf::CLIP_KEY)) {
+        if msh_extras(a).is_some_and(|x| x.contains_key(crate::gltf_export::msh_extras::CLIP_KEY)) {
             continue;
         }
         let n_ch = arr(a, "channels").len();

@@ -636,7 +636,7 @@ fn add_objects(
             ));
             continue;
         };
-        let hosted = hosted_position(b, m, i, o, &templates);
+        let hosted = hosted_position(b, m, i, o, &templates)?;
         let what = object_name(i, o);
         let children = b.copy_nodes(&t.nodes, &t.roots, &what)?;
         counts.placed_mesh_nodes += t.nodes.iter().filter(|n| n.get("mesh").is_some()).count();
@@ -654,42 +654,70 @@ fn add_objects(
 }
 
 /// The hall-way position of a hosted unit (§5.5), or `None` (with a
-/// warning when the host or vertex cannot be found).
+/// warning when the host building or its model cannot be found).
+///
+/// # Errors
+/// `mission.host_vertex` (§9 error 5: `vertex` below the building's Res17
+/// vertex count), naming the object, the host and the index, in strict
+/// mode; tolerant reading warns instead and places the unit at the
+/// building's origin.
 fn hosted_position(
     b: &mut Builder<'_>,
     m: &Mission,
     i: usize,
     o: &PlacedObject,
     templates: &HashMap<(u32, String), Template>,
-) -> Option<DVec3> {
+) -> Result<Option<DVec3>, MissionError> {
     if o.host == -1 && o.vertex == -1 {
-        return None;
+        return Ok(None);
     }
     let host = m
         .objects
         .iter()
         .find(|h| h.kind == 0 && h.logical_id == o.host);
-    let found = host.and_then(|h| {
-        let t = templates.get(&(h.kind, h.path_text().to_lowercase()))?;
-        let (joint, p) = *t.hallway.get(usize::try_from(o.vertex).ok()?)?;
-        let joint = joint.map_or(DMat4::IDENTITY, |j| template_world(&t.nodes, j));
-        let (ht, hr, _) = placement(b.up, h);
-        let world = DMat4::from_rotation_translation(hr, ht) * joint;
-        Some(world.transform_point3(DVec3::new(
-            f64::from(p[0]),
-            f64::from(p[1]),
-            f64::from(p[2]),
-        )))
-    });
-    if found.is_none() {
+    let Some((h, t)) =
+        host.and_then(|h| Some((h, templates.get(&(h.kind, h.path_text().to_lowercase()))?)))
+    else {
         b.warnings.push(format!(
-            "{}: host {} vertex {} not found (no such building, or no such hall-way vertex); shown at its stored position",
+            "{}: host {} vertex {} not found (no such building); shown at its stored position",
             object_name(i, o),
             o.host,
             o.vertex
         ));
-    }
-    found
+        return Ok(None);
+    };
+    let (ht, hr, _) = placement(b.up, h);
+    let count = t.hallway.len();
+    let Some(&(joint, p)) = usize::try_from(o.vertex)
+        .ok()
+        .and_then(|v| t.hallway.get(v))
+    else {
+        let detail = format!(
+            "host {} ({}) vertex {}: not below the building's Res17 hall-way vertex count {count}",
+            o.host,
+            h.path_text(),
+            o.vertex
+        );
+        if b.opts.mode != crate::msh::read::Mode::Tolerant {
+            return Err(MissionError::new(
+                "mission.host_vertex",
+                Some(object_name(i, o)),
+                detail,
+            ));
+        }
+        b.warnings.push(format!(
+            "{}: mission.host_vertex: {detail}; placed at the building's origin",
+            object_name(i, o)
+        ));
+        return Ok(Some(ht));
+    };
+    let joint = joint.map_or(DMat4::IDENTITY, |j| template_world(&t.nodes, j));
+    let world = DMat4::from_rotation_translation(hr, ht) * joint;
+    Ok(Some(world.transform_point3(DVec3::new(
+        f64::from(p[0]),
+        f64::from(p[1]),
+        f64::from(p[2]),
+    ))))
 }
 
 /// Routes (§8.4): a `LINE_LOOP` mesh of the points per route.

@@ -46,7 +46,9 @@ pub enum Mode {
 /// follow the lode table), `mission.count_fits` (a count whose records
 /// cannot fit in the bytes left), `mission.version`, `mission.marker`,
 /// `mission.kind`, `mission.finite`, `mission.property_type`,
-/// `mission.clan_index`, `mission.host`, `mission.resolve`.
+/// `mission.clan_index`, `mission.host`, `mission.host_vertex` (a hosted
+/// unit's hall-way vertex past its building's Res17 vertex count),
+/// `mission.resolve`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{file}{}{rule}: {}{detail}", if file.is_empty() { "" } else { ": " }, record.as_ref().map_or(String::new(), |r| format!("{r}: ")))]
 pub struct MissionError {

@@ -11,13 +11,12 @@ use sha2::{Digest, Sha256};
 use super::gltf::{self, MissionScene, SceneInput};
 use super::validate::find_in_game;
 use super::{tma, Mission, MissionError, Mode};
-use crate::batch::{BatchOptions, ReportRow, Status};
-use crate::convert::Counts;
 use crate::output::{Transaction, TxnOptions, WritePlan};
+use crate::run::{self, BatchOptions, Counts, Format, Progress, ReportRow, Status};
 use crate::unit::assemble::REGISTRY;
 
 /// The name of a mission's binary file.
-pub const TMA: &str = "data.tma";
+pub const TMA: &str = crate::source::MISSION_TMA;
 /// The text files of a mission folder carried in the scene extras (§1.1).
 pub const TEXT_FILES: [&str; 5] = [
     "mission.cfg",
@@ -56,10 +55,7 @@ pub struct MissionSource {
     pub files: Vec<(String, Vec<u8>)>,
 }
 
-/// `data.tma` of a mission folder (any case), if it has one.
-pub fn tma_in(dir: &Path) -> Option<PathBuf> {
-    find_in_game(dir, TMA).filter(|p| p.is_file())
-}
+pub use crate::source::tma_in;
 
 /// The game folder of a mission: `game_dir` when it holds `objects.rlb`,
 /// else the nearest folder above `data.tma` that does (at most
@@ -260,21 +256,26 @@ pub fn convert_file(
 /// The files mission job `j` writes: its output, and the `.bin` beside a
 /// `.gltf`.
 pub fn outputs(j: &MissionJob) -> Vec<PathBuf> {
-    crate::terrain::batch::outputs(&crate::terrain::batch::TerrainJob {
-        msh: j.tma.clone(),
-        output: j.output.clone(),
-    })
+    run::outputs_of(&j.output, Format::Glb)
 }
 
-/// Output of the mission whose `data.tma` lies in `rel_dir` (relative to
-/// the batch root, e.g. `MISSIONS/Single.01`): `<out>/MISSIONS/Single.01.glb`.
-pub fn output_for(
-    out: &Path,
-    rel_dir: &Path,
-    root: &Path,
-    format: crate::batch::Format,
-) -> PathBuf {
-    crate::terrain::batch::output_for(out, rel_dir, root, format)
+impl run::Pipeline for Vec<MissionJob> {
+    fn kind(&self) -> &'static str {
+        "mission"
+    }
+
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+
+    fn run(
+        &self,
+        opts: &BatchOptions,
+        plan: &mut WritePlan,
+        progress: Progress<'_>,
+    ) -> Vec<ReportRow> {
+        run(self, opts, plan, progress)
+    }
 }
 
 /// The mission pipeline of a run: each job converted (one by one: a
@@ -295,10 +296,16 @@ pub fn run(
             kind: Some("mission".into()),
             ..ReportRow::new(source.clone(), Status::Converted)
         };
-        let result = plan
+        let mut result = plan
             .claim_all(&outputs(j))
             .map_err(|e| MissionError::new(e.rule(), None, e.to_string()))
             .and_then(|()| convert_file(&j.tma, &j.output, opts));
+        let meanwhile = |e: &MissionError| run::appeared_meanwhile(e.rule, &e.detail);
+        if opts.force && result.as_ref().err().is_some_and(meanwhile) {
+            // Another run created the output after the check: --force
+            // replaces it (issue 26 item 11).
+            result = convert_file(&j.tma, &j.output, opts);
+        }
         match result {
             Ok((s, libs)) => {
                 r.output = Some(j.output.display().to_string());
@@ -315,6 +322,13 @@ pub fn run(
                     textures: s.counts.textures,
                     ..Default::default()
                 });
+            }
+            Err(e) if meanwhile(&e) => {
+                // Created by a concurrent run again: kept, as for models.
+                r.status = Status::Skipped;
+                r.kind = Some("exists".into());
+                r.reason = Some(e.detail);
+                r.output = Some(j.output.display().to_string());
             }
             Err(e) => {
                 r.status = Status::Failed;

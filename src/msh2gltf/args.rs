@@ -9,13 +9,13 @@ use std::path::PathBuf;
 use clap::{Parser, ValueEnum};
 
 use super::RunError;
-use crate::batch::{BatchOptions, Format};
 use crate::convention::{
     BatchLayout, ConventionChoices, NameSource, QuatLayout, TexmOrder, UvSign, WearKey,
 };
 use crate::convert::ConvertOptions;
 use crate::gltf_export::{CellChoice, Up};
 use crate::msh::read::Mode;
+use crate::run::{BatchOptions, Format};
 
 /// `--up`: the glTF up axis.
 #[derive(Debug, Clone, Copy, ValueEnum)]

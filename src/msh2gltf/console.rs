@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 
 use super::Args;
-use crate::batch::{Report, ReportRow, Status};
+use crate::run::{Report, ReportRow, Status};
 
 /// The run's stderr: `-q`/`-v`, one model or many, and the progress bar
 /// (shown on a terminal for more than one model).
@@ -135,6 +135,23 @@ pub fn row_line(r: &ReportRow, with_warnings: bool) -> String {
                 r.output.as_deref().unwrap_or("?"),
                 c.vertices,
                 c.triangles,
+                c.materials,
+                c.textures,
+                r.libraries_text(),
+                warning_count(r)
+            )
+        }
+        Status::Converted if r.kind.as_deref() == Some("mission") => {
+            // The mission pipeline's counts: scene nodes, the map's
+            // triangles; its first note counts placed objects and models.
+            let c = r.counts.clone().unwrap_or_default();
+            format!(
+                "converted {} -> {} (mission: {}; {} terrain triangles, {} nodes, {} materials, {} textures; libraries: {}){}",
+                r.source,
+                r.output.as_deref().unwrap_or("?"),
+                r.notes.first().map_or("?", String::as_str),
+                c.triangles,
+                c.nodes,
                 c.materials,
                 c.textures,
                 r.libraries_text(),

@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{Args, Resolved, RunError};
-use crate::batch::{self, Discovery, ModelJob, Pipeline};
+use crate::batch::{self, Discovery};
+use crate::models::{JobKind, ModelJob};
 use crate::nres;
 use crate::output::MAX_UPDATE_BYTES;
 use crate::source::{self, Content, InputSpec};
@@ -30,7 +31,7 @@ pub(super) fn resolve(args: &Args) -> Result<Resolved, RunError> {
     }
     if path.is_dir() {
         // A mission folder is its data.tma (mission-notes §1.1).
-        if let Some(tma) = crate::mission::pipeline::tma_in(&path) {
+        if let Some(tma) = source::tma_in(&path) {
             return Ok(Resolved::Mission(tma));
         }
         return discover(args, &path);
@@ -40,8 +41,8 @@ pub(super) fn resolve(args: &Args) -> Result<Resolved, RunError> {
     let pipeline = match source::content_kind(&head, path.as_os_str().as_encoded_bytes()) {
         // A bare model; also a .msh that is not a readable model, so that
         // the reader names the broken rule.
-        Content::Model | Content::BrokenModel => Pipeline::Model,
-        Content::Unit => Pipeline::Unit,
+        Content::Model | Content::BrokenModel => JobKind::Model,
+        Content::Unit => JobKind::Unit,
         Content::ModelArchive => return discover(args, &path),
         Content::Map => return Ok(Resolved::Map(path)),
         Content::Mission => return Ok(Resolved::Mission(path)),
@@ -99,7 +100,7 @@ fn entry_job(args: &Args, archive: &Path, entry: &str) -> Result<Resolved, RunEr
 /// inside), or `<stem>.glb` in `dir` (the input's folder; `None`: the
 /// current folder, as a relative name).
 pub(super) fn single_output(args: &Args, dir: Option<&Path>, stem: &str) -> PathBuf {
-    let name = format!("{}.glb", batch::sanitize_component(stem));
+    let name = format!("{}.glb", crate::run::sanitize_component(stem));
     match &args.output {
         Some(o) if o.is_dir() => o.join(name),
         Some(o) => o.clone(),

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::{inputs, Args, RunError};
-use crate::batch::BatchOptions;
 use crate::output::WritePlan;
+use crate::run::BatchOptions;
 use crate::terrain::batch::{self as tbatch, TerrainJob};
 
 /// Converts the map `msh` into OUTPUT (default: `<map folder name>.glb`
@@ -37,7 +37,7 @@ pub(super) fn run_single(args: &Args, msh: &Path, opts: &BatchOptions) -> Result
     }
     // The libraries the map reads are inputs too (issue 26).
     if let Some(d) = crate::material::Libraries::find_for(msh, opts.game_dir.as_deref()) {
-        for f in crate::batch::library_files(&d) {
+        for f in crate::run::library_files(&d) {
             plan.add_input(&f);
         }
     }

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::{inputs, Args, RunError};
-use crate::batch::BatchOptions;
 use crate::mission::pipeline::{self, MissionJob};
 use crate::output::WritePlan;
+use crate::run::BatchOptions;
 
 /// Converts the mission `tma` into OUTPUT (default: `<mission folder
 /// name>.glb` beside the folder). Prints the row (failures always; others
@@ -37,7 +37,7 @@ pub(super) fn run_single(args: &Args, tma: &Path, opts: &BatchOptions) -> Result
     // What the mission reads are inputs too (issue 26): the game's
     // archives, libraries and maps, and the libraries found for it elsewhere.
     if let Some(g) = pipeline::game_of(tma, opts.game_dir.as_deref()) {
-        for f in crate::batch::game_files(&g) {
+        for f in crate::run::game_files(&g) {
             plan.add_input(&f);
         }
         // Its map: every file of the game's MAPS folder (any case).
@@ -58,7 +58,7 @@ pub(super) fn run_single(args: &Args, tma: &Path, opts: &BatchOptions) -> Result
         }
     }
     if let Some(d) = crate::material::Libraries::find_for(tma, opts.game_dir.as_deref()) {
-        for f in crate::batch::library_files(&d) {
+        for f in crate::run::library_files(&d) {
             plan.add_input(&f);
         }
     }

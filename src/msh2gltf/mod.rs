@@ -13,8 +13,10 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::batch::{self, BatchOptions, Discovery, Report, ReportRow};
+use crate::batch::{self, Discovery};
+use crate::models::{self, ModelJob};
 use crate::output::{OutputError, WritePlan};
+use crate::run::{BatchOptions, Report, ReportRow, Status};
 use crate::source::{self, InputSpec};
 
 pub mod args;
@@ -127,7 +129,7 @@ pub fn run(args: &Args) -> Result<u8, RunError> {
     if single {
         // A refused single output is a usage error (exit 2).
         let mut probe = plan.clone();
-        if let Err(e) = batch::claim_job(&mut probe, &found.jobs[0], opts.format) {
+        if let Err(e) = models::claim_job(&mut probe, &found.jobs[0], opts.format) {
             return Err(RunError::Usage(e.to_string()));
         }
     }
@@ -176,11 +178,7 @@ fn finish(args: &Args, report: &Report, single: bool) -> u8 {
 ///
 /// # Errors
 /// `cannot list DIR` ([`RunError::Io`]); `--report: ...` ([`RunError::Usage`]).
-fn plan_run(
-    args: &Args,
-    jobs: &[batch::ModelJob],
-    opts: &BatchOptions,
-) -> Result<WritePlan, RunError> {
+fn plan_run(args: &Args, jobs: &[ModelJob], opts: &BatchOptions) -> Result<WritePlan, RunError> {
     let mut plan = WritePlan::new(args.force);
     let (InputSpec::File(p) | InputSpec::Entry { archive: p, .. }) =
         source::parse_input(&args.input);
@@ -193,7 +191,7 @@ fn plan_run(
     } else if p.is_file() {
         plan.add_input(&p);
     }
-    for p in batch::input_files(jobs, opts) {
+    for p in models::input_files(jobs, opts) {
         plan.add_input(&p);
     }
     claim_report(args, &mut plan)?;
@@ -235,7 +233,7 @@ pub(super) fn finish_single(
     }
     let (quiet, verbose) = (args.quiet, args.verbose > 0);
     let rows = run(&mut plan, &|r: &ReportRow| {
-        if r.status == batch::Status::Failed || !quiet {
+        if r.status == Status::Failed || !quiet {
             let notes = if verbose {
                 console::note_lines(r)
             } else {

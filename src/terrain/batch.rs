@@ -1,17 +1,16 @@
 //! Maps in a batch run: `MAPS/<map>/Land.msh` → `<OUT>/MAPS/<map>.glb`,
 //! one report row per map (kind `terrain`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use super::convert::{convert_file, libraries_for};
 use super::export::TerrainExportOptions;
 use super::Mode;
-use crate::batch::{BatchOptions, Format, ReportRow, Status};
-use crate::convert::Counts;
 use crate::output::WritePlan;
+use crate::run::{self, BatchOptions, Counts, Format, Progress, ReportRow, Status};
 
-/// One map found by [`crate::batch::discover`].
+/// One map found by the batch driver's discovery (`crate::batch::discover`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TerrainJob {
     /// The Land.msh path.
@@ -20,45 +19,28 @@ pub struct TerrainJob {
     pub output: PathBuf,
 }
 
-/// Output of a map found at `rel_dir` (relative to the batch root, e.g.
-/// `MAPS/m01`): `<out>/MAPS/m01.glb`; a map at the root is named after
-/// the root folder.
-pub fn output_for(out: &Path, rel_dir: &Path, root: &Path, format: Format) -> PathBuf {
-    let ext = match format {
-        Format::Glb => "glb",
-        Format::Gltf => "gltf",
-    };
-    let (parent, name) = match rel_dir.file_name() {
-        Some(n) => (
-            rel_dir.parent().unwrap_or(Path::new("")),
-            n.to_string_lossy().into_owned(),
-        ),
-        None => {
-            let dir = if root.is_dir() {
-                Some(root)
-            } else {
-                root.parent()
-            };
-            let n = dir
-                .and_then(Path::file_name)
-                .map_or_else(|| "Land".into(), |n| n.to_string_lossy().into_owned());
-            (Path::new(""), n)
-        }
-    };
-    out.join(parent)
-        .join(format!("{}.{ext}", crate::batch::sanitize_component(&name)))
-}
-
 /// The files map job `j` writes: its output, and the `.bin` beside a
 /// `.gltf`.
 pub fn outputs(j: &TerrainJob) -> Vec<PathBuf> {
-    if j.output
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("gltf"))
-    {
-        vec![j.output.clone(), j.output.with_extension("bin")]
-    } else {
-        vec![j.output.clone()]
+    run::outputs_of(&j.output, Format::Glb)
+}
+
+impl run::Pipeline for Vec<TerrainJob> {
+    fn kind(&self) -> &'static str {
+        "terrain"
+    }
+
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+
+    fn run(
+        &self,
+        opts: &BatchOptions,
+        plan: &mut WritePlan,
+        progress: Progress<'_>,
+    ) -> Vec<ReportRow> {
+        run(self, opts, plan, progress)
     }
 }
 
@@ -97,13 +79,20 @@ pub fn run(
         let source = j.msh.display().to_string();
         let mut r = row(source.clone(), Status::Converted);
         let (libs, lib_warnings) = libraries_for(&j.msh, opts.game_dir.as_deref());
-        let result = plan
+        let force = plan.force();
+        let convert = || {
+            convert_file(&j.msh, &j.output, mode, libs.as_ref(), &topts, force)
+                .map_err(|e| (e.rule.to_string(), e.to_string()))
+        };
+        let mut result = plan
             .claim_all(&outputs(j))
             .map_err(|e| (e.rule().to_string(), e.to_string()))
-            .and_then(|()| {
-                convert_file(&j.msh, &j.output, mode, libs.as_ref(), &topts, plan.force())
-                    .map_err(|e| (e.rule.to_string(), e.to_string()))
-            });
+            .and_then(|()| convert());
+        if force && matches!(&result, Err((rule, e)) if run::appeared_meanwhile(rule, e)) {
+            // Another run created the output after the check: --force
+            // replaces it (issue 26 item 11).
+            result = convert();
+        }
         match result {
             Ok(c) => {
                 r.output = Some(j.output.display().to_string());
@@ -120,6 +109,13 @@ pub fn run(
                     textures: c.gltf.textures,
                     ..Default::default()
                 });
+            }
+            Err((rule, e)) if run::appeared_meanwhile(&rule, &e) => {
+                // Created by a concurrent run again: kept, as for models.
+                r.status = Status::Skipped;
+                r.kind = Some("exists".into());
+                r.reason = Some(e);
+                r.output = Some(j.output.display().to_string());
             }
             Err((rule, e)) => {
                 r.status = Status::Failed;

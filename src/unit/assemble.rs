@@ -24,13 +24,9 @@ use crate::{nres, source};
 
 /// The registry (unit-files-notes §3.3).
 pub const REGISTRY: &str = "objects.rlb";
-/// Extras key of the scene of an assembled unit (`extras.msh.unit`).
-pub const UNIT_KEY: &str = "unit";
+pub use crate::gltf_export::msh_extras::UNIT_KEY;
 
-/// True when `data` starts with the unit file magic (§3.3).
-pub fn is_unit_file(data: &[u8]) -> bool {
-    data.len() >= 8 && data[..4] == dat::MAGIC.to_le_bytes()
-}
+pub use crate::source::is_unit_file;
 
 /// The folder holding `objects.rlb` at or above the unit file's folder
 /// (`UNITS/<class>/x.dat` → the game folder), at most four levels up.

@@ -52,31 +52,9 @@ impl Clip {
     }
 }
 
-/// How a clip animation's key times map onto the model's single timeline
-/// (unit-files-notes §1.7.2–3; issue 24 item 4): keys are in **clip time**,
-/// 0 at `start`, running toward `end`, so a clip plays in Blender in the
-/// direction the game plays it. `start`/`end` are timeline frames: a
-/// state chain's `first`/`last` (a reversed chain has `first > last`), a
-/// channel's `first`/`last`, swapped when the channel inverts its value
-/// (flag 2, `1 − v`). The forward rule ([`ClipTime::to_clip`]) and its
-/// inverse ([`ClipTime::to_timeline`]) live here together; the glTF
-/// animation's `extras.msh.start` / `extras.msh.end` carry them.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ClipTime {
-    /// Timeline frame at clip time 0.
-    pub start: f32,
-    /// Timeline frame at the clip's last key.
-    pub end: f32,
-}
+pub use crate::gltf_export::msh_extras::ClipTime;
 
 impl ClipTime {
-    /// Clip animations written before clip time (no `extras.msh.start`):
-    /// keyed at timeline frames.
-    pub const TIMELINE: ClipTime = ClipTime {
-        start: 0.0,
-        end: f32::MAX,
-    };
-
     /// The clip time of `clip`: from its first to its last frame, reversed
     /// for an inverting channel.
     pub fn of(clip: &Clip) -> Self {
@@ -92,42 +70,6 @@ impl ClipTime {
                 end: clip.last,
             }
         }
-    }
-
-    /// The clip time of a glTF clip animation from its `extras.msh`
-    /// (`start`, `end`), else [`ClipTime::TIMELINE`].
-    pub fn from_extras(msh: &serde_json::Value) -> Self {
-        match (msh["start"].as_f64(), msh["end"].as_f64()) {
-            (Some(s), Some(e)) if s.is_finite() && e.is_finite() => ClipTime {
-                start: s as f32,
-                end: e as f32,
-            },
-            _ => ClipTime::TIMELINE,
-        }
-    }
-
-    /// `-1` when the clip runs toward lower timeline frames, else `1`.
-    pub fn dir(self) -> f32 {
-        if self.end < self.start {
-            -1.0
-        } else {
-            1.0
-        }
-    }
-
-    /// Clip frames from the start to the end (`|end − start|`).
-    pub fn length(self) -> f32 {
-        (self.end - self.start).abs()
-    }
-
-    /// Timeline frame → clip frame.
-    pub fn to_clip(self, frame: f32) -> f32 {
-        (frame - self.start) * self.dir()
-    }
-
-    /// Clip frame → timeline frame (the inverse of [`ClipTime::to_clip`]).
-    pub fn to_timeline(self, clip_frame: f32) -> f32 {
-        self.start + self.dir() * clip_frame
     }
 }
 

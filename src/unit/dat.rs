@@ -11,7 +11,7 @@ use super::bytes::{trim_name, Cursor};
 use super::UnitError;
 
 /// The unit file magic.
-pub const MAGIC: u32 = 0xF0F1;
+pub const MAGIC: u32 = crate::source::UNIT_MAGIC;
 /// Bytes of one component.
 pub const COMPONENT_SIZE: usize = 112;
 

@@ -28,82 +28,10 @@ use super::cpt::ControlPoints;
 use crate::gltf_export::bin::{accessor, view, AccessorSpec, Bin};
 use crate::gltf_export::{axes, extras, ExportError, Namer, Up};
 
-/// The extras key of a control-point empty (`extras.msh.control_point`);
-/// `gltf2msh` leaves such nodes out of the Res1 match.
-pub const CONTROL_POINT_KEY: &str = "control_point";
-/// The extras key of a clip animation (`extras.msh.clip`).
-pub const CLIP_KEY: &str = "clip";
-
-/// The rotation turning glTF +Y onto `d` (glTF axes); identity for a zero
-/// direction.
-pub(crate) fn rotation_to(d: [f32; 3]) -> [f32; 4] {
-    let Some(d) = axes::normalize3(d.map(f64::from)) else {
-        return [0.0, 0.0, 0.0, 1.0];
-    };
-    let w = 1.0 + f64::from(d[1]);
-    if w < 1e-6 {
-        return [1.0, 0.0, 0.0, 0.0];
-    }
-    let (x, z) = (f64::from(d[2]), -f64::from(d[0]));
-    let n = (x * x + z * z + w * w).sqrt();
-    [(x / n) as f32, 0.0, (z / n) as f32, (w / n) as f32]
-}
-
-/// The inverse of `rotation_to`: the unit direction (glTF axes) that
-/// rotation `q` (x, y, z, w) turns glTF +Y onto.
-pub fn direction_of(q: [f32; 4]) -> [f32; 3] {
-    let [x, y, z, w] = q.map(f64::from);
-    let n = (x * x + y * y + z * z + w * w).sqrt();
-    if n.is_nan() || n <= 0.0 {
-        return [0.0, 1.0, 0.0];
-    }
-    let (x, y, z, w) = (x / n, y / n, z / n, w / n);
-    [
-        (2.0 * (x * y - w * z)) as f32,
-        (1.0 - 2.0 * (x * x + z * z)) as f32,
-        (2.0 * (y * z + w * x)) as f32,
-    ]
-}
-
-/// Tolerance of "the empty points where the `.cpt` has it": per component
-/// of the unit direction, and per quaternion component against the
-/// rotation the export gave it.
-pub const POINT_TURN_TOL: f32 = 1e-4;
-
-/// How a control-point empty's rotation differs from the one the export
-/// gave it (unit-files-notes §5.1): the one rule both the writer
-/// ([`crate::unit::cpt_back`]) and the difference report use.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum PointTurn {
-    /// As exported (within [`POINT_TURN_TOL`], either quaternion sign).
-    Same,
-    /// Pointing elsewhere: the new unit direction (glTF axes).
-    Turned([f32; 3]),
-    /// Same direction, turned about it: a roll, which a `.cpt` cannot hold.
-    Rolled,
-}
-
-/// Compares rotation `q` (glTF x, y, z, w) of an empty with the rotation
-/// the export gives its stored direction `d` (glTF axes, any length).
-pub fn point_turn(q: [f32; 4], d: [f32; 3]) -> PointTurn {
-    let exported = rotation_to(d);
-    let off = |s: f32| {
-        (0..4)
-            .map(|k| (q[k] - s * exported[k]).abs())
-            .fold(0.0f32, f32::max)
-    };
-    if off(1.0).min(off(-1.0)) <= POINT_TURN_TOL {
-        return PointTurn::Same;
-    }
-    let now = direction_of(q);
-    let same_way = axes::normalize3(d.map(f64::from))
-        .is_some_and(|w| (0..3).all(|k| (now[k] - w[k]).abs() <= POINT_TURN_TOL));
-    if same_way {
-        PointTurn::Rolled
-    } else {
-        PointTurn::Turned(now)
-    }
-}
+pub(crate) use crate::gltf_export::msh_extras::rotation_to;
+pub use crate::gltf_export::msh_extras::{
+    direction_of, point_turn, PointTurn, CLIP_KEY, CONTROL_POINT_KEY, POINT_TURN_TOL,
+};
 
 /// Adds one empty per control point (unit-files-notes §5.1) under the first
 /// `res1_nodes` glTF nodes; a point on a node outside them hangs on the

@@ -10,7 +10,9 @@
 //! [`pipeline`].
 
 pub mod assemble;
-pub mod back;
+/// The way back of clips and assembled units, part of the model import
+/// ([`crate::gltf_import::clips`]).
+pub use crate::gltf_import::clips as back;
 mod bytes;
 pub mod clips;
 

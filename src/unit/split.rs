@@ -27,8 +27,7 @@ use crate::gltf_import::matching::{child_links, local_matrix, strip_blender_suff
 use crate::gltf_import::read::{arr, idx, msh_u64};
 use crate::gltf_import::{GltfFile, ImportError};
 
-/// Node extras key of the part a node belongs to (`extras.msh.part`).
-pub const PART_KEY: &str = "part";
+pub use crate::gltf_export::msh_extras::PART_KEY;
 
 /// A part's own export: its glTF JSON and binary buffer, as `msh2gltf
 /// ARCHIVE:ENTRY` gives them (with its control points and clips).

@@ -235,7 +235,7 @@ pub(crate) fn collect_channels(
     for (ai, a) in arr(&doc.json, "animations").iter().enumerate() {
         // Clip animations (crate::unit::gltf) repeat ranges of the timeline;
         // crate::unit::back folds their edits in.
-        if msh_extras(a).is_some_and(|e| e.contains_key(crate::unit::gltf::CLIP_KEY)) {
+        if msh_extras(a).is_some_and(|e| e.contains_key(crate::gltf_export::msh_extras::CLIP_KEY)) {
             continue;
         }
         let samplers = arr(a, "samplers");

@@ -265,7 +265,7 @@ struct AuthorCx<'a> {
 /// Res7, Res13, Res8/Res19), `gltf.accessor`, `gltf.anim`, `gltf.index`,
 /// and the `msh.*` rule the result would break.
 pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportError> {
-    crate::unit::back::refuse_assembled(doc)?;
+    crate::gltf_import::clips::refuse_assembled(doc)?;
     let conv = context(
         doc,
         &ImportOptions {

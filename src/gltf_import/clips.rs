@@ -4,18 +4,17 @@
 
 use serde_json::Value;
 
-use super::assemble::UNIT_KEY;
-use super::clips::ClipTime;
+use super::animation::{read_channel, Channel};
+use super::read::{arr, idx};
+use super::{GltfFile, ImportError};
 use crate::anim::{QuatLayout, Sampler, MAX_KEY_TIME};
+use crate::gltf_export::msh_extras::{ClipTime, CLIP_KEY, PART_KEY, UNIT_KEY};
 use crate::gltf_export::{axes, Up};
-use crate::gltf_import::animation::{read_channel, Channel};
-use crate::gltf_import::read::{arr, idx};
-use crate::gltf_import::{GltfFile, ImportError};
 use crate::msh::{Model, Nodes};
 
 /// Refuses an assembled unit given a model base: scene `extras.msh.unit`,
 /// or (Blender keeps node extras, not always the scene's) a node with
-/// `extras.msh.part` ([`super::split::PART_KEY`]). Its parts are separate
+/// `extras.msh.part` ([`PART_KEY`]). Its parts are separate
 /// models: the error names the unit route (`--base` the unit file) and
 /// each part's archive entry (unit-files-notes §3.5 step 5).
 ///
@@ -26,7 +25,7 @@ pub fn refuse_assembled(doc: &GltfFile) -> Result<(), ImportError> {
     let unit = &doc.json["scenes"][scene]["extras"]["msh"][UNIT_KEY];
     let parted = arr(&doc.json, "nodes")
         .iter()
-        .any(|n| !n["extras"]["msh"][super::split::PART_KEY].is_null());
+        .any(|n| !n["extras"]["msh"][PART_KEY].is_null());
     if unit.is_null() && !parted {
         return Ok(());
     }
@@ -59,7 +58,7 @@ pub fn refuse_assembled(doc: &GltfFile) -> Result<(), ImportError> {
 
 /// True when a glTF animation is a clip animation (`extras.msh.clip`).
 pub fn is_clip(anim: &Value) -> bool {
-    anim["extras"]["msh"].get(super::gltf::CLIP_KEY).is_some()
+    anim["extras"]["msh"].get(CLIP_KEY).is_some()
 }
 
 /// Tolerance (glTF units, quaternion components) under which a clip or
@@ -219,7 +218,7 @@ fn clip_edit(
 /// clip channel that differs from the base's engine pose (beyond
 /// [`EDIT_TOL`]) replaces the timeline's keys over the clip's frame range;
 /// unedited clips are ignored. (Control points are written by
-/// [`super::cpt_back`].)
+/// `crate::unit::cpt_back`.)
 ///
 /// # Errors
 /// `gltf.clip.range` (a clip key outside its range), `gltf.clip.conflict`
@@ -243,7 +242,7 @@ pub fn fold_clips(
     let nodes = arr(&doc.json, "nodes");
     let mut edits: Vec<Edit> = Vec::new();
     for a in arr(&doc.json, "animations").iter().filter(|a| is_clip(a)) {
-        let c = &a["extras"]["msh"][super::gltf::CLIP_KEY];
+        let c = &a["extras"]["msh"][CLIP_KEY];
         let name = a["name"].as_str().unwrap_or("clip");
         let (f0, f1) = (
             c["first"].as_f64().unwrap_or(0.0) as f32,
