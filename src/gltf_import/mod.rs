@@ -101,6 +101,11 @@ pub struct ImportOptions {
     /// --game-dir`, [`material_edits::edits`]); otherwise they are refused
     /// ([`material_edits::check`]).
     pub write_materials: bool,
+    /// The base's `.ctl` (unit-files-notes §1.7): the frame range and
+    /// clip time of every clip animation come from it, never from the
+    /// glTF's extras ([`crate::unit::back::fold_clips`]); `None`: the base
+    /// has none, and an edited clip is not written (a warning).
+    pub base_ctl: Option<crate::unit::ctl::Controller>,
 }
 
 impl Default for ImportOptions {
@@ -109,6 +114,7 @@ impl Default for ImportOptions {
             fps: None,
             reduce_keys: true,
             write_materials: false,
+            base_ctl: None,
         }
     }
 }
@@ -273,7 +279,13 @@ pub fn import_with_base(
     crate::unit::back::refuse_assembled(doc)?;
     let conv = context(doc, opts, Some(base));
     // Edited clip animations go into the timeline first (crate::unit::back).
-    let folded = crate::unit::back::fold_clips(doc, base, conv.up, conv.model.quat, conv.fps)?;
+    let folded = crate::unit::back::fold_clips(
+        doc,
+        (base, opts.base_ctl.as_ref()),
+        conv.up,
+        conv.model.quat,
+        conv.fps,
+    )?;
     let doc = folded.doc.as_ref().unwrap_or(doc);
     let mut report = ImportReport {
         fps: conv.fps,
