@@ -201,8 +201,14 @@ fn a_fifo_sibling_does_not_hang_a_model() {
     }
     let out = tmp.path().join("a.glb");
     let o = run_bounded(msh2gltf().arg(&m).arg(&out));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(out.exists());
+    // Item 10: each sibling left out is named, never skipped silently.
+    for ext in ["cpt", "ctl"] {
+        let want = format!("anim_rotor.{ext}: not a regular file");
+        assert!(err.contains(&want), "{want:?} missing: {err}");
+    }
 }
 
 // ---- Issue 26 item 8: clip ranges come from the base's .ctl ----
@@ -345,4 +351,48 @@ fn a_clip_range_widened_in_the_gltf_writes_no_keys_outside_the_ctl() {
         bytes,
         "the clip is not written"
     );
+}
+
+/// Item 8: `gltf2msh --base` of a glTF whose scene lists a node that is
+/// also another node's child: refused (`gltf.hierarchy`, exit 1, nothing
+/// written), naming the node and its parent.
+#[test]
+fn a_scene_root_that_is_also_a_child_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = tmp.path().join("rotor.msh");
+    std::fs::copy(sample("anim_rotor.msh"), &m).unwrap();
+    let glb = tmp.path().join("rotor.glb");
+    let o = msh2gltf().arg(&m).arg(&glb).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (mut j, bin) = glb_parts(&glb);
+    let (child, parent) = j["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .find_map(|(p, n)| Some((n["children"].as_array()?.first()?.as_u64()?, p)))
+        .expect("a node with a child");
+    j["scenes"][0]["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .push(child.into());
+    let bad = tmp.path().join("bad.glb");
+    std::fs::write(&bad, common::glb(&j, &bin)).unwrap();
+    let out = tmp.path().join("out.msh");
+    let o = common::gltf2msh()
+        .arg(&bad)
+        .arg("--base")
+        .arg(&m)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let want = format!("lists node {child} as a root, but it is a child of node {parent}");
+    assert!(
+        err.contains("gltf.hierarchy") && err.contains(&want),
+        "{err}"
+    );
+    assert!(!out.exists());
 }
