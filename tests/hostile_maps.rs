@@ -605,3 +605,39 @@ fn a_nan_colour_alpha_is_refused() {
         import::import_with_base(&doc(&patch_float(&g, c, 4 * 5 + 3, |_| 0.25)), &land).unwrap();
     assert_eq!((rep.alpha_changed, out.alpha.unwrap()[5]), (1, 0.25));
 }
+
+/// Item 5: a map over the work budget (`--max-work`) is refused before it
+/// is exported (`limits.work` naming what was counted, exit 1, nothing
+/// written); at the default budget the same map converts. The tiny map
+/// costs 16 faces + 2 x 16 vertices + 2 x 16 x 2 classes + 4 squares + 8
+/// cells + 16 x 6 WEAR rows = 220 units.
+#[test]
+fn a_map_over_the_work_budget_is_refused_before_the_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let msh = write_map(tmp.path(), &tiny_land(2));
+    let out = tmp.path().join("m.glb");
+    for (budget, code) in [("219", 1), ("220", 0)] {
+        let o = common::msh2gltf()
+            .arg(&msh)
+            .arg(&out)
+            .args(["--max-work", budget, "--force"])
+            .output()
+            .unwrap();
+        let err = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(code), "--max-work {budget}: {err}");
+        if code == 1 {
+            for want in [
+                "limits.work",
+                "16 faces",
+                "2 face classes",
+                "6 WEAR rows",
+                "220 work units",
+            ] {
+                assert!(err.contains(want), "{want:?} missing: {err}");
+            }
+            assert!(!out.exists(), "nothing written");
+        } else {
+            assert!(out.exists());
+        }
+    }
+}
