@@ -311,13 +311,23 @@ fn base_clips(ctl: &Controller, base: &Model) -> Vec<Clip> {
 }
 
 /// Whether the glTF clip extras `c` name base clip `b`: the same `.ctl`
-/// channel, or the same chain of states.
+/// channel, or the same chain of states; where the extras lost that key
+/// (the add-on keeps only scalar fields: a chain's `states` list is
+/// gone), the same kind with the same `first`/`last` (a clip widened in
+/// the extras then names no base clip and is not written).
 fn same_clip(b: &Clip, c: &Value) -> bool {
     let key = match b.kind {
         super::clips::ClipKind::Channel => "channel",
         super::clips::ClipKind::StateChain => "states",
     };
-    c["kind"] == b.source["kind"] && !c[key].is_null() && c[key] == b.source[key]
+    if c["kind"] != b.source["kind"] {
+        return false;
+    }
+    if !c[key].is_null() {
+        return c[key] == b.source[key];
+    }
+    let f = |k: &str| c[k].as_f64().map(|x| x as f32);
+    f("first") == Some(b.first) && f("last") == Some(b.last)
 }
 
 fn clamp_range([lo, hi]: [f32; 2]) -> [f32; 2] {
