@@ -311,3 +311,391 @@ fn clashing_map_outputs_get_unique_names() {
     assert_eq!(output_of("a_b.msh"), "a_b~3.glb");
     assert_eq!(output_of("m01/Land.msh"), "m01~2.glb");
 }
+
+// ---- Issue 26 items 7 and 8: invalid rows, conflicting edits ----
+
+/// Byte offset of element `e` component `c` (4-byte components) of
+/// accessor `a`, or of index `e` for an index accessor of `size` bytes.
+fn elem_off(j: &Value, a: usize, e: usize, size: usize) -> usize {
+    let acc = &j["accessors"][a];
+    let view = acc["bufferView"].as_u64().unwrap() as usize;
+    j["bufferViews"][view]["byteOffset"].as_u64().unwrap_or(0) as usize
+        + acc["byteOffset"].as_u64().unwrap_or(0) as usize
+        + size * e
+}
+
+/// `g` with float `k` (element × width + component) of accessor `a` set by `f`.
+fn patch_float(g: &TerrainGltf, a: usize, k: usize, f: impl Fn(f32) -> f32) -> TerrainGltf {
+    let off = elem_off(&g.json, a, k, 4);
+    let mut bin = g.bin.clone();
+    let x = f(f32::from_le_bytes(bin[off..off + 4].try_into().unwrap()));
+    bin[off..off + 4].copy_from_slice(&x.to_le_bytes());
+    let mut json = g.json.clone();
+    json["accessors"][a].as_object_mut().unwrap().remove("max");
+    json["accessors"][a].as_object_mut().unwrap().remove("min");
+    TerrainGltf {
+        json,
+        bin,
+        ..g.clone()
+    }
+}
+
+fn prim(g: &TerrainGltf, m: usize, p: usize) -> &Value {
+    &g.json["meshes"][m]["primitives"][p]
+}
+
+/// The index accessor of (mesh, primitive) and its component size.
+fn index_accessor(g: &TerrainGltf, m: usize, p: usize) -> (usize, usize) {
+    let a = prim(g, m, p)["indices"].as_u64().unwrap() as usize;
+    let size = match g.json["accessors"][a]["componentType"].as_u64().unwrap() {
+        5121 => 1,
+        5123 => 2,
+        _ => 4,
+    };
+    (a, size)
+}
+
+fn read_index(g: &TerrainGltf, m: usize, p: usize, k: usize) -> u32 {
+    let (a, size) = index_accessor(g, m, p);
+    let off = elem_off(&g.json, a, k, size);
+    let mut b = [0u8; 4];
+    b[..size].copy_from_slice(&g.bin[off..off + size]);
+    u32::from_le_bytes(b)
+}
+
+fn write_index(g: &TerrainGltf, m: usize, p: usize, k: usize, v: u32) -> TerrainGltf {
+    let (a, size) = index_accessor(g, m, p);
+    let off = elem_off(&g.json, a, k, size);
+    let mut bin = g.bin.clone();
+    bin[off..off + size].copy_from_slice(&v.to_le_bytes()[..size]);
+    TerrainGltf { bin, ..g.clone() }
+}
+
+/// `g` where mesh 0 primitive 0 gets its own copy of POSITION, glTF
+/// vertex `v` of the copy raised by `dy` (the other primitives keep theirs).
+fn own_positions(g: &TerrainGltf, v: usize, dy: f32) -> TerrainGltf {
+    let mut j = g.json.clone();
+    let pos = prim(g, 0, 0)["attributes"]["POSITION"].as_u64().unwrap() as usize;
+    let n = j["accessors"][pos]["count"].as_u64().unwrap() as usize;
+    let off = elem_off(&j, pos, 0, 12);
+    let mut bin = g.bin.clone();
+    let mut copy = g.bin[off..off + 12 * n].to_vec();
+    let y = 12 * v + 4;
+    let raised = f32::from_le_bytes(copy[y..y + 4].try_into().unwrap()) + dy;
+    copy[y..y + 4].copy_from_slice(&raised.to_le_bytes());
+    while bin.len() % 4 != 0 {
+        bin.push(0);
+    }
+    let start = bin.len();
+    bin.extend_from_slice(&copy);
+    j["buffers"][0]["byteLength"] = Value::from(bin.len());
+    let views = j["bufferViews"].as_array_mut().unwrap();
+    views.push(serde_json::json!({"buffer": 0, "byteOffset": start, "byteLength": copy.len()}));
+    let view = views.len() - 1;
+    let accs = j["accessors"].as_array_mut().unwrap();
+    accs.push(
+        serde_json::json!({"bufferView": view, "componentType": 5126, "count": n, "type": "VEC3"}),
+    );
+    j["meshes"][0]["primitives"][0]["attributes"]["POSITION"] = Value::from(accs.len() - 1);
+    TerrainGltf {
+        json: j,
+        bin,
+        ..g.clone()
+    }
+}
+
+/// Runs `gltf2msh G --base DIR/Land.msh -o DIR/out.msh`: (exit, stderr, written).
+fn cli_base(dir: &Path, g: &TerrainGltf) -> (Option<i32>, String, bool) {
+    let glb = dir.join("edit.glb");
+    std::fs::write(&glb, export::to_glb(g).unwrap()).unwrap();
+    let out = dir.join("out.msh");
+    let _ = std::fs::remove_file(&out);
+    let o = common::gltf2msh()
+        .arg(&glb)
+        .arg("--base")
+        .arg(dir.join("Land.msh"))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = common::stderr(&o);
+    assert!(!err.contains("panicked"), "{err}");
+    (o.status.code(), err, out.exists())
+}
+
+/// Item 7: a repaint to a material row Land1.wea does not have (tex1 200)
+/// is refused before writing, naming the face, the primitive and the row;
+/// rows Land1.wea has are written.
+#[test]
+fn a_repaint_to_a_row_land1_does_not_have_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let land = tiny_land(2);
+    let g = exported(tmp.path(), &land);
+    let m = prim(&g, 0, 0)["material"].as_u64().unwrap() as usize;
+    let to = |t: u64| {
+        with_json(&g, |j| {
+            j["materials"][m]["extras"]["parkan_terrain"]["tex1"] = t.into()
+        })
+    };
+    let (code, err, written) = cli_base(tmp.path(), &to(200));
+    assert_eq!(code, Some(1), "{err}");
+    for want in [
+        "terrain.material_row",
+        "Res21 record",
+        "mesh 0 primitive 0",
+        "tex1 200",
+        "Land1.wea has 3 rows",
+    ] {
+        assert!(err.contains(want), "{want:?} missing: {err}");
+    }
+    assert!(!written, "nothing is written");
+    // Row 2 exists (ROCK): written, and msh2gltf reads the result strictly.
+    let (code, err, written) = cli_base(tmp.path(), &to(2));
+    assert_eq!((code, written), (Some(0), true), "{err}");
+    let out = tmp.path().join("out.msh");
+    std::fs::rename(&out, tmp.path().join("Land.msh")).unwrap();
+    let o = common::msh2gltf()
+        .arg(tmp.path().join("Land.msh"))
+        .arg(tmp.path().join("re.glb"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    // Without Land1.wea the rows cannot be checked: written, with a warning naming where it looked.
+    let tmp2 = tempfile::tempdir().unwrap();
+    let g2 = exported(tmp2.path(), &land);
+    std::fs::remove_file(tmp2.path().join("Land1.wea")).unwrap();
+    let m2 = prim(&g2, 0, 0)["material"].as_u64().unwrap() as usize;
+    let bad = with_json(&g2, |j| {
+        j["materials"][m2]["extras"]["parkan_terrain"]["tex1"] = 200.into()
+    });
+    let (code, err, _) = cli_base(tmp2.path(), &bad);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("Land1.wea not found in") && err.contains("not checked"),
+        "{err}"
+    );
+}
+
+/// Item 8: two glTF copies of one map vertex moved differently are refused
+/// naming the vertex; one copy moved and another left is written with a
+/// warning naming the split vertex.
+#[test]
+fn copies_of_one_map_vertex_moved_differently_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let land = tiny_land(2);
+    let g = exported(tmp.path(), &land);
+    assert!(prim(&g, 0, 1).is_object(), "two primitives in LOD0");
+    let e =
+        import::import_with_base(&doc(&own_positions(&moved(&g, 10), 10, 2.0)), &land).unwrap_err();
+    assert_eq!(
+        where_(&e),
+        ("terrain.edit_conflict", Some(3), Some(10)),
+        "{e}"
+    );
+    assert!(
+        e.detail.contains("map vertex 10") && e.detail.contains("mesh 0 primitive"),
+        "{e}"
+    );
+    // Moved the same way in both copies: written.
+    let (_, rep) =
+        import::import_with_base(&doc(&own_positions(&moved(&g, 10), 10, 0.0)), &land).unwrap();
+    assert_eq!(rep.moved_vertices, 1);
+    assert!(
+        rep.warnings.iter().all(|w| !w.contains("split")),
+        "{:?}",
+        rep.warnings
+    );
+    // One copy moved, the others left: written, warned.
+    let (out, rep) = import::import_with_base(&doc(&own_positions(&g, 10, 2.0)), &land).unwrap();
+    assert_eq!(rep.moved_vertices, 1);
+    assert_ne!(out.positions[10], land.positions[10]);
+    assert!(
+        rep.warnings
+            .iter()
+            .any(|w| w.contains("split vertex") && w.contains("[10]")),
+        "{:?}",
+        rep.warnings
+    );
+    let (code, err, written) = cli_base(tmp.path(), &own_positions(&moved(&g, 10), 10, 2.0));
+    assert_eq!((code, written), (Some(1), false), "{err}");
+    assert!(
+        err.contains("terrain.edit_conflict") && err.contains("Res3 record 10"),
+        "{err}"
+    );
+}
+
+/// Item 8: one face in two primitives (two materials) is refused naming it.
+#[test]
+fn one_face_in_two_primitives_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let land = tiny_land(2);
+    let g = exported(tmp.path(), &land);
+    let twice = with_json(&g, |j| {
+        let mut p = j["meshes"][0]["primitives"][0].clone();
+        p["material"] = j["meshes"][0]["primitives"][1]["material"].clone();
+        j["meshes"][0]["primitives"].as_array_mut().unwrap().push(p);
+    });
+    let e = import::import_with_base(&doc(&twice), &land).unwrap_err();
+    assert_eq!(
+        (e.rule, e.stream),
+        ("terrain.edit_conflict", Some(21)),
+        "{e}"
+    );
+    assert!(
+        e.detail
+            .contains("mesh 0 primitive 0 and again in mesh 0 primitive 2"),
+        "{e}"
+    );
+    let (code, err, written) = cli_base(tmp.path(), &twice);
+    assert_eq!((code, written), (Some(1), false), "{err}");
+}
+
+/// Item 8: a flipped winding is not written; a warning names the face.
+#[test]
+fn a_flipped_winding_is_warned_naming_the_face() {
+    let tmp = tempfile::tempdir().unwrap();
+    let land = tiny_land(2);
+    let g = exported(tmp.path(), &land);
+    let (a, b) = (read_index(&g, 0, 0, 1), read_index(&g, 0, 0, 2));
+    let flipped = write_index(&write_index(&g, 0, 0, 1, b), 0, 0, 2, a);
+    let first = [0, 1, 2].map(|k| read_index(&g, 0, 0, k) as u16);
+    let face = land.faces.iter().position(|f| f.v == first).unwrap();
+    let (out, rep) = import::import_with_base(&doc(&flipped), &land).unwrap();
+    assert_eq!(out, land, "the base's winding is kept");
+    assert!(!rep.unchanged || !rep.warnings.is_empty());
+    let want = format!("Res21 faces [{face}]");
+    assert!(
+        rep.warnings
+            .iter()
+            .any(|w| w.contains("flipped winding") && w.contains(&want)),
+        "{:?}",
+        rep.warnings
+    );
+    let (code, err, _) = cli_base(tmp.path(), &flipped);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("warning") && err.contains("flipped winding"),
+        "{err}"
+    );
+}
+
+/// Item 8: a stray index (past the primitive's vertices) and a partial
+/// triangle are refused naming mesh, primitive and index.
+#[test]
+fn a_stray_index_or_a_partial_triangle_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let land = tiny_land(2);
+    let g = exported(tmp.path(), &land);
+    let stray = write_index(&g, 0, 0, 4, 999);
+    let e = import::import_with_base(&doc(&stray), &land).unwrap_err();
+    assert_eq!(e.rule, "terrain.import", "{e}");
+    assert!(
+        e.detail.contains("mesh 0 primitive 0: index 4 is 999"),
+        "{e}"
+    );
+    let (a, _) = index_accessor(&g, 0, 0);
+    let n = g.json["accessors"][a]["count"].as_u64().unwrap();
+    let partial = with_json(&g, |j| j["accessors"][a]["count"] = (n - 1).into());
+    let e = import::import_with_base(&doc(&partial), &land).unwrap_err();
+    assert_eq!(e.rule, "terrain.import", "{e}");
+    assert!(e.detail.contains("not whole triangles"), "{e}");
+    let (code, err, written) = cli_base(tmp.path(), &stray);
+    assert_eq!((code, written), (Some(1), false), "{err}");
+}
+
+/// Item 8: every face deleted while the glTF's `skipped_faces` lists them
+/// is refused (with Land1.wea the base's faces are known good); without
+/// Land1.wea the faces are kept from the base with a warning naming them.
+#[test]
+fn deleted_faces_listed_in_skipped_faces_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let land = tiny_land(2);
+    let g = exported(tmp.path(), &land);
+    let nf = land.faces.len();
+    let gone = with_json(&g, |j| {
+        j["scenes"][0]["extras"]["parkan_terrain"]["skipped_faces"] =
+            (0..nf).collect::<Vec<_>>().into();
+        for m in j["meshes"].as_array_mut().unwrap() {
+            if m["extras"].get("lod").is_some() {
+                let p = m["primitives"][0].clone();
+                m["primitives"] = Value::from(vec![p]);
+            }
+        }
+    });
+    let d = doc(&gone);
+    let e = import::import_with_land1(&d, &land, Some(3)).unwrap_err();
+    assert_eq!((e.rule, e.stream), ("terrain.topology", Some(21)), "{e}");
+    assert!(e.detail.contains("skipped_faces"), "{e}");
+    let (out, rep) = import::import_with_land1(&d, &land, None).unwrap();
+    assert_eq!(out, land);
+    assert!(
+        rep.warnings
+            .iter()
+            .any(|w| w.contains("skipped_faces lists them")),
+        "{:?}",
+        rep.warnings
+    );
+    let (code, err, written) = cli_base(tmp.path(), &gone);
+    assert_eq!((code, written), (Some(1), false), "{err}");
+    assert!(
+        err.contains("terrain.topology") && err.contains("skipped_faces"),
+        "{err}"
+    );
+}
+
+/// Item 8: a NaN COLOR_0 alpha is refused naming the vertex, never dropped.
+#[test]
+fn a_nan_colour_alpha_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let land = tiny_land(2);
+    let g = exported(tmp.path(), &land);
+    let c = prim(&g, 0, 0)["attributes"]["COLOR_0"].as_u64().unwrap() as usize;
+    for x in [f32::NAN, f32::INFINITY] {
+        let bad = patch_float(&g, c, 4 * 5 + 3, |_| x);
+        let e = import::import_with_base(&doc(&bad), &land).unwrap_err();
+        assert_eq!(e.rule, "gltf.non_finite", "{e}");
+        assert!(e.detail.contains("glTF vertex 5"), "{e}");
+        let (code, err, written) = cli_base(tmp.path(), &bad);
+        assert_eq!((code, written), (Some(1), false), "{err}");
+    }
+    // A finite alpha edit is written.
+    let (out, rep) =
+        import::import_with_base(&doc(&patch_float(&g, c, 4 * 5 + 3, |_| 0.25)), &land).unwrap();
+    assert_eq!((rep.alpha_changed, out.alpha.unwrap()[5]), (1, 0.25));
+}
+
+/// Item 5: a map over the work budget (`--max-work`) is refused before it
+/// is exported (`limits.work` naming what was counted, exit 1, nothing
+/// written); at the default budget the same map converts. The tiny map
+/// costs 16 faces + 2 x 16 vertices + 2 x 16 x 2 classes + 4 squares + 8
+/// cells + 16 x 6 WEAR rows = 220 units.
+#[test]
+fn a_map_over_the_work_budget_is_refused_before_the_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let msh = write_map(tmp.path(), &tiny_land(2));
+    let out = tmp.path().join("m.glb");
+    for (budget, code) in [("219", 1), ("220", 0)] {
+        let o = common::msh2gltf()
+            .arg(&msh)
+            .arg(&out)
+            .args(["--max-work", budget, "--force"])
+            .output()
+            .unwrap();
+        let err = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(code), "--max-work {budget}: {err}");
+        if code == 1 {
+            for want in [
+                "limits.work",
+                "16 faces",
+                "2 face classes",
+                "6 WEAR rows",
+                "220 work units",
+            ] {
+                assert!(err.contains(want), "{want:?} missing: {err}");
+            }
+            assert!(!out.exists(), "nothing written");
+        } else {
+            assert!(out.exists());
+        }
+    }
+}

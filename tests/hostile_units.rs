@@ -201,6 +201,198 @@ fn a_fifo_sibling_does_not_hang_a_model() {
     }
     let out = tmp.path().join("a.glb");
     let o = run_bounded(msh2gltf().arg(&m).arg(&out));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(out.exists());
+    // Item 10: each sibling left out is named, never skipped silently.
+    for ext in ["cpt", "ctl"] {
+        let want = format!("anim_rotor.{ext}: not a regular file");
+        assert!(err.contains(&want), "{want:?} missing: {err}");
+    }
+}
+
+// ---- Issue 26 item 8: clip ranges come from the base's .ctl ----
+
+fn glb_parts(path: &Path) -> (Value, Vec<u8>) {
+    let d = std::fs::read(path).unwrap();
+    let n = u32::from_le_bytes(d[12..16].try_into().unwrap()) as usize;
+    let json = serde_json::from_slice(&d[20..20 + n]).unwrap();
+    let at = 20 + n;
+    let len = u32::from_le_bytes(d[at..at + 4].try_into().unwrap()) as usize;
+    (json, d[at + 8..at + 8 + len].to_vec())
+}
+
+/// A `.ctl` with one looping channel on `node` over frames `first..last`
+/// (unit-files-notes §1.7).
+fn one_channel_ctl(node: i32, first: f32, last: f32) -> Vec<u8> {
+    use mshgltf::unit::ctl;
+    let mut fixed = vec![0u8; ctl::COMPONENT_FIXED];
+    fixed[0..4].copy_from_slice(&3i32.to_le_bytes());
+    fixed[0xAC..0xB0].copy_from_slice(&1u32.to_le_bytes());
+    let c = ctl::Controller {
+        contacts_per_state: 0,
+        params: vec![0; ctl::PARAMS],
+        states: vec![ctl::State {
+            raw: [0u8; ctl::STATE_FIXED],
+            contacts: vec![],
+        }],
+        costs: vec![ctl::NO_EDGE],
+        channels: vec![ctl::Channel {
+            node,
+            first,
+            last,
+            initial: 0.0,
+            second_point: -1,
+            point: 0,
+            rate: 2.0,
+            span: 6.283_185_5,
+            flags: 1,
+        }],
+        components: vec![ctl::Component {
+            fixed,
+            channels: vec![0],
+            label: None,
+        }],
+        group_block: vec![-1; ctl::GROUP_BLOCK],
+        groups: vec![],
+    };
+    ctl::write(&c)
+}
+
+/// A clip whose range is widened in the glTF's extras (`extras.msh.clip`
+/// first/last, `extras.msh.start`/`end`) with its keys stretched past the
+/// `.ctl`'s range: refused (`gltf.clip.range`, exit 1, nothing written),
+/// because the range is the base `.ctl`'s; without a `.ctl` beside the
+/// base the edited clip is not written and a warning says so.
+#[test]
+fn a_clip_range_widened_in_the_gltf_writes_no_keys_outside_the_ctl() {
+    use mshgltf::msh::{self, Nodes};
+    let bytes = std::fs::read(sample("anim_rotor.msh")).unwrap();
+    let model = msh::decode(&bytes, msh::Mode::Strict).unwrap().model;
+    let Nodes::Node38(nodes) = &model.nodes else {
+        panic!("38-byte nodes")
+    };
+    let node = nodes.iter().position(|n| n.map_start != 0xFFFF).unwrap() as i32;
+    let full = (model.frame_count - 1) as f32;
+    let half = (full / 2.0).floor();
+    assert!(half >= 2.0, "frames {full}");
+    let tmp = tempfile::tempdir().unwrap();
+    let m = tmp.path().join("rotor.msh");
+    std::fs::write(&m, &bytes).unwrap();
+    std::fs::write(
+        tmp.path().join("rotor.ctl"),
+        one_channel_ctl(node, 0.0, half),
+    )
+    .unwrap();
+    let glb = tmp.path().join("rotor.glb");
+    let o = msh2gltf().arg(&m).arg(&glb).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (mut j, mut bin) = glb_parts(&glb);
+    let a = j["animations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|a| !a["extras"]["msh"]["clip"].is_null())
+        .expect("a clip animation");
+    // Widen the clip in its extras and stretch every key time x2.
+    j["animations"][a]["extras"]["msh"]["clip"]["last"] = full.into();
+    j["animations"][a]["extras"]["msh"]["start"] = 0.0.into();
+    j["animations"][a]["extras"]["msh"]["end"] = full.into();
+    let inputs: Vec<usize> = j["animations"][a]["samplers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["input"].as_u64().unwrap() as usize)
+        .collect();
+    let mut done = std::collections::BTreeSet::new();
+    for acc in inputs.into_iter().filter(|&x| done.insert(x)) {
+        let ac = j["accessors"][acc].clone();
+        let view = &j["bufferViews"][ac["bufferView"].as_u64().unwrap() as usize];
+        let off = view["byteOffset"].as_u64().unwrap_or(0) + ac["byteOffset"].as_u64().unwrap_or(0);
+        for k in 0..ac["count"].as_u64().unwrap() {
+            let at = (off + 4 * k) as usize;
+            let t = f32::from_le_bytes(bin[at..at + 4].try_into().unwrap()) * 2.0;
+            bin[at..at + 4].copy_from_slice(&t.to_le_bytes());
+        }
+        let acm = &mut j["accessors"][acc];
+        acm["min"] = serde_json::json!([ac["min"][0].as_f64().unwrap() * 2.0]);
+        acm["max"] = serde_json::json!([ac["max"][0].as_f64().unwrap() * 2.0]);
+    }
+    let wide = tmp.path().join("wide.glb");
+    std::fs::write(&wide, common::glb(&j, &bin)).unwrap();
+    let out = tmp.path().join("out.msh");
+    let run = || {
+        common::gltf2msh()
+            .arg(&wide)
+            .arg("--base")
+            .arg(&m)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let o = run();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("gltf.clip.range"), "{err}");
+    assert!(
+        err.contains(&format!("{half}")),
+        "the .ctl's range is named: {err}"
+    );
+    assert!(!out.exists(), "nothing is written");
+    // No .ctl beside the base: the clip's range is unknown, nothing of it written, warned.
+    std::fs::remove_file(tmp.path().join("rotor.ctl")).unwrap();
+    let o = run();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("keys are not written"), "{err}");
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        bytes,
+        "the clip is not written"
+    );
+}
+
+/// Item 8: `gltf2msh --base` of a glTF whose scene lists a node that is
+/// also another node's child: refused (`gltf.hierarchy`, exit 1, nothing
+/// written), naming the node and its parent.
+#[test]
+fn a_scene_root_that_is_also_a_child_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = tmp.path().join("rotor.msh");
+    std::fs::copy(sample("anim_rotor.msh"), &m).unwrap();
+    let glb = tmp.path().join("rotor.glb");
+    let o = msh2gltf().arg(&m).arg(&glb).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (mut j, bin) = glb_parts(&glb);
+    let (child, parent) = j["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .find_map(|(p, n)| Some((n["children"].as_array()?.first()?.as_u64()?, p)))
+        .expect("a node with a child");
+    j["scenes"][0]["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .push(child.into());
+    let bad = tmp.path().join("bad.glb");
+    std::fs::write(&bad, common::glb(&j, &bin)).unwrap();
+    let out = tmp.path().join("out.msh");
+    let o = common::gltf2msh()
+        .arg(&bad)
+        .arg("--base")
+        .arg(&m)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let want = format!("lists node {child} as a root, but it is a child of node {parent}");
+    assert!(
+        err.contains("gltf.hierarchy") && err.contains(&want),
+        "{err}"
+    );
+    assert!(!out.exists());
 }

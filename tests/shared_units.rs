@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use mshgltf::convert::{self, ConvertOptions, ModelRef};
 use mshgltf::gltf_export::{self, Up};
 use mshgltf::gltf_import::{self, ImportOptions};
-use mshgltf::unit::{cpt, ctl, dat, pipeline, siblings};
+use mshgltf::unit::{clips, cpt, ctl, dat, pipeline, siblings};
 use mshgltf::{msh, nres, source};
 use serde_json::Value;
 
@@ -992,20 +992,21 @@ fn a_clip_edit_reaches_res8_inside_its_range_only() {
             wear: None,
         };
         let mut c = convert::convert(&mr, None, &opts).unwrap();
-        pipeline::decorate(
-            &mut c,
-            &siblings::in_archive(&a, file, a.entries[i].name),
-            FPS,
-            Up::Y,
-        )
-        .unwrap();
+        let sib = siblings::in_archive(&a, file, a.entries[i].name);
+        // The base's .ctl: clip ranges come from it (issue 26 item 8).
+        pipeline::decorate(&mut c, &sib, FPS, Up::Y).unwrap();
         let base = msh::decode(bytes, msh::Mode::Strict).unwrap().model;
+        let iopts = ImportOptions {
+            base_clips: sib.parse().ctl.map(|c| clips::base_clips(&c, &base)),
+            ..Default::default()
+        };
         for reversed in [false, true] {
             if done[usize::from(reversed)] == 5 {
                 continue;
             }
             if let Some(clip) = editable_clip(&c.exported, base.frame_count as f32, reversed) {
-                landed[usize::from(reversed)] += check_clip_edit(entry, &c.exported, &base, clip);
+                landed[usize::from(reversed)] +=
+                    check_clip_edit(entry, &c.exported, &base, clip, &iopts);
                 done[usize::from(reversed)] += 1;
             }
         }
@@ -1031,6 +1032,7 @@ fn check_clip_edit(
     exported: &gltf_export::Exported,
     base: &msh::Model,
     clip: usize,
+    iopts: &ImportOptions,
 ) -> usize {
     use mshgltf::anim::Sampler;
     use mshgltf::convention;
@@ -1046,8 +1048,8 @@ fn check_clip_edit(
     let mut edited = c.clone();
     let node = edit_clip(&mut edited, clip, 0.25);
     let doc = gltf_import::parse(&gltf_export::to_glb(&edited).unwrap(), None).unwrap();
-    let imp = gltf_import::import_with_base(&doc, base, &ImportOptions::default())
-        .unwrap_or_else(|e| panic!("{entry}: {e}"));
+    let imp =
+        gltf_import::import_with_base(&doc, base, iopts).unwrap_or_else(|e| panic!("{entry}: {e}"));
     let layout = convention::detect(base, None, &Default::default())
         .conventions
         .quat;
@@ -1125,7 +1127,7 @@ fn check_clip_edit(
     let (off, n) = acc_at(&out.root, inp);
     add_f32(&mut out.bin, off + 4 * (n - 1), 5.0 / FPS);
     let doc = gltf_import::parse(&gltf_export::to_glb(&out).unwrap(), None).unwrap();
-    let e = gltf_import::import_with_base(&doc, base, &ImportOptions::default())
+    let e = gltf_import::import_with_base(&doc, base, iopts)
         .err()
         .map(|e| e.rule);
     assert_eq!(e, Some("gltf.clip.range"), "{entry}");
@@ -1133,7 +1135,7 @@ fn check_clip_edit(
     let mut both = edited.clone();
     edit_timeline(&mut both, node, lo, hi, 0.5);
     let doc = gltf_import::parse(&gltf_export::to_glb(&both).unwrap(), None).unwrap();
-    let e = gltf_import::import_with_base(&doc, base, &ImportOptions::default())
+    let e = gltf_import::import_with_base(&doc, base, iopts)
         .err()
         .map(|e| e.rule);
     assert_eq!(e, Some("gltf.clip.conflict"), "{entry}");

@@ -148,10 +148,16 @@ fn edit_model(
     }
     let decoded = msh::decode(base_bytes, msh::Mode::Strict)
         .map_err(|e| conversion(format!("base {base_spec}: {e}")))?;
+    let base_clips = base_siblings(&base)
+        .parse()
+        .ctl
+        .map(|c| crate::unit::clips::base_clips(&c, &decoded.model));
     let opts = ImportOptions {
         fps: cli.fps,
         reduce_keys: !cli.keep_keys,
         write_materials: cli.game_dir.is_some(),
+        // Clip ranges come from the base's .ctl, never from the glTF.
+        base_clips,
     };
     let mut imp = gltf_import::import_with_base(&doc, &decoded.model, &opts)
         .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
@@ -299,6 +305,25 @@ fn library_edits(
     }
 }
 
+/// The `.cpt`/`.ctl` siblings of the base: entries of its archive, or
+/// files beside it (read as every sibling is: regular files only).
+fn base_siblings(base: &Base) -> crate::unit::siblings::Siblings {
+    match base {
+        Base::Entry(p, archive, i, _) => nres::read(archive, nres::Mode::Strict)
+            .ok()
+            .and_then(|a| {
+                let name = a.entries.get(*i)?.name;
+                Some(crate::unit::siblings::in_archive(
+                    &a,
+                    &p.display().to_string(),
+                    name,
+                ))
+            })
+            .unwrap_or_default(),
+        Base::File(p, _) => crate::unit::siblings::beside_file(p),
+    }
+}
+
 /// `--base Land.msh`: a map (recognised by its streams) rebuilt with the
 /// glTF's edits (terrain-notes §4.6).
 fn edit_map(
@@ -317,14 +342,20 @@ fn edit_map(
         ));
     }
     txn.add_input(base_path);
+    // Repaints are checked against the map's Land1.wea (an input too).
+    let land1 = terrain::import::land1_beside(base_path);
+    if let Some(p) = &land1.path {
+        txn.add_input(p);
+    }
     let (doc, _) = load_doc(cli, txn)?;
     claim(txn, &out, " (choose another output with -o)")?;
     let base = terrain::read::decode(base_bytes)
         .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
     terrain::import::check_base(&base)
         .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
-    let (land, rep) = terrain::import::import_with_base(&doc, &base)
+    let (land, mut rep) = terrain::import::import_with_land1(&doc, &base, land1.rows)
         .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
+    rep.warnings.extend(land1.warning);
     let bytes = terrain::write::encode(&land)
         .map_err(|e| conversion(format!("the edited map is invalid: {e}")))?;
     commit_one(cli, txn, &out, bytes, rep.unchanged, || {

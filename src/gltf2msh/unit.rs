@@ -286,6 +286,7 @@ fn import_options(cli: &Args) -> ImportOptions {
         fps: cli.fps,
         reduce_keys: !cli.keep_keys,
         write_materials: false,
+        base_clips: None,
     }
 }
 
@@ -304,6 +305,19 @@ fn edit_part(
     let base_bytes = arch.entries[i].data;
     let decoded =
         msh::decode(base_bytes, msh::Mode::Strict).map_err(|e| format!("base model: {e}"))?;
+    // The part's clips take their ranges from its .ctl entry.
+    let sib = crate::unit::siblings::in_archive(
+        &arch,
+        &a.path.display().to_string(),
+        arch.entries[i].name,
+    );
+    let opts = &ImportOptions {
+        base_clips: sib
+            .parse()
+            .ctl
+            .map(|c| crate::unit::clips::base_clips(&c, &decoded.model)),
+        ..opts.clone()
+    };
     let mut imp =
         gltf_import::import_with_base(pdoc, &decoded.model, opts).map_err(|e| e.to_string())?;
     let base_cpt = points::in_archive(&a.path, &a.bytes, i);

@@ -153,3 +153,29 @@ impl ClipTime {
         self.start + self.dir() * clip_frame
     }
 }
+
+/// A clip of the base's `.ctl` as the way back needs it (unit-files-notes
+/// §1.3, §1.4; made by `unit::clips::base_clips`): which clip it is, its
+/// frames and its clip time. `gltf2msh --base` takes a clip's range and
+/// clip time from it, never from the glTF's extras.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BaseClip {
+    /// A section-2 channel (`true`) or a chain of section-1 states.
+    pub channel: bool,
+    /// First frame as played.
+    pub first: f32,
+    /// Last frame as played (a reversed chain has `last < first`).
+    pub last: f32,
+    /// The clip's `extras.msh.clip` as exported (`kind`, `channel` or
+    /// `states`, frames, flags).
+    pub source: serde_json::Value,
+    /// Its clip time (an inverting channel starts at `last`).
+    pub time: ClipTime,
+}
+
+impl BaseClip {
+    /// The frame range `[min, max]` the clip covers on the timeline.
+    pub fn range(&self) -> [f32; 2] {
+        [self.first.min(self.last), self.first.max(self.last)]
+    }
+}

@@ -8,7 +8,7 @@ use super::animation::{read_channel, Channel};
 use super::read::{arr, idx};
 use super::{GltfFile, ImportError};
 use crate::anim::{QuatLayout, Sampler, MAX_KEY_TIME};
-use crate::gltf_export::msh_extras::{ClipTime, CLIP_KEY, PART_KEY, UNIT_KEY};
+use crate::gltf_export::msh_extras::{BaseClip, ClipTime, CLIP_KEY, PART_KEY, UNIT_KEY};
 use crate::gltf_export::{axes, Up};
 use crate::msh::{Model, Nodes};
 
@@ -226,7 +226,7 @@ fn clip_edit(
 /// frames), `gltf.anim` (unreadable channels).
 pub fn fold_clips(
     doc: &GltfFile,
-    base: &Model,
+    (base, ctl): (&Model, Option<&[BaseClip]>),
     up: Up,
     layout: QuatLayout,
     fps: f32,
@@ -240,16 +240,23 @@ pub fn fold_clips(
     }
     let s = Sampler::new(base, layout).map_err(|e| ImportError::new(e.rule, e.detail))?;
     let nodes = arr(&doc.json, "nodes");
+    let base_clips = ctl.unwrap_or_default();
     let mut edits: Vec<Edit> = Vec::new();
     for a in arr(&doc.json, "animations").iter().filter(|a| is_clip(a)) {
         let c = &a["extras"]["msh"][CLIP_KEY];
         let name = a["name"].as_str().unwrap_or("clip");
-        let (f0, f1) = (
-            c["first"].as_f64().unwrap_or(0.0) as f32,
-            c["last"].as_f64().unwrap_or(0.0) as f32,
-        );
-        let range = [f0.min(f1).max(0.0), f0.max(f1).min(MAX_KEY_TIME)];
-        let ct = ClipTime::from_extras(&a["extras"]["msh"]);
+        // The range and clip time are the base's .ctl's, never the glTF's.
+        let Some(bc) = base_clips.iter().find(|b| same_clip(b, c)) else {
+            if clip_edited(doc, &s, (up, fps), a, name)? {
+                out.warnings.push(format!(
+                    "clip {name:?}: edited, but the base has no .ctl {} holding it, so its frame range is unknown: the clip's keys are not written (edit the timeline animation instead)",
+                    if ctl.is_some() { "clip" } else { "beside it" }
+                ));
+            }
+            continue;
+        };
+        let range = clamp_range(bc.range());
+        let ct = bc.time;
         for ch in arr(a, "channels") {
             let (Some(g), Some(path)) = (idx(&ch["target"], "node"), ch["target"]["path"].as_str())
             else {
@@ -288,6 +295,75 @@ pub fn fold_clips(
         }
     }
     Ok(out)
+}
+
+/// Whether the glTF clip extras `c` name base clip `b`: the same `.ctl`
+/// channel, or the same chain of states; where the extras lost that key
+/// (the add-on keeps only scalar fields: a chain's `states` list is
+/// gone), the same kind with the same `first`/`last` (a clip widened in
+/// the extras then names no base clip and is not written).
+fn same_clip(b: &BaseClip, c: &Value) -> bool {
+    let key = if b.channel { "channel" } else { "states" };
+    if c["kind"] != b.source["kind"] {
+        return false;
+    }
+    if !c[key].is_null() {
+        return c[key] == b.source[key];
+    }
+    let f = |k: &str| c[k].as_f64().map(|x| x as f32);
+    f("first") == Some(b.first) && f("last") == Some(b.last)
+}
+
+fn clamp_range([lo, hi]: [f32; 2]) -> [f32; 2] {
+    [lo.max(0.0), hi.min(MAX_KEY_TIME)]
+}
+
+/// Whether a clip animation the base's `.ctl` does not hold differs from
+/// the base (judged over the range its own extras claim; a key outside
+/// that range counts as an edit). Only for the warning: nothing of it is
+/// written.
+fn clip_edited(
+    doc: &GltfFile,
+    s: &Sampler<'_>,
+    (up, fps): (Up, f32),
+    a: &Value,
+    name: &str,
+) -> Result<bool, ImportError> {
+    let c = &a["extras"]["msh"][CLIP_KEY];
+    let (f0, f1) = (
+        c["first"].as_f64().unwrap_or(0.0) as f32,
+        c["last"].as_f64().unwrap_or(0.0) as f32,
+    );
+    let range = clamp_range([f0.min(f1), f0.max(f1)]);
+    let ct = ClipTime::from_extras(&a["extras"]["msh"]);
+    let nodes = arr(&doc.json, "nodes");
+    for ch in arr(a, "channels") {
+        let (Some(g), Some(path)) = (idx(&ch["target"], "node"), ch["target"]["path"].as_str())
+        else {
+            continue;
+        };
+        let Some(r) = nodes
+            .get(g)
+            .and_then(|n| n["extras"]["msh"]["node"].as_u64())
+            .map(|r| r as usize)
+            .filter(|&r| r < s.node_count())
+        else {
+            continue;
+        };
+        let Some(smp) = idx(ch, "sampler").and_then(|i| arr(a, "samplers").get(i)) else {
+            continue;
+        };
+        if !matches!(path, "translation" | "rotation") {
+            continue;
+        }
+        match clip_edit(doc, s, (up, fps), (name, range, ct), (g, r), path, smp) {
+            Ok(None) => {}
+            Ok(Some(_)) => return Ok(true),
+            Err(e) if e.rule == "gltf.clip.range" => return Ok(true),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(false)
 }
 
 /// Two edited clips of one node and path must agree where they overlap.

@@ -141,7 +141,8 @@ pub(crate) fn child_links(nodes: &[Value]) -> Result<Vec<Option<usize>>, ImportE
 ///
 /// # Errors
 /// `gltf.hierarchy`: no scene (or `scene` names none), a child index out of
-/// range, a node listed as a child twice (by one parent or two), or a cycle.
+/// range, a node listed as a child twice (by one parent or two), a scene
+/// root that is also a child (or not a node), or a cycle.
 pub fn parents(doc: &GltfFile) -> Result<Vec<Option<usize>>, ImportError> {
     let nodes = arr(&doc.json, "nodes");
     let scenes = arr(&doc.json, "scenes");
@@ -156,6 +157,31 @@ pub fn parents(doc: &GltfFile) -> Result<Vec<Option<usize>>, ImportError> {
         ));
     }
     let parent = child_links(nodes)?;
+    // A scene's nodes are roots (glTF 2.0 §3.5.2): a listed node that is
+    // also a child would be shown twice, or its two placements disagree.
+    for (k, sc) in scenes.iter().enumerate() {
+        for r in arr(sc, "nodes").iter().map(Value::as_u64) {
+            match r.map(|r| r as usize) {
+                Some(r) if r < nodes.len() => {
+                    if let Some(p) = parent[r] {
+                        return Err(err(
+                            "gltf.hierarchy",
+                            format!("scene {k} lists node {r} as a root, but it is a child of node {p}: a scene's nodes must be roots (glTF 2.0 §3.5.2)"),
+                        ));
+                    }
+                }
+                _ => {
+                    return Err(err(
+                        "gltf.hierarchy",
+                        format!(
+                            "scene {k} lists node {r:?}, not a node of the glTF's {}",
+                            nodes.len()
+                        ),
+                    ))
+                }
+            }
+        }
+    }
     // A cycle: walk up from each node, marking the path (1) until a root
     // or a node known to reach one (2); meeting the path again is a cycle.
     // Every node is walked once: linear.

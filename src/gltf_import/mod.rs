@@ -102,6 +102,12 @@ pub struct ImportOptions {
     /// --game-dir`, [`material_edits::edits`]); otherwise they are refused
     /// ([`material_edits::check`]).
     pub write_materials: bool,
+    /// The clips of the base's `.ctl` (unit-files-notes §1.7, built by
+    /// `unit::clips::base_clips`): the frame range and clip time of every
+    /// clip animation come from them, never from the glTF's extras
+    /// ([`clips::fold_clips`]); `None`: the base has no `.ctl`, and an
+    /// edited clip is not written (a warning).
+    pub base_clips: Option<Vec<crate::gltf_export::msh_extras::BaseClip>>,
 }
 
 impl Default for ImportOptions {
@@ -110,6 +116,7 @@ impl Default for ImportOptions {
             fps: None,
             reduce_keys: true,
             write_materials: false,
+            base_clips: None,
         }
     }
 }
@@ -273,8 +280,14 @@ pub fn import_with_base(
 ) -> Result<Imported, ImportError> {
     clips::refuse_assembled(doc)?;
     let conv = context(doc, opts, Some(base));
-    // Edited clip animations go into the timeline first (crate::unit::back).
-    let folded = clips::fold_clips(doc, base, conv.up, conv.model.quat, conv.fps)?;
+    // Edited clip animations go into the timeline first (clips).
+    let folded = clips::fold_clips(
+        doc,
+        (base, opts.base_clips.as_deref()),
+        conv.up,
+        conv.model.quat,
+        conv.fps,
+    )?;
     let doc = folded.doc.as_ref().unwrap_or(doc);
     let mut report = ImportReport {
         fps: conv.fps,

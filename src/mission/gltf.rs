@@ -589,6 +589,7 @@ fn add_terrain(
         textures: opts.textures,
         ..Default::default()
     };
+    crate::terrain::convert::check_work(&src, &topts).map_err(terr)?;
     let g = export::export(&src, b.libs, &topts);
     b.inputs.extend(src.inputs.iter().cloned());
     b.warnings

@@ -68,6 +68,7 @@ pub fn run(
         all_lods: opts.convert.cells.all_cells,
         areals: opts.areals,
         textures: opts.convert.textures,
+        max_work: opts.convert.max_work,
     };
     let mode = match opts.convert.mode {
         crate::msh::read::Mode::Tolerant => Mode::Tolerant,

@@ -42,6 +42,49 @@ pub fn libraries_for(msh: &Path, game_dir: Option<&Path>) -> (Option<Libraries>,
     (Some(libs), warnings)
 }
 
+/// The work a map's export costs, in [`crate::limits`] units, and what
+/// was counted: Res21 faces (1 each), Res3 vertices (2 each: about 64
+/// output bytes, [`crate::limits::BYTES_PER_UNIT`]), face classes (each a
+/// glTF material and a primitive per exported LOD:
+/// 2 x [`crate::limits::UNITS_PER_PRIMITIVE`]), Res1 grid squares and
+/// Res2 cells (1 each) and Land1/Land2 WEAR rows
+/// ([`crate::limits::UNITS_PER_PRIMITIVE`] each: a row resolves a material
+/// and its textures).
+pub fn work(src: &TerrainSource) -> (u64, String) {
+    let land = &src.land;
+    let classes: std::collections::BTreeSet<_> = land.faces.iter().map(|f| f.class()).collect();
+    let rows = src.land1.as_ref().map_or(0, |w| w.materials.len())
+        + src.land2.as_ref().map_or(0, |w| w.materials.len());
+    let (f, v, c) = (land.faces.len(), land.positions.len(), classes.len());
+    let cells = land.squares.len() + land.slots.len();
+    let p = crate::limits::UNITS_PER_PRIMITIVE;
+    let units = f as u64 + 2 * v as u64 + 2 * p * c as u64 + cells as u64 + p * rows as u64;
+    (
+        units,
+        format!("{f} faces, {v} vertices, {c} face classes (materials), {cells} grid squares and cells, {rows} WEAR rows"),
+    )
+}
+
+/// Refuses a map whose export costs more than `opts.max_work`
+/// ([`work`]; issue 26 item 5), before any of it is built.
+///
+/// # Errors
+/// `limits.work` naming what was counted and the budget.
+pub fn check_work(src: &TerrainSource, opts: &TerrainExportOptions) -> Result<(), TerrainError> {
+    let (units, what) = work(src);
+    if units > opts.max_work {
+        return Err(TerrainError::file(
+            "limits.work",
+            format!(
+                "{}: {what} make {units} work units, over the budget of {} (docs/safety.md \"Bounded work\"; raise it with --max-work)",
+                src.path.display(),
+                opts.max_work
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Converts `msh` (a Land.msh; its siblings are found beside it) into `out`
 /// (`.gltf` writes a `.bin` beside it, anything else is GLB).
 ///
@@ -57,6 +100,7 @@ pub fn convert_file(
     force: bool,
 ) -> Result<ConvertedMap, TerrainError> {
     let src = TerrainSource::load(msh, mode, libs)?;
+    check_work(&src, opts)?;
     let gltf = export::export(&src, libs, opts);
     let json_err = |e: serde_json::Error| TerrainError::file("gltf.json", e.to_string());
     let out_err = |e: crate::output::OutputError| TerrainError::file(e.rule(), e.to_string());

@@ -45,6 +45,10 @@ pub struct TerrainExportOptions {
     pub areals: bool,
     /// Embed textures.
     pub textures: bool,
+    /// The work budget (`--max-work`, units of [`crate::limits`]): a map
+    /// over it is refused before it is exported
+    /// ([`super::convert::check_work`]).
+    pub max_work: u64,
 }
 
 impl Default for TerrainExportOptions {
@@ -55,6 +59,7 @@ impl Default for TerrainExportOptions {
             all_lods: false,
             areals: false,
             textures: true,
+            max_work: crate::limits::DEFAULT_MAX_WORK,
         }
     }
 }

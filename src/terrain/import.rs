@@ -69,6 +69,17 @@ fn class_of(material: &Value) -> Option<FaceClass> {
     })
 }
 
+/// One glTF triangle matched to a base face by its sorted vertex triple.
+struct FaceEdit {
+    class: FaceClass,
+    /// The triangle's base vertex ids in glTF order (its winding).
+    order: [u16; 3],
+    /// (mesh, primitive) it came from.
+    prim: (usize, usize),
+    /// A second (mesh, primitive) holding the same face.
+    dup: Option<(usize, usize)>,
+}
+
 /// Edits read from the glTF, per base vertex and per face.
 #[derive(Default)]
 struct Edits {
@@ -76,19 +87,179 @@ struct Edits {
     alpha: BTreeMap<usize, f32>,
     uv0: BTreeMap<usize, [u16; 2]>,
     uv1: BTreeMap<usize, [u16; 2]>,
-    /// Per LOD: sorted vertex triple → class.
-    faces: BTreeMap<usize, HashMap<[u16; 3], FaceClass>>,
+    /// Per attribute (position, alpha, TEXCOORD_0, TEXCOORD_1): base
+    /// vertices with a glTF copy left at the base's value.
+    kept: [BTreeSet<usize>; 4],
+    /// Per LOD: sorted vertex triple → the glTF triangle.
+    faces: BTreeMap<usize, HashMap<[u16; 3], FaceEdit>>,
+}
+
+/// Where a glTF vertex copy is: (mesh, primitive, glTF vertex).
+type At = (usize, usize, usize);
+
+/// Records one glTF copy's value for base vertex `v`: an edit when it
+/// differs from the base, a kept copy otherwise; two copies edited to
+/// different values are a conflict (`terrain.edit_conflict`, naming the
+/// vertex, both values and where the second copy is).
+#[allow(clippy::too_many_arguments)]
+fn note<T: Copy + std::fmt::Debug>(
+    edits: &mut BTreeMap<usize, T>,
+    kept: &mut BTreeSet<usize>,
+    (v, value, unchanged): (usize, T, bool),
+    same: impl Fn(&T, &T) -> bool,
+    (what, stream): (&str, u32),
+    (mesh, prim, i): At,
+) -> Result<(), TerrainError> {
+    if unchanged {
+        kept.insert(v);
+        return Ok(());
+    }
+    match edits.entry(v) {
+        std::collections::btree_map::Entry::Vacant(e) => {
+            e.insert(value);
+            Ok(())
+        }
+        std::collections::btree_map::Entry::Occupied(o) if same(o.get(), &value) => Ok(()),
+        std::collections::btree_map::Entry::Occupied(o) => Err(TerrainError::record(
+            "terrain.edit_conflict",
+            stream,
+            v,
+            format!(
+                "map vertex {v}: two glTF copies carry different {what} edits, {:?} and {value:?} (the second in mesh {mesh} primitive {prim}, glTF vertex {i}); a map vertex has one {what}: edit its copies together",
+                o.get()
+            ),
+        )),
+    }
+}
+
+/// Copies of one map vertex edited on some glTF copies and left at the
+/// base's value on others (a split vertex): the edit is written for every
+/// copy, with a warning naming the vertices.
+fn split_warnings(ed: &Edits, warnings: &mut Vec<String>) {
+    let edited: [BTreeSet<usize>; 4] = [
+        ed.position.keys().copied().collect(),
+        ed.alpha.keys().copied().collect(),
+        ed.uv0.keys().copied().collect(),
+        ed.uv1.keys().copied().collect(),
+    ];
+    for (k, what) in [
+        "position",
+        "COLOR_0 alpha (Res14)",
+        "TEXCOORD_0",
+        "TEXCOORD_1",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let split: Vec<usize> = edited[k].intersection(&ed.kept[k]).copied().collect();
+        if !split.is_empty() {
+            warnings.push(format!(
+                "{} map vertices have their {what} edited on some glTF copies and unchanged on others (a split vertex); the edited value is written for every copy: vertices {:?}{}",
+                split.len(),
+                &split[..split.len().min(20)],
+                if split.len() > 20 { " ..." } else { "" }
+            ));
+        }
+    }
 }
 
 fn uv_raw(u: f32) -> u16 {
     ((f64::from(u) * 1024.0).round() as i64).rem_euclid(65536) as u16
 }
 
+/// The per-vertex alpha of a primitive: TEXCOORD_2.y through Blender,
+/// else COLOR_0's fourth component (1 for an RGB COLOR_0); non-finite
+/// alpha is refused naming the glTF vertex (`gltf.non_finite`).
+fn read_alpha(
+    doc: &GltfFile,
+    attr: &dyn Fn(&str) -> Option<usize>,
+    n: usize,
+    (mesh, prim): (usize, usize),
+) -> Result<Option<Vec<f32>>, TerrainError> {
+    let ge = |e: crate::gltf_import::ImportError| err(e.to_string());
+    // Blender 3.x loses COLOR_0's alpha and every `_` attribute but keeps
+    // UV maps: through Blender, Res14 travels in TEXCOORD_2.y.
+    let blender = doc.json["asset"]["generator"]
+        .as_str()
+        .is_some_and(|g| g.contains("Blender"));
+    let alpha: Option<Vec<f32>> = match (blender, attr("TEXCOORD_2")) {
+        (true, Some(a)) => Some(
+            doc.floats(a, 2, "TEXCOORD_2")
+                .map_err(ge)?
+                .iter()
+                .skip(1)
+                .step_by(2)
+                .copied()
+                .collect(),
+        ),
+        _ => attr("COLOR_0")
+            .map(|a| doc.accessor(a).map(|r| (r.ncomp, r.to_f32())))
+            .transpose()
+            .map_err(ge)?
+            .map(|(nc, c)| {
+                if nc == 4 {
+                    c.chunks_exact(4).map(|q| q[3]).collect()
+                } else {
+                    vec![1.0; n]
+                }
+            }),
+    };
+    if let Some((i, a)) = alpha
+        .iter()
+        .flatten()
+        .enumerate()
+        .find(|(_, a)| !a.is_finite())
+    {
+        return Err(TerrainError::file(
+            "gltf.non_finite",
+            format!("mesh {mesh} primitive {prim}: COLOR_0 alpha of glTF vertex {i} is {a}; Res14 alpha must be a finite number"),
+        ));
+    }
+    Ok(alpha)
+}
+
+/// The triangle list of a primitive (TRIANGLES only), each index inside
+/// its `n` vertices; a partial triangle or a stray index is refused
+/// (`terrain.import`) naming mesh, primitive and index.
+fn read_triangles(
+    doc: &GltfFile,
+    p: &Value,
+    n: usize,
+    (mesh, prim): (usize, usize),
+) -> Result<Vec<u32>, TerrainError> {
+    let at = format!("mesh {mesh} primitive {prim}");
+    let mode = p.get("mode").and_then(Value::as_u64).unwrap_or(4);
+    if mode != 4 {
+        return Err(err(format!(
+            "{at}: mode {mode}; a terrain primitive is a triangle list (mode 4)"
+        )));
+    }
+    let idx = match p.get("indices").and_then(Value::as_u64) {
+        Some(a) => doc
+            .indices(a as usize)
+            .map_err(|e| err(format!("{at}: {e}")))?,
+        None => (0..n as u32).collect(),
+    };
+    if idx.len() % 3 != 0 {
+        return Err(err(format!(
+            "{at}: {} indices are not whole triangles ({} left over); every face is 3 indices",
+            idx.len(),
+            idx.len() % 3
+        )));
+    }
+    if let Some((k, i)) = idx.iter().enumerate().find(|(_, &i)| i as usize >= n) {
+        return Err(err(format!(
+            "{at}: index {k} is {i}, past the primitive's {n} vertices (a stray index)"
+        )));
+    }
+    Ok(idx)
+}
+
 /// Reads one primitive's vertices (mapped to base ids) and faces.
 fn read_primitive(
     doc: &GltfFile,
     p: &Value,
-    lod: usize,
+    (lod, mesh, prim): (usize, usize, usize),
     up: Up,
     base: &Land,
     ed: &mut Edits,
@@ -104,7 +275,7 @@ fn read_primitive(
         .get("material")
         .and_then(Value::as_u64)
         .map(|m| &doc.json["materials"][m as usize]);
-    let class = mat.and_then(class_of).ok_or_else(|| err("a terrain primitive's material has no extras.parkan_terrain class (tex1, tex2, flags, surface, word3)"))?;
+    let class = mat.and_then(class_of).ok_or_else(|| err(format!("mesh {mesh} primitive {prim}: its material has no extras.parkan_terrain class (tex1, tex2, flags, surface, word3)")))?;
     let pos = doc
         .floats(
             attr("POSITION").ok_or_else(|| err("primitive without POSITION"))?,
@@ -133,49 +304,38 @@ fn read_primitive(
             Err(TerrainError::file("terrain.topology", format!("glTF vertex {i} has no base vertex (_VERTEX_ID {x}): new vertices are refused; re-cutting at the grid lines is not implemented")))
         }
     };
-    // Blender 3.x loses COLOR_0's alpha and every `_` attribute but keeps
-    // UV maps: through Blender, Res14 travels in TEXCOORD_2.y.
-    let blender = doc.json["asset"]["generator"]
-        .as_str()
-        .is_some_and(|g| g.contains("Blender"));
-    let alpha: Option<Vec<f32>> = match (blender, attr("TEXCOORD_2")) {
-        (true, Some(a)) => Some(
-            doc.floats(a, 2, "TEXCOORD_2")
-                .map_err(ge)?
-                .iter()
-                .skip(1)
-                .step_by(2)
-                .copied()
-                .collect(),
-        ),
-        _ => attr("COLOR_0")
-            .map(|a| doc.accessor(a).map(|r| (r.ncomp, r.to_f32())))
-            .transpose()
-            .map_err(ge)?
-            .map(|(nc, c)| {
-                if nc == 4 {
-                    c.chunks_exact(4).map(|q| q[3]).collect()
-                } else {
-                    vec![1.0; n]
-                }
-            }),
-    };
+    let alpha = read_alpha(doc, &attr, n, (mesh, prim))?;
     let uv = |k: &str| attr(k).map(|a| doc.floats(a, 2, k)).transpose().map_err(ge);
     let (t0, t1) = (uv("TEXCOORD_0")?, uv("TEXCOORD_1")?);
     for i in 0..n {
         let v = id_of(i)?;
+        let at = (mesh, prim, i);
         let p = axes::vec3_inv(up, [pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]]);
-        if p != base.positions[v] {
-            ed.position.entry(v).or_insert(p);
-        }
+        let same_bits = |a: &[f32; 3], b: &[f32; 3]| a.map(f32::to_bits) == b.map(f32::to_bits);
+        let moved = (v, p, p == base.positions[v]);
+        note(
+            &mut ed.position,
+            &mut ed.kept[0],
+            moved,
+            same_bits,
+            ("position", 3),
+            at,
+        )?;
         if let Some(a) = alpha.as_ref().and_then(|al| al.get(i).copied()) {
-            if (a - base.alpha_of(v)).abs() > 1e-6 {
-                ed.alpha.entry(v).or_insert(a);
-            }
+            let close = |x: &f32, y: &f32| (x - y).abs() <= 1e-6;
+            let unchanged = close(&a, &base.alpha_of(v));
+            note(
+                &mut ed.alpha,
+                &mut ed.kept[1],
+                (v, a, unchanged),
+                close,
+                ("COLOR_0 alpha", 14),
+                at,
+            )?;
         }
-        for (t, stream, map, name) in [
-            (&t0, &base.uv0, &mut ed.uv0, "TEXCOORD_0"),
-            (&t1, &base.uv1, &mut ed.uv1, "TEXCOORD_1"),
+        for (k, t, stream, name) in [
+            (0, &t0, &base.uv0, "TEXCOORD_0"),
+            (1, &t1, &base.uv1, "TEXCOORD_1"),
         ] {
             if let Some(t) = t {
                 let Some(&[u, w]) = t.get(2 * i..2 * i + 2) else {
@@ -185,24 +345,41 @@ fn read_primitive(
                     )));
                 };
                 let q = [uv_raw(u), uv_raw(w)];
-                if q != stream[v] {
-                    map.entry(v).or_insert(q);
-                }
+                let map = if k == 0 { &mut ed.uv0 } else { &mut ed.uv1 };
+                let sid = if k == 0 { 5 } else { 18 };
+                note(
+                    map,
+                    &mut ed.kept[2 + k],
+                    (v, q, q == stream[v]),
+                    |a, b| a == b,
+                    (name, sid),
+                    at,
+                )?;
             }
         }
     }
-    let idx = match p.get("indices").and_then(Value::as_u64) {
-        Some(a) => doc.indices(a as usize).map_err(ge)?,
-        None => (0..n as u32).collect(),
-    };
+    let idx = read_triangles(doc, p, n, (mesh, prim))?;
     let faces = ed.faces.entry(lod).or_default();
     for t in idx.chunks_exact(3) {
-        let mut k = [0u16; 3];
+        let mut order = [0u16; 3];
         for j in 0..3 {
-            k[j] = id_of(t[j] as usize)? as u16;
+            order[j] = id_of(t[j] as usize)? as u16;
         }
+        let mut k = order;
         k.sort_unstable();
-        faces.insert(k, class);
+        match faces.entry(k) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(FaceEdit {
+                    class,
+                    order,
+                    prim: (mesh, prim),
+                    dup: None,
+                });
+            }
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                e.get_mut().dup.get_or_insert((mesh, prim));
+            }
+        }
     }
     Ok(())
 }
@@ -230,11 +407,13 @@ fn read_edits(doc: &GltfFile, base: &Land) -> Result<(Edits, Vec<usize>), Terrai
         };
         let lod = lod.min(1) as usize;
         lods.push(lod);
-        for p in doc.json["meshes"][mesh as usize]["primitives"]
+        for (k, p) in doc.json["meshes"][mesh as usize]["primitives"]
             .as_array()
             .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .enumerate()
         {
-            read_primitive(doc, p, lod, up, base, &mut ed)?;
+            read_primitive(doc, p, (lod, mesh as usize, k), up, base, &mut ed)?;
         }
     }
     if lods.is_empty() {
@@ -243,15 +422,62 @@ fn read_edits(doc: &GltfFile, base: &Land) -> Result<(Edits, Vec<usize>), Terrai
     Ok((ed, lods))
 }
 
+/// Whether a face's tex1/tex2 is past `rows` Land1.wea rows (terrain-notes
+/// §5.2 rule 8; what a tolerant export leaves out).
+fn row_bad(c: &FaceClass, rows: usize) -> bool {
+    usize::from(c.tex1) >= rows || (c.tex2 != NO_TEX2 && usize::from(c.tex2) >= rows)
+}
+
+/// Whether `order` is `base` turned (same winding), not mirrored.
+fn same_winding(order: [u16; 3], base: [u16; 3]) -> bool {
+    (0..3).any(|r| (0..3).all(|j| order[j] == base[(j + r) % 3]))
+}
+
+/// One base face matched against the glTF's triangle: a face in two
+/// primitives is refused (`terrain.edit_conflict`), a repaint to a row
+/// past Land1.wea's `rows` is refused (`terrain.material_row`), a flipped
+/// winding is pushed to `flipped`. Returns whether the class changed.
+fn apply_face(
+    land: &mut Land,
+    (lod, i): (usize, usize),
+    fe: &FaceEdit,
+    rows: Option<usize>,
+    flipped: &mut Vec<usize>,
+) -> Result<bool, TerrainError> {
+    let f = &mut land.faces[i];
+    let (m, p) = fe.prim;
+    if let Some((m2, p2)) = fe.dup {
+        return Err(TerrainError::record("terrain.edit_conflict", 21, i, format!("LOD{lod} face {:?} is in mesh {m} primitive {p} and again in mesh {m2} primitive {p2}: a face has one material (one primitive); delete the extra copy", f.v)));
+    }
+    if !same_winding(fe.order, f.v) {
+        flipped.push(i);
+    }
+    let c = fe.class;
+    if f.class() == c {
+        return Ok(false);
+    }
+    if let Some(n) = rows.filter(|&n| row_bad(&c, n)) {
+        return Err(TerrainError::record("terrain.material_row", 21, i, format!("LOD{lod} face {:?} repainted (mesh {m} primitive {p}) to tex1 {} / tex2 {}: Land1.wea has {n} rows (0..{}); the game and msh2gltf refuse a row past them", f.v, c.tex1, c.tex2, n.saturating_sub(1))));
+    }
+    (f.tex1, f.tex2, f.flags, f.surface, f.word3) = (c.tex1, c.tex2, c.flags, c.surface, c.word3);
+    Ok(true)
+}
+
 /// Applies repaints: checks the face sets match, sets class fields.
+///
+/// A base face missing from the glTF is kept only when the export left it
+/// out (its row is past Land1.wea's `rows`); the glTF's own
+/// `skipped_faces` (`listed`) is never trusted, only named in the error.
 fn apply_faces(
     land: &mut Land,
     ed: &Edits,
     lods: &[usize],
-    skipped: &BTreeSet<usize>,
+    (listed, rows): (&BTreeSet<usize>, Option<usize>),
     rep: &mut TerrainImportReport,
 ) -> Result<BTreeSet<usize>, TerrainError> {
     let mut repainted = BTreeSet::new();
+    let mut flipped = Vec::new();
+    let mut unchecked = Vec::new();
     let none = HashMap::new();
     for &lod in lods {
         // A LOD node whose mesh has no primitives (or names no mesh) has no faces.
@@ -261,23 +487,45 @@ fn apply_faces(
         for i in range.clone() {
             let mut k = land.faces[i].v;
             k.sort_unstable();
-            let Some(c) = got.get(&k) else {
-                if skipped.contains(&i) {
+            let Some(fe) = got.get(&k) else {
+                if rows.is_some_and(|n| row_bad(&land.faces[i].class(), n)) {
                     continue;
                 }
-                return Err(TerrainError::record("terrain.topology", 21, i, format!("LOD{lod} face {:?} is missing from the glTF: removing faces is refused (re-cutting at the grid lines is not implemented)", land.faces[i].v)));
+                if rows.is_none() && listed.contains(&i) {
+                    unchecked.push(i);
+                    continue;
+                }
+                let note = if listed.contains(&i) {
+                    " (it is listed in the glTF's skipped_faces, but only faces the export left out, a tex1/tex2 past Land1.wea's rows, may be missing)"
+                } else {
+                    ""
+                };
+                return Err(TerrainError::record("terrain.topology", 21, i, format!("LOD{lod} face {:?} is missing from the glTF{note}: removing faces is refused (re-cutting at the grid lines is not implemented)", land.faces[i].v)));
             };
             seen += 1;
-            let f = &mut land.faces[i];
-            if f.class() != *c {
-                (f.tex1, f.tex2, f.flags, f.surface, f.word3) =
-                    (c.tex1, c.tex2, c.flags, c.surface, c.word3);
+            if apply_face(land, (lod, i), fe, rows, &mut flipped)? {
                 repainted.insert(i);
             }
         }
         if seen != got.len() {
             return Err(TerrainError::file("terrain.topology", format!("LOD{lod}: the glTF has {} faces, the base {seen}: adding faces is refused (re-cutting at the grid lines is not implemented)", got.len())));
         }
+    }
+    if !flipped.is_empty() {
+        rep.warnings.push(format!(
+            "{} face(s) have a flipped winding in the glTF; a face's winding is not written, the base's is kept: Res21 faces {:?}{}",
+            flipped.len(),
+            &flipped[..flipped.len().min(20)],
+            if flipped.len() > 20 { " ..." } else { "" }
+        ));
+    }
+    if !unchecked.is_empty() {
+        rep.warnings.push(format!(
+            "{} face(s) missing from the glTF are kept from the base because its skipped_faces lists them; without Land1.wea beside the base this cannot be checked (only faces with a row past Land1.wea's are left out by an export): Res21 faces {:?}{}",
+            unchecked.len(),
+            &unchecked[..unchecked.len().min(20)],
+            if unchecked.len() > 20 { " ..." } else { "" }
+        ));
     }
     rep.repainted_faces = repainted.len();
     Ok(repainted)
@@ -375,21 +623,45 @@ pub fn check_base(base: &Land) -> Result<bool, TerrainError> {
     Ok(f.regenerate_order)
 }
 
-/// Rebuilds `base` with the edits of `doc` (an export of `base`).
+/// Rebuilds `base` with the edits of `doc` (an export of `base`), Land1.wea
+/// unknown: [`import_with_land1`] with `None`.
 ///
-/// `skipped` are the faces a tolerant export left out (kept from the base).
-/// The result passes the strict validator or the import fails.
+/// # Errors
+/// As [`import_with_land1`].
+pub fn import_with_base(
+    doc: &GltfFile,
+    base: &Land,
+) -> Result<(Land, TerrainImportReport), TerrainError> {
+    import_with_land1(doc, base, None)
+}
+
+/// Rebuilds `base` with the edits of `doc` (an export of `base`);
+/// `land1_rows` is the number of material rows of the map's Land1.wea
+/// (`None`: not found beside the base).
+///
+/// Faces missing from the glTF are kept from the base only where a
+/// tolerant export left them out (tex1/tex2 past `land1_rows`, terrain-notes
+/// §5.2 rule 8); the glTF's `skipped_faces` is trusted (with a warning)
+/// only when `land1_rows` is unknown. Conflicting edits are refused naming
+/// the vertex or face; a flipped winding or a split vertex (one copy
+/// edited, another left) is a warning naming them. The result passes the
+/// strict validator or the import fails.
 ///
 /// # Errors
 /// Any error-level rule the base breaks ([`check_base`]), `terrain.import`
 /// (no terrain node, a material without class extras, unreadable
-/// accessors, an attribute shorter than POSITION), `terrain.topology` (faces or vertices added or
-/// removed), and any strict rule of [`validate::validate`] the edited map
-/// breaks (e.g. a vertex moved out of its cell: `terrain.cell_box` is a
-/// warning, reported).
-pub fn import_with_base(
+/// accessors, an attribute shorter than POSITION, a partial triangle, a
+/// stray index, a mode other than triangles), `gltf.non_finite` (a NaN/Inf
+/// COLOR_0 alpha), `terrain.edit_conflict` (two copies of one map vertex
+/// edited differently, one face in two primitives), `terrain.material_row`
+/// (a repaint to a row past Land1.wea's), `terrain.topology` (faces or
+/// vertices added or removed), and any strict rule of
+/// [`validate::validate`] the edited map breaks (e.g. a vertex moved out of
+/// its cell: `terrain.cell_box` is a warning, reported).
+pub fn import_with_land1(
     doc: &GltfFile,
     base: &Land,
+    land1_rows: Option<usize>,
 ) -> Result<(Land, TerrainImportReport), TerrainError> {
     let regenerate_order = check_base(base)?;
     let (ed, lods) = read_edits(doc, base)?;
@@ -405,7 +677,8 @@ pub fn import_with_base(
         .unwrap_or_default();
     let mut land = base.clone();
     let mut rep = TerrainImportReport::default();
-    let repainted = apply_faces(&mut land, &ed, &lods, &skipped, &mut rep)?;
+    let repainted = apply_faces(&mut land, &ed, &lods, (&skipped, land1_rows), &mut rep)?;
+    split_warnings(&ed, &mut rep.warnings);
     let moved_faces = apply_vertices(&mut land, &ed, &mut rep);
     let squares = squares_of(&land, &moved_faces);
     derive::cell_boxes(&mut land, &squares);
@@ -492,5 +765,63 @@ fn stale_map_warning(
             .any(|&i| land.faces[i].is_water() != base.faces[i].is_water());
     if extent || water_moved || water_class {
         rep.warnings.push("the map's XY extent or its water changed: Land.map (navigation areals) may be stale; it is kept as is".into());
+    }
+}
+
+/// The map's Land1.wea as `gltf2msh --base` checks repaints against it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Land1Rows {
+    /// The file found beside the base (an input of the run).
+    pub path: Option<std::path::PathBuf>,
+    /// Its material rows, when it was read and parsed.
+    pub rows: Option<usize>,
+    /// Why the rows are unknown (not found, unreadable, broken), naming
+    /// where it looked.
+    pub warning: Option<String>,
+}
+
+/// Finds `<stem>1.wea` (any case) beside the map `base` and counts its
+/// WEAR material rows (format-notes §4.1), read through the regular-file,
+/// size-capped reader. Never fails: a missing, unreadable or broken file
+/// leaves `rows` unknown with a warning naming it.
+pub fn land1_beside(base: &std::path::Path) -> Land1Rows {
+    let dir = base
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let stem = base
+        .file_stem()
+        .map_or_else(|| "Land".into(), |s| s.to_string_lossy().into_owned());
+    let name = format!("{stem}1.wea");
+    let Some(p) = super::source::sibling(dir, &name) else {
+        return Land1Rows {
+            warning: Some(format!(
+                "{name} not found in {}: repainted faces' material rows are not checked",
+                dir.display()
+            )),
+            ..Default::default()
+        };
+    };
+    let rows = crate::source::read_regular(&p, crate::output::MAX_UPDATE_BYTES)
+        .map_err(|e| e.to_string())
+        .and_then(|b| {
+            crate::material::Wear::parse(&b)
+                .map(|w| w.materials.len())
+                .map_err(|e| e.to_string())
+        });
+    match rows {
+        Ok(n) => Land1Rows {
+            path: Some(p),
+            rows: Some(n),
+            warning: None,
+        },
+        Err(e) => Land1Rows {
+            warning: Some(format!(
+                "{}: {e}; repainted faces' material rows are not checked",
+                p.display()
+            )),
+            path: Some(p),
+            rows: None,
+        },
     }
 }

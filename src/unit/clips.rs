@@ -52,7 +52,7 @@ impl Clip {
     }
 }
 
-pub use crate::gltf_export::msh_extras::ClipTime;
+pub use crate::gltf_export::msh_extras::{BaseClip, ClipTime};
 
 impl ClipTime {
     /// The clip time of `clip`: from its first to its last frame, reversed
@@ -71,6 +71,27 @@ impl ClipTime {
             }
         }
     }
+}
+
+/// The clips of a base model's `.ctl` as the way back needs them
+/// ([`BaseClip`]: identity, frames, clip time); node names do not matter
+/// there, only ranges and identities.
+pub fn base_clips(ctl: &Controller, base: &crate::msh::Model) -> Vec<BaseClip> {
+    let crate::msh::Nodes::Node38(nodes) = &base.nodes else {
+        return Vec::new();
+    };
+    let names: Vec<String> = (0..nodes.len()).map(|i| format!("node{i}")).collect();
+    let animated: Vec<bool> = nodes.iter().map(|n| n.map_start != 0xFFFF).collect();
+    derive(ctl, &names, &animated, &mut Vec::new())
+        .iter()
+        .map(|c| BaseClip {
+            channel: c.kind == ClipKind::Channel,
+            first: c.first,
+            last: c.last,
+            source: c.source.clone(),
+            time: ClipTime::of(c),
+        })
+        .collect()
 }
 
 /// The role of a channel from its component class, span and flags

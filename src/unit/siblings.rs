@@ -24,6 +24,10 @@ pub struct Siblings {
     pub cpt: Option<Sibling>,
     /// `<stem>.ctl`.
     pub ctl: Option<Sibling>,
+    /// Siblings found but not read (a FIFO, a device, a folder, over the
+    /// size cap, unreadable): one line each naming the file and why;
+    /// [`Siblings::parse`] turns them into warnings (issue 26 item 10).
+    pub unread: Vec<String>,
 }
 
 /// The entry `<stem of model_entry>.<ext>` of `archive` (ASCII case-insensitive).
@@ -56,6 +60,7 @@ pub fn in_archive(archive: &nres::Archive<'_>, archive_name: &str, model_entry: 
     Siblings {
         cpt: get(b"cpt"),
         ctl: get(b"ctl"),
+        unread: Vec::new(),
     }
 }
 
@@ -72,27 +77,26 @@ pub fn beside_file(path: &Path) -> Siblings {
     let names: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
         .map(|d| d.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
-    let get = |ext: &str| {
+    let mut unread = Vec::new();
+    let mut get = |ext: &str| {
         let want = format!("{stem}.{ext}");
-        names
-            .iter()
-            .find(|p| {
-                p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(&want))
-            })
-            .and_then(|p| {
-                crate::source::read_regular(p, crate::output::MAX_UPDATE_BYTES)
-                    .ok()
-                    .map(|data| Sibling {
-                        source: p.display().to_string(),
-                        data,
-                    })
-            })
+        let p = names.iter().find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(&want))
+        })?;
+        match crate::source::read_regular(p, crate::output::MAX_UPDATE_BYTES) {
+            Ok(data) => Some(Sibling {
+                source: p.display().to_string(),
+                data,
+            }),
+            Err(e) => {
+                unread.push(format!("{}: {e}; ignored", p.display()));
+                None
+            }
+        }
     };
-    Siblings {
-        cpt: get("cpt"),
-        ctl: get("ctl"),
-    }
+    let (cpt, ctl) = (get("cpt"), get("ctl"));
+    Siblings { cpt, ctl, unread }
 }
 
 /// The siblings of a batch job: entry `entry` of the archive `bytes` read
@@ -126,7 +130,10 @@ pub struct Parsed {
 impl Siblings {
     /// Reads both siblings (unit-files-notes §5.1, §5.2).
     pub fn parse(&self) -> Parsed {
-        let mut out = Parsed::default();
+        let mut out = Parsed {
+            warnings: self.unread.clone(),
+            ..Parsed::default()
+        };
         fn keep<T>(r: Result<T, UnitError>, s: &Sibling, w: &mut Vec<String>) -> Option<T> {
             r.map_err(|e| w.push(format!("{}; ignored", e.in_file(s.source.clone()))))
                 .ok()
@@ -222,6 +229,7 @@ mod tests {
                 source: "a.rlb:x.ctl".into(),
                 data: vec![1, 2, 3],
             }),
+            unread: Vec::new(),
         };
         let p = s.parse();
         assert_eq!(p.cpt.unwrap().points[0].name(), "dust_01");
@@ -255,6 +263,7 @@ mod tests {
                     data: cpt::write(&pts),
                 }),
                 ctl: None,
+                unread: Vec::new(),
             };
             let p = s.parse();
             assert!(p.cpt.is_none());

@@ -272,6 +272,7 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
             fps: opts.fps,
             reduce_keys: opts.reduce_keys,
             write_materials: false,
+            base_clips: None,
         },
         None,
     );
