@@ -37,7 +37,9 @@ pub(super) fn edit_mission(
     let bytes = tma::write(&w.mission);
     tma::read(&bytes, Mode::Strict)
         .map_err(|e| conversion(format!("the edited mission is invalid: {e}")))?;
-    let unchanged = bytes == base_bytes;
+    // "unchanged" only when nothing differs: a difference not written (a
+    // moved route, a kind 0/1 scale) is a warning, and then not unchanged.
+    let unchanged = bytes == base_bytes && w.warnings.is_empty();
     let n_bytes = bytes.len();
     txn.stage(&out, bytes).map_err(output_fail)?;
     txn.commit().map_err(output_fail)?;
@@ -46,8 +48,16 @@ pub(super) fn edit_mission(
             "unchanged".to_string()
         } else {
             format!(
-                "{} objects moved, {} edited, {} deleted, {} added; {} lodes and clan bases moved",
-                w.moved, w.edited, w.deleted, w.added, w.layers
+                "{} objects moved, {} edited, {} deleted, {} added; {} lodes and clan bases moved{}",
+                w.moved,
+                w.edited,
+                w.deleted,
+                w.added,
+                w.layers,
+                match w.warnings.len() {
+                    0 => String::new(),
+                    n => format!("; {n} warning(s): what they name is not written"),
+                }
             )
         };
         eprintln!(
