@@ -228,6 +228,14 @@ fn check_installed(
     );
     let inst = &r["installed"];
     assert_eq!(inst["new"], serde_json::json!([]), "{inst}");
+    // Only the commit's lock files beside the game's archives (docs/safety.md).
+    for l in inst["locks"].as_array().unwrap() {
+        let l = l.as_str().unwrap();
+        assert!(
+            l.starts_with('.') && l.ends_with(".rlb.mshgltf-lock") && !l.contains('/'),
+            "{l}"
+        );
+    }
     assert_eq!(inst["gone"], serde_json::json!([]), "{inst}");
     assert_eq!(inst["changed"], serde_json::json!(scaled), "{inst}");
     for (p, b) in before {

@@ -159,9 +159,13 @@ def install(ctx, coll):
     except RuntimeError as e:
         out["exports"]["installed"] = ["ERROR", str(e)]
     after = snapshot(game)
+    # The commit's lock files (docs/safety.md: `.NAME.mshgltf-lock`, left
+    # in place) are listed apart.
+    lock = [k for k in after if k not in before and k.endswith(".mshgltf-lock")]
     out["installed"] = {"changed": sorted(k for k in after if k in before and after[k] != before[k]),
-                        "new": sorted(k for k in after if k not in before),
-                        "gone": sorted(k for k in before if k not in after)}
+                        "new": sorted(k for k in after if k not in before and k not in lock),
+                        "gone": sorted(k for k in before if k not in after),
+                        "locks": sorted(lock)}
 
 
 harness.run("UNIT_EDITS", main, out)
