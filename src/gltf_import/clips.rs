@@ -258,23 +258,9 @@ pub fn fold_clips(
         let range = clamp_range(bc.range());
         let ct = bc.time;
         for ch in arr(a, "channels") {
-            let (Some(g), Some(path)) = (idx(&ch["target"], "node"), ch["target"]["path"].as_str())
-            else {
+            let Some((g, r, path, smp)) = clip_target(nodes, a, ch, s.node_count()) else {
                 continue;
             };
-            let Some(r) = nodes
-                .get(g)
-                .and_then(|n| n["extras"]["msh"]["node"].as_u64())
-                .map(|r| r as usize)
-            else {
-                continue;
-            };
-            let Some(smp) = idx(ch, "sampler").and_then(|i| arr(a, "samplers").get(i)) else {
-                continue;
-            };
-            if r >= s.node_count() || !matches!(path, "translation" | "rotation") {
-                continue;
-            }
             if let Some(e) = clip_edit(doc, &s, (up, fps), (name, range, ct), (g, r), path, smp)? {
                 check_overlap(&edits, &e)?;
                 edits.push(e);
@@ -295,6 +281,23 @@ pub fn fold_clips(
         }
     }
     Ok(out)
+}
+
+/// What clip channel `ch` of animation `a` animates: (glTF node, its Res1
+/// node below `res1_count`, `translation` or `rotation`, its sampler);
+/// `None` for any other channel (scale, weights, nodes without
+/// `extras.msh.node`, unreadable targets).
+fn clip_target<'a>(
+    nodes: &[Value],
+    a: &'a Value,
+    ch: &'a Value,
+    res1_count: usize,
+) -> Option<(usize, usize, &'a str, &'a Value)> {
+    let g = idx(&ch["target"], "node")?;
+    let path = ch["target"]["path"].as_str()?;
+    let r = nodes.get(g)?["extras"]["msh"]["node"].as_u64()? as usize;
+    let smp = idx(ch, "sampler").and_then(|i| arr(a, "samplers").get(i))?;
+    (r < res1_count && matches!(path, "translation" | "rotation")).then_some((g, r, path, smp))
 }
 
 /// Whether the glTF clip extras `c` name base clip `b`: the same `.ctl`
@@ -338,24 +341,9 @@ fn clip_edited(
     let ct = ClipTime::from_extras(&a["extras"]["msh"]);
     let nodes = arr(&doc.json, "nodes");
     for ch in arr(a, "channels") {
-        let (Some(g), Some(path)) = (idx(&ch["target"], "node"), ch["target"]["path"].as_str())
-        else {
+        let Some((g, r, path, smp)) = clip_target(nodes, a, ch, s.node_count()) else {
             continue;
         };
-        let Some(r) = nodes
-            .get(g)
-            .and_then(|n| n["extras"]["msh"]["node"].as_u64())
-            .map(|r| r as usize)
-            .filter(|&r| r < s.node_count())
-        else {
-            continue;
-        };
-        let Some(smp) = idx(ch, "sampler").and_then(|i| arr(a, "samplers").get(i)) else {
-            continue;
-        };
-        if !matches!(path, "translation" | "rotation") {
-            continue;
-        }
         match clip_edit(doc, s, (up, fps), (name, range, ct), (g, r), path, smp) {
             Ok(None) => {}
             Ok(Some(_)) => return Ok(true),
