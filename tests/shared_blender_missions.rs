@@ -6,14 +6,17 @@
 //! duplicates a unit (Shift+D), exports again and renders the mission;
 //! File › Export › Parkan model on a mission is refused naming the mission
 //! export; in the second mission (its names `.001` after the first's) a
-//! Shift+D copy named `.002` still comes back as the copy.
+//! Shift+D copy named `.002` still comes back as the copy; back in the
+//! first mission a building scaled ×2 and a route moved are exported.
 //! Here: every placed object of the manifest is there (per kind, every
 //! index, one collection per group), copies share mesh datablocks (fewer
 //! datablocks than placed mesh objects), each placed object carries its
 //! clan's colour, the unedited exports are the base `data.tma` byte for
 //! byte, and the edited one, read with the project's own reader
 //! ([`mshgltf::mission::tma::read`], strict), holds exactly the move, the
-//! delete and the copy.
+//! delete and the copy; the scale and the route move, which the game does
+//! not take, leave the file as it was and are each a warning naming the
+//! object in the operator's report.
 //!
 //! Skips (passing) when `../shared/corpus` or Blender is absent.
 
@@ -48,16 +51,17 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// Runs the script in Blender (`blender -b`) or, with `bpy`, in that
-/// Python with PyPI's `bpy`; returns its `MISSION_TEST` report.
+/// Python with PyPI's `bpy`; returns its `MISSION_TEST` report and
+/// Blender's stdout (the add-on's reports).
 fn run_blender(
     blender: &Path,
     bpy: Option<&Path>,
     zip: &Path,
     work: &Path,
     dirs: &[String],
-) -> Value {
+) -> (Value, String) {
     let tmp = work.parent().unwrap();
-    common::blender_report(
+    common::blender_output(
         common::blender_script(blender, bpy, "mission_test.py", tmp)
             .arg("--")
             .arg(zip)
@@ -172,7 +176,7 @@ fn missions_in(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
         .map(|w| game.join(w["dir"].as_str().unwrap()).display().to_string())
         .collect();
     let t = std::time::Instant::now();
-    let r = run_blender(blender, bpy, &zip, &work, &dirs);
+    let (r, stdout) = run_blender(blender, bpy, &zip, &work, &dirs);
     assert_eq!(r["errors"], serde_json::json!([]), "{r}");
     for (i, want) in missions.iter().enumerate() {
         let got = &r["missions"][i];
@@ -202,6 +206,7 @@ fn missions_in(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
     assert!(!work.join("model.msh").exists());
     check_edit(corpus, missions, &r, &work);
     check_renamed_copy(corpus, missions, &r, &work);
+    check_unwritable(&r, &stdout, &work);
     let png = work.join("mission.png");
     assert!(png.is_file(), "no render");
     println!(
@@ -292,6 +297,58 @@ fn check_copy(base: &Mission, got: &Mission, unit: usize) -> i32 {
     );
     assert_eq!(added.properties.len(), orig.properties.len());
     fresh
+}
+
+/// The scaled building and the moved route of the first mission are not
+/// written (its file is the earlier edit's, byte for byte) and each is a
+/// warning in the operator's report naming the object; the summary is not
+/// "unchanged" and counts them.
+fn check_unwritable(r: &Value, stdout: &str, work: &Path) {
+    let u = &r["unwritable"];
+    assert_eq!(u["result"], serde_json::json!(["FINISHED"]), "{u}");
+    let warned = std::fs::read(work.join("0").join("warned.tma")).unwrap();
+    let edited = std::fs::read(work.join("0").join("edited.tma")).unwrap();
+    assert!(
+        warned == edited,
+        "a building's scale or a route's move reached data.tma"
+    );
+    let warning = |name: &str, what: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with("Warning: ") && l.contains(name) && l.contains(what))
+            .unwrap_or_else(|| panic!("no warning naming {name} ({what}):\n{stdout}"))
+            .to_owned()
+    };
+    let scaled = warning(u["scaled"].as_str().unwrap(), "ignores the scale");
+    let route = warning(u["route"].as_str().unwrap(), "moved route is not written");
+    let info = stdout
+        .lines()
+        .filter(|l| l.contains("Wrote ") && l.contains("warned.tma"))
+        .last()
+        .unwrap_or_else(|| panic!("no summary for warned.tma:\n{stdout}"));
+    let all: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("Warning: "))
+        .collect();
+    assert!(
+        !info.contains("unchanged") && info.contains("3 warning(s)"),
+        "{info}\n{all:#?}"
+    );
+    // The counts (moved, edited, … against the base) are the earlier
+    // edit's: neither the scale nor the route counts as written.
+    let counts = |file: &str| {
+        let l = stdout
+            .lines()
+            .filter(|l| l.contains("Wrote ") && l.contains(file))
+            .last()
+            .unwrap_or_else(|| panic!("no summary for {file}:\n{stdout}"));
+        let from = l.find("data.tma: ").expect(l);
+        let to = l.rfind("; ").expect(l);
+        l[from..to].to_owned()
+    };
+    let first = |f: &str| work.join("0").join(f).display().to_string();
+    assert_eq!(counts(&first("warned.tma")), counts(&first("edited.tma")));
+    println!("unwritable edits reported:\n  {scaled}\n  {route}\n  {info}");
 }
 
 /// The second mission's names collided with the first's on import

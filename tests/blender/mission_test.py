@@ -19,7 +19,11 @@ pieces, as Delete Hierarchy does), duplicates the first unit without a host
 Blender y (game y), and exports to WORK_DIR/0/edited.tma. In the second
 mission, whose names collided with the first's on import (`.001`), it
 duplicates a unit so named (the copy: `.002`, no longer than the original),
-renames the copy `.000` (sorting before the original) and exports to WORK_DIR/1/edited.tma. Renders the first
+renames the copy `.000` (sorting before the original) and exports to WORK_DIR/1/edited.tma.
+Back in the first mission it scales the first building (kind 0) by 2 and
+moves the first route by +3 along Blender x, edits the game does not take
+(mission-notes §5.3, §8.6), and exports to WORK_DIR/0/warned.tma: the test
+reads the add-on's warnings from Blender's output. Renders the first
 mission from above (Workbench, object colours) to WORK_DIR/mission.png.
 Prints one line `MISSION_TEST {json}`.
 """
@@ -111,6 +115,21 @@ def duplicate(missions, unit):
     return e
 
 
+def unwritable(missions, coll):
+    """A building scaled by 2 and a route moved +3 along x: neither is
+    written (the game ignores a building's scale; route points come from
+    the base), so both must be warnings naming the object."""
+    placed = [o for o in coll.all_objects if missions.props(o)]
+    building = first(placed, missions, lambda x: x["kind"] == 0)
+    building.scale = building.scale * 2.0
+    route = next(o for o in sorted(coll.all_objects, key=lambda o: o.name)
+                 if missions.props(o, "parkan_route"))
+    route.matrix_world.translation += mathutils.Vector((3.0, 0.0, 0.0))
+    bpy.context.view_layer.update()
+    return {"scaled": building.name, "scaled_index": missions.props(building)["index"],
+            "route": route.name}
+
+
 def copy_renamed(missions, coll):
     """In a mission whose names collided on import (`U13 w_m_trk2.001`):
     Shift+D of such a unit gives a copy whose name is no longer (`.002`);
@@ -188,6 +207,8 @@ def main():
         filepath=os.path.join(WORK, "model.msh"), mode="BASE"))
     out["edit"] = edit(missions, colls[0])
     out["edited_result"] = export(missions, colls[0], os.path.join(WORK, "0", "edited.tma"))
+    out["unwritable"] = unwritable(missions, colls[0])
+    out["unwritable"]["result"] = export(missions, colls[0], os.path.join(WORK, "0", "warned.tma"))
     if len(colls) > 1:
         out["edit_renamed"] = copy_renamed(missions, colls[1])
         out["edit_renamed"]["result"] = export(missions, colls[1],
