@@ -323,8 +323,7 @@ fn check_unwritable(r: &Value, stdout: &str, work: &Path) {
     let route = warning(u["route"].as_str().unwrap(), "moved route is not written");
     let info = stdout
         .lines()
-        .filter(|l| l.contains("Wrote ") && l.contains("warned.tma"))
-        .last()
+        .rfind(|l| l.contains("Wrote ") && l.contains("warned.tma"))
         .unwrap_or_else(|| panic!("no summary for warned.tma:\n{stdout}"));
     let all: Vec<&str> = stdout
         .lines()
@@ -339,8 +338,7 @@ fn check_unwritable(r: &Value, stdout: &str, work: &Path) {
     let counts = |file: &str| {
         let l = stdout
             .lines()
-            .filter(|l| l.contains("Wrote ") && l.contains(file))
-            .last()
+            .rfind(|l| l.contains("Wrote ") && l.contains(file))
             .unwrap_or_else(|| panic!("no summary for {file}:\n{stdout}"));
         let from = l.find("data.tma: ").expect(l);
         let to = l.rfind("; ").expect(l);
