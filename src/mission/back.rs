@@ -31,6 +31,7 @@ use super::extras::{self, get_string};
 use super::ir::{Mission, PlacedObject, Property};
 use super::MissionError;
 use crate::convention::Up;
+use crate::gltf_import::matching::local_matrix;
 
 /// What [`apply`] wrote.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -73,7 +74,7 @@ fn scene_nodes(doc: &Value) -> Vec<(usize, DMat4)> {
         }
         seen[i] = true;
         let node = &doc["nodes"][i];
-        let w = parent * super::gltf::local_matrix(node);
+        let w = parent * local_matrix(node);
         for c in node["children"].as_array().into_iter().flatten() {
             if let Some(c) = c.as_u64() {
                 stack.push((c as usize, w));

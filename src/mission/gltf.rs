@@ -38,6 +38,7 @@ use super::validate::{find_in_game, map_dir};
 use super::MissionError;
 use crate::convention::{axes, Up};
 use crate::convert::{ConvertOptions, Converted};
+use crate::gltf_import::matching::local_matrix;
 use crate::limits::{self, Budget};
 use crate::material::Libraries;
 use crate::unit::assemble::{self, Part, Registry, REGISTRY};
@@ -341,24 +342,6 @@ impl Builder<'_> {
             resolved,
         })
     }
-}
-
-/// glTF TRS of a node (defaults: identity).
-pub(crate) fn local_matrix(n: &Value) -> DMat4 {
-    let f = |key: &str, k: usize, d: f64| n[key][k].as_f64().unwrap_or(d);
-    let t = DVec3::new(
-        f("translation", 0, 0.0),
-        f("translation", 1, 0.0),
-        f("translation", 2, 0.0),
-    );
-    let r = DQuat::from_xyzw(
-        f("rotation", 0, 0.0),
-        f("rotation", 1, 0.0),
-        f("rotation", 2, 0.0),
-        f("rotation", 3, 1.0),
-    );
-    let s = DVec3::new(f("scale", 0, 1.0), f("scale", 1, 1.0), f("scale", 2, 1.0));
-    DMat4::from_scale_rotation_translation(s, r, t)
 }
 
 /// The world matrix of node `i` of a template (parents found through the
