@@ -3,8 +3,10 @@
 //! (microtexture × 2, second material mixed by the COLOR_0 alpha, water
 //! marked); and a map's edit as docs/modding.md "Edit a map" tells it:
 //! File > Export > Parkan model (Edit of the imported model) gives the map
-//! back byte for byte, and a vertex moved in Blender is written, in Blender
-//! 3.4.1 and in bpy 5.x. Needs `../shared` and Blender.
+//! back byte for byte, a vertex moved in Blender is written, and a ground
+//! retextured in Blender is a warning naming the material (a map material
+//! is a Land1.wea row naming shared library entries), in Blender 3.4.1 and
+//! in bpy 5.x. Needs `../shared` and Blender.
 
 mod common;
 
@@ -141,14 +143,39 @@ fn round_trip(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
             "{}: the add-on's unedited round trip differs",
             t["map"]
         );
-        // Blender gives the materials back as exported: no edit to warn of.
+        // Blender gives the materials back as exported: no edit to warn of
+        // (before the retexture).
+        let before = &stdout[..stdout.find("retextured.msh").unwrap_or(stdout.len())];
         assert!(
-            !stdout.contains("not written"),
+            !before.contains("not written"),
             "{}: a dropped edit reported for an unedited map:\n{stdout}",
             t["map"]
         );
         check_moved(&base, &work.join("moved.msh"), &r["moved"]);
+        check_retextured(&work, &r, &stdout);
     }
+}
+
+/// A ground retextured in Blender is not written (the file is the earlier
+/// move's, byte for byte) and the operator reports a warning naming the
+/// material and why.
+fn check_retextured(work: &Path, r: &serde_json::Value, stdout: &str) {
+    assert_eq!(
+        r["exports"]["retextured.msh"],
+        serde_json::json!(["FINISHED"]),
+        "{r:#}"
+    );
+    assert!(
+        std::fs::read(work.join("retextured.msh")).unwrap()
+            == std::fs::read(work.join("moved.msh")).unwrap(),
+        "a map retexture reached Land.msh"
+    );
+    let mat = r["retextured"]["material"].as_str().unwrap();
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("Warning: ") && l.contains(mat) && l.contains("not written"))
+        .unwrap_or_else(|| panic!("no warning naming {mat}:\n{stdout}"));
+    println!("retextured: {line}");
 }
 
 /// The vertex moved +0.5 along Blender z in `moved` (every copy at its

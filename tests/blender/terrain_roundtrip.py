@@ -9,7 +9,13 @@ exports it with File > Export > Parkan model (mode "Edit of the imported
 model"):
   unedited.msh  as imported (must be LAND.msh byte for byte);
   moved.msh     the first vertex of the first terrain mesh moved +0.5 along
-                Blender z (the game's height).
+                Blender z (the game's height);
+  retextured.msh  then the image of the first wired terrain material
+                replaced by a new 4x4 red image in its glTF base-colour
+                node (a modder retexturing the ground): not written, since
+                a map material is a Land1.wea row naming shared library
+                entries, so a warning naming the material (and the file is
+                moved.msh's).
 Prints one line `TERRAIN_ROUNDTRIP {json}` with the moved vertex's Blender
 position before the move; run by tests/shared_blender_terrain.rs in Blender
 3.4.1 and in bpy 5.x.
@@ -62,6 +68,42 @@ def main():
                 w.co = inv @ (p + mathutils.Vector((0.0, 0.0, 0.5)))
                 out["moved"]["copies"] += 1
     export("moved.msh")
+    retexture()
+    export("retextured.msh")
+
+
+def upstream_image(node):
+    """The first Image Texture node feeding `node` (itself included): the
+    glTF importer puts a Mix (colour factor x texture) in front of it."""
+    todo, seen = [node], set()
+    while todo:
+        n = todo.pop(0)
+        if n is None or n.name in seen:
+            continue
+        seen.add(n.name)
+        if n.type == "TEX_IMAGE":
+            return n
+        todo += [link.from_node for i in n.inputs for link in i.links]
+    return None
+
+
+def retexture():
+    """Replaces the image of the first terrain material's glTF base-colour
+    node (the one the add-on's export links back into Base Color)."""
+    mats = sorted((m for m in bpy.data.materials if m.get("parkan_gltf_base")), key=lambda m: m.name)
+    if not check(mats, "no wired terrain material"):
+        return
+    mat = mats[0]
+    node = upstream_image(mat.node_tree.nodes.get(mat["parkan_gltf_base"]))
+    if not check(node is not None, f"{mat.name}: no image behind its glTF base colour"):
+        return
+    img = bpy.data.images.new("red_ground", 4, 4)
+    img.pixels[:] = [1.0, 0.0, 0.0, 1.0] * 16
+    img.filepath_raw = os.path.join(WORK, "red_ground.png")
+    img.file_format = "PNG"
+    img.save()
+    node.image = img
+    out["retextured"] = {"material": mat.name}
 
 
 harness.run("TERRAIN_ROUNDTRIP", main, out)
