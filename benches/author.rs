@@ -1,5 +1,6 @@
 //! `cargo bench --bench author`: authoring throughput of `gltf2msh` without
-//! a base (issue 9), single thread, best and median of several runs:
+//! a base (issue 9), single thread, best and median of several runs
+//! (thread CPU time, `benches/common`):
 //! - geometry: a 64 x 64-cell heightfield per node on 7 nodes (57 344
 //!   triangles) under a scaled, animated hierarchy (rigid baking, 97
 //!   frames), `author` + `msh::encode`: triangles/s;
@@ -7,25 +8,15 @@
 //!   mip chain: textures/s;
 //! - `--simplify`: a 200 978-triangle heightfield fitted under 65 535.
 
-use std::time::{Duration, Instant};
+mod common;
+
+use common::time;
 
 use mshgltf::gltf_import::materials::{self, TextureOptions};
 use mshgltf::gltf_import::{self, AuthorOptions, GltfFile};
 use mshgltf::material::texm;
 use mshgltf::msh;
 use serde_json::{json, Value};
-
-fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, Duration) {
-    let mut v: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            std::hint::black_box(f());
-            t.elapsed()
-        })
-        .collect();
-    v.sort();
-    (v[0], v[v.len() / 2])
-}
 
 struct Doc {
     bin: Vec<u8>,

@@ -1,75 +1,18 @@
 //! `cargo bench --bench corpus`: decode+validate and glTF export throughput
-//! over every valid model of `../shared/corpus` (single thread), plus the
+//! over every valid model of `../shared/corpus` (single thread, thread CPU
+//! time: `benches/common`), plus the
 //! round trip (msh2gltf then gltf2msh --base when available).
 //! Prints the best and median of several runs, MB/s, models/s and peak RSS.
 
+mod common;
+
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use mshgltf::convert::{convert, ConvertOptions, ModelRef};
+use common::{glb, models, peak_rss_kb, time};
+
+use mshgltf::convert::ConvertOptions;
 use mshgltf::msh::read::{decode, Mode};
-use mshgltf::{nres, source};
-
-fn models(root: &Path) -> Vec<(String, Vec<u8>, Option<Vec<u8>>)> {
-    let mut out = Vec::new();
-    let mut files = Vec::new();
-    fn walk(d: &Path, f: &mut Vec<std::path::PathBuf>) {
-        let mut es: Vec<_> = std::fs::read_dir(d).unwrap().flatten().collect();
-        es.sort_by_key(|e| e.path());
-        for e in es {
-            if e.path().is_dir() {
-                if e.file_name() != "bad" && e.file_name() != "MAPS" {
-                    walk(&e.path(), f);
-                }
-            } else {
-                f.push(e.path());
-            }
-        }
-    }
-    walk(root, &mut files);
-    for f in files {
-        let bytes = std::fs::read(&f).unwrap();
-        match source::classify(&bytes) {
-            source::FileKind::Model => out.push((f.display().to_string(), bytes, None)),
-            source::FileKind::ModelArchive => {
-                let a = nres::read(&bytes, nres::Mode::Tolerant).unwrap();
-                for i in source::model_entries(&a) {
-                    let e = &a.entries[i];
-                    out.push((
-                        format!("{}:{}", f.display(), source::decode_name(e.name)),
-                        e.data.to_vec(),
-                        source::find_wear(&a, e.name).map(|w| w.to_vec()),
-                    ));
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-fn peak_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
-fn time(runs: usize, mut f: impl FnMut()) -> (Duration, Duration) {
-    let mut v: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    v.sort();
-    (v[0], v[v.len() / 2])
-}
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
@@ -137,19 +80,7 @@ fn main() {
         mb,
         ms.len(),
     );
-    println!("peak RSS: {:.1} MB", peak_rss_mb());
-}
-
-/// msh2gltf of one model (no textures) to GLB bytes.
-fn glb(source: &str, bytes: &[u8], wear: Option<&[u8]>, opts: &ConvertOptions) -> Vec<u8> {
-    let m = ModelRef {
-        source: source.to_string(),
-        stem: "m".into(),
-        bytes,
-        wear,
-    };
-    let c = convert(&m, None, opts).unwrap();
-    mshgltf::gltf_export::to_glb(&c.exported).unwrap()
+    println!("peak RSS: {:.1} MB", peak_rss_kb() as f64 / 1024.0);
 }
 
 fn report(what: &str, best: Duration, med: Duration, mb: f64, n: usize) {

@@ -18,13 +18,16 @@
 //! Prints the best and median thread CPU time of several rounds and the
 //! ratios (project / crate, lower is faster).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mshgltf::convert::{convert, ConvertOptions, ModelRef};
+use common::time;
+
+use mshgltf::convert::ConvertOptions;
 use mshgltf::gltf_import::read::{arr, idx};
 use mshgltf::msh::read::{decode, Mode};
-use mshgltf::{nres, source};
 use serde_json::Value;
 
 /// What one side read: values, and their sum (f64) to compare the sides.
@@ -135,52 +138,6 @@ fn theirs(glb: &[u8]) -> Sum {
     s
 }
 
-fn glbs_under(d: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(d) else { return };
-    let mut es: Vec<_> = rd.flatten().map(|e| e.path()).collect();
-    es.sort();
-    for p in es {
-        if p.is_dir() {
-            glbs_under(&p, out);
-        } else if p.extension().is_some_and(|e| e == "glb") {
-            out.push(p);
-        }
-    }
-}
-
-/// CPU time of the calling thread (wall time where there is none): on a
-/// shared machine the ratios stay meaningful while other builds run.
-#[cfg(unix)]
-fn now() -> Duration {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid timespec the call writes into.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
-}
-
-#[cfg(not(unix))]
-fn now() -> Duration {
-    use std::sync::OnceLock;
-    static START: OnceLock<std::time::Instant> = OnceLock::new();
-    START.get_or_init(std::time::Instant::now).elapsed()
-}
-
-/// Best and median of `rounds` timings (thread CPU time) of `f`.
-fn time(rounds: usize, mut f: impl FnMut()) -> (Duration, Duration) {
-    let mut v: Vec<Duration> = (0..rounds)
-        .map(|_| {
-            let t = now();
-            f();
-            now() - t
-        })
-        .collect();
-    v.sort();
-    (v[0], v[v.len() / 2])
-}
-
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -202,8 +159,7 @@ fn line(what: &str, (best, med): (Duration, Duration), base: Option<(Duration, D
 
 /// Part 1: the GLBs of a corpus export.
 fn read_export(dir: &Path) {
-    let mut files = Vec::new();
-    glbs_under(dir, &mut files);
+    let files = common::files_under(dir, &[], &|p| p.extension().is_some_and(|e| e == "glb"));
     if files.is_empty() {
         println!(
             "read: no *.glb under {} (make it: msh2gltf ../shared/corpus {0}; or set MSH_BENCH_GLB_DIR)",
@@ -288,61 +244,16 @@ fn json_chunk(glb: &[u8]) -> &[u8] {
     &glb[20..20 + len]
 }
 
-/// Every valid model of the corpus (bytes, WEAR sibling), as the corpus
-/// bench lists them.
-fn models(root: &Path) -> Vec<(String, Vec<u8>, Option<Vec<u8>>)> {
-    let mut files = Vec::new();
-    fn walk(d: &Path, f: &mut Vec<PathBuf>) {
-        let mut es: Vec<_> = std::fs::read_dir(d).unwrap().flatten().collect();
-        es.sort_by_key(|e| e.path());
-        for e in es {
-            if e.path().is_dir() {
-                if e.file_name() != "bad" && e.file_name() != "MAPS" {
-                    walk(&e.path(), f);
-                }
-            } else {
-                f.push(e.path());
-            }
-        }
-    }
-    walk(root, &mut files);
-    let mut out = Vec::new();
-    for f in files {
-        let bytes = std::fs::read(&f).unwrap();
-        match source::classify(&bytes) {
-            source::FileKind::Model => out.push((f.display().to_string(), bytes, None)),
-            source::FileKind::ModelArchive => {
-                let a = nres::read(&bytes, nres::Mode::Tolerant).unwrap();
-                for i in source::model_entries(&a) {
-                    let e = &a.entries[i];
-                    out.push((
-                        format!("{}:{}", f.display(), source::decode_name(e.name)),
-                        e.data.to_vec(),
-                        source::find_wear(&a, e.name).map(|w| w.to_vec()),
-                    ));
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
 /// Part 2: `gltf2msh --base` per file against the crate's read.
 fn base_path(root: &Path) {
     let opts = ConvertOptions::default();
-    let pairs: Vec<(Vec<u8>, mshgltf::msh::Model)> = models(root)
+    let pairs: Vec<(Vec<u8>, mshgltf::msh::Model)> = common::models(root)
         .iter()
         .map(|(s, b, w)| {
-            let m = ModelRef {
-                source: s.clone(),
-                stem: "m".into(),
-                bytes: b,
-                wear: w.as_deref(),
-            };
-            let c = convert(&m, None, &opts).unwrap();
-            let glb = mshgltf::gltf_export::to_glb(&c.exported).unwrap();
-            (glb, decode(b, Mode::Strict).unwrap().model)
+            (
+                common::glb(s, b, w.as_deref(), &opts),
+                decode(b, Mode::Strict).unwrap().model,
+            )
         })
         .collect();
     let bytes: usize = pairs.iter().map(|p| p.0.len()).sum();

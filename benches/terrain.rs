@@ -5,25 +5,14 @@
 //! the best and median of 15 runs and the peak RSS.
 
 use std::path::Path;
+mod common;
+
 use std::time::{Duration, Instant};
+
+use common::peak_rss_kb;
 
 use mshgltf::material::Libraries;
 use mshgltf::terrain::{export, import, read, source::TerrainSource, write, Mode};
-
-fn peak_rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| {
-                l.split_whitespace()
-                    .nth(1)
-                    .unwrap_or("0")
-                    .parse()
-                    .unwrap_or(0)
-            })
-        })
-        .unwrap_or(0)
-}
 
 fn stats(mut v: Vec<Duration>) -> (f64, f64) {
     v.sort();
