@@ -177,11 +177,8 @@ fn compare(
         if let Some(now) = texture_name(doc, m) {
             if was.map(norm_texture) != now.as_deref().map(norm_texture) {
                 let name = |t: Option<&str>| t.map_or("none".to_owned(), |t| format!("{t:?}"));
-                e.changes.push(format!(
-                    "texture {} -> {}",
-                    name(was),
-                    name(now.as_deref())
-                ));
+                e.changes
+                    .push(format!("texture {} -> {}", name(was), name(now.as_deref())));
                 e.texture = Some(now);
             }
         }

@@ -249,7 +249,14 @@ fn to_clip_time(
     if ct.dir() < 0.0 {
         keys.reverse();
     }
-    let t = keys.iter().map(|k| k.0.max(0.0)).collect();
+    // `f32::max` may return either zero for -0.0 vs 0.0 (IEEE maxNum), and
+    // which one depends on the optimisation level: the clip's first time
+    // (`-(t - start)` on a reversed clip) is written +0.0 always, so every
+    // build writes the same bytes.
+    let t = keys
+        .iter()
+        .map(|k| if k.0 > 0.0 { k.0 } else { 0.0 })
+        .collect();
     let v = keys.iter().flat_map(|k| k.1.iter().copied()).collect();
     (t, v)
 }
@@ -445,6 +452,23 @@ pub fn mirror_in_scene(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reversed clip (start 10, end 4) keyed at its start frame: clip
+    /// time 0 is written +0.0 (bits 0), never -0.0, in every build.
+    #[test]
+    fn a_reversed_clip_starts_at_positive_zero() {
+        let ct = ClipTime {
+            start: 10.0,
+            end: 4.0,
+        };
+        let fps = 2.0;
+        let (t, v) = to_clip_time((vec![2.0, 3.5, 5.0], vec![1.0, 2.0, 3.0]), ct, fps);
+        assert_eq!(
+            t.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            [0.0f32, 1.5, 3.0].map(f32::to_bits)
+        );
+        assert_eq!(v, [3.0, 2.0, 1.0]);
+    }
 
     #[test]
     fn rotation_points_y_along_direction() {
