@@ -7,15 +7,16 @@
 //! File › Export › Parkan model on a mission is refused naming the mission
 //! export; in the second mission (its names `.001` after the first's) a
 //! Shift+D copy named `.002` still comes back as the copy; back in the
-//! first mission a building scaled ×2 and a route moved are exported.
+//! first mission a building scaled ×2, a route moved and a new mesh added
+//! are exported.
 //! Here: every placed object of the manifest is there (per kind, every
 //! index, one collection per group), copies share mesh datablocks (fewer
 //! datablocks than placed mesh objects), each placed object carries its
 //! clan's colour, the unedited exports are the base `data.tma` byte for
 //! byte, and the edited one, read with the project's own reader
 //! ([`mshgltf::mission::tma::read`], strict), holds exactly the move, the
-//! delete and the copy; the scale and the route move, which the game does
-//! not take, leave the file as it was and are each a warning naming the
+//! delete and the copy; the scale, the route move and the new mesh, which
+//! data.tma cannot take, leave the file as it was and are each a warning naming the
 //! object in the operator's report.
 //!
 //! Skips (passing) when `../shared/corpus` or Blender is absent.
@@ -193,6 +194,13 @@ fn missions_in(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
             unedited == base,
             "{rel}: the unedited export differs from the base"
         );
+        // Nothing reported for an unedited scene (no false warning).
+        let path = work.join(i.to_string()).join("unedited.tma");
+        let info = stdout
+            .lines()
+            .find(|l| l.contains("Wrote ") && l.contains(&path.display().to_string()))
+            .unwrap_or_else(|| panic!("no summary for {}:\n{stdout}", path.display()));
+        assert!(info.contains("unchanged; 0 warning(s)"), "{info}");
         println!(
             "{rel}: {} placed objects, {} mesh objects sharing {} meshes; unedited byte-identical",
             got["placed"], got["mesh_objects"], got["meshes"]
@@ -299,8 +307,8 @@ fn check_copy(base: &Mission, got: &Mission, unit: usize) -> i32 {
     fresh
 }
 
-/// The scaled building and the moved route of the first mission are not
-/// written (its file is the earlier edit's, byte for byte) and each is a
+/// The scaled building, the moved route and the added mesh of the first
+/// mission are not written (its file is the earlier edit's, byte for byte) and each is a
 /// warning in the operator's report naming the object; the summary is not
 /// "unchanged" and counts them.
 fn check_unwritable(r: &Value, stdout: &str, work: &Path) {
@@ -321,6 +329,7 @@ fn check_unwritable(r: &Value, stdout: &str, work: &Path) {
     };
     let scaled = warning(u["scaled"].as_str().unwrap(), "ignores the scale");
     let route = warning(u["route"].as_str().unwrap(), "moved route is not written");
+    let added = warning(u["added"].as_str().unwrap(), "not a placed object");
     let info = stdout
         .lines()
         .rfind(|l| l.contains("Wrote ") && l.contains("warned.tma"))
@@ -330,7 +339,7 @@ fn check_unwritable(r: &Value, stdout: &str, work: &Path) {
         .filter(|l| l.starts_with("Warning: "))
         .collect();
     assert!(
-        !info.contains("unchanged") && info.contains("3 warning(s)"),
+        !info.contains("unchanged") && info.contains("4 warning(s)"),
         "{info}\n{all:#?}"
     );
     // The counts (moved, edited, … against the base) are the earlier
@@ -346,7 +355,7 @@ fn check_unwritable(r: &Value, stdout: &str, work: &Path) {
     };
     let first = |f: &str| work.join("0").join(f).display().to_string();
     assert_eq!(counts(&first("warned.tma")), counts(&first("edited.tma")));
-    println!("unwritable edits reported:\n  {scaled}\n  {route}\n  {info}");
+    println!("unwritable edits reported:\n  {scaled}\n  {route}\n  {added}\n  {info}");
 }
 
 /// The second mission's names collided with the first's on import

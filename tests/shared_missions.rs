@@ -826,3 +826,67 @@ fn a_node_that_cannot_be_written_is_refused_by_name() {
     assert!(e.contains("mission.node") && e.contains(&name), "{e}");
     assert!(!out.exists(), "nothing written");
 }
+
+/// A mesh node added to a mission scene (at the root, and inside the
+/// Buildings group), with no `extras.parkan_object`: data.tma cannot hold
+/// it, so each is a warning naming it; the bytes are the base's and the
+/// run is never called "unchanged" (issue 26 "nothing unsaid").
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn an_added_mesh_is_a_warning_never_unchanged() {
+    let Some(root) = common::corpus() else { return };
+    let man = common::manifest(&root);
+    let rel = man["missions"][0]["files"]["data.tma"]["path"]
+        .as_str()
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let glb = tmp.path().join("m.glb");
+    let (mut doc, bin) = export_mission(&root, rel, &glb);
+    let scene = doc["scene"].as_u64().unwrap_or(0) as usize;
+    let nodes = doc["nodes"].as_array_mut().unwrap();
+    let (a, b) = (nodes.len(), nodes.len() + 1);
+    nodes.push(serde_json::json!({"name": "AddedAtRoot", "mesh": 0}));
+    nodes.push(
+        serde_json::json!({"name": "AddedInGroup", "mesh": 0, "translation": [1.0, 0.0, 0.0]}),
+    );
+    let group = (0..a)
+        .find(|&i| doc["nodes"][i]["name"] == "Buildings")
+        .expect("a Buildings group node");
+    doc["nodes"][group]["children"]
+        .as_array_mut()
+        .unwrap()
+        .push(b.into());
+    doc["scenes"][scene]["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .push(a.into());
+    std::fs::write(&glb, common::glb(&doc, &bin)).unwrap();
+    let out = tmp.path().join("m.tma");
+    let o = common::gltf2msh()
+        .arg(&glb)
+        .arg("--base")
+        .arg(root.join(rel))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = common::stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(root.join(rel)).unwrap()
+    );
+    for name in ["AddedAtRoot", "AddedInGroup"] {
+        assert_eq!(
+            err.lines()
+                .filter(|l| l.contains("warning")
+                    && l.contains(name)
+                    && l.contains("not a placed object"))
+                .count(),
+            1,
+            "{name}: {err}"
+        );
+    }
+    assert!(!err.contains("unchanged"), "{err}");
+    assert!(err.contains("2 warning(s)"), "{err}");
+}

@@ -23,6 +23,9 @@
 //!   `LogicalID` property move together.
 //! - Lodes and clan bases follow their empties; routes, clans' other
 //!   fields, the map path and the description come from the base.
+//! - Anything else that draws (a mesh node outside every placed object,
+//!   route, clan, lode, zone and the terrain) is a warning naming it:
+//!   `data.tma` places the game's models by name only.
 
 use glam::{DMat4, DQuat, DVec3, EulerRot};
 use serde_json::Value;
@@ -342,7 +345,75 @@ pub fn apply(doc: &Value, base: &Mission) -> Result<Written, MissionError> {
     objects.append(&mut w.mission.objects);
     w.mission.objects = objects;
     layers(doc, &nodes, up, &mut w);
+    w.warnings.extend(foreign_nodes(doc).into_iter().map(|name| {
+        format!(
+            "{name}: not a placed object of the mission (no extras.{}): not written; data.tma places the game's models by name, so to add a building, unit, tree or rock duplicate a placed one of that model (Shift+D) and move the copy",
+            extras::OBJECT_KEY
+        )
+    }));
     Ok(w)
+}
+
+/// The names of the scene's additions that `data.tma` cannot hold: each
+/// topmost node that draws something (a mesh in its subtree) and is
+/// neither one of the mission's nodes ([`extras::NODE_KEYS`], with what is
+/// under them) nor a group holding some (the mission and kind groups).
+/// Iterative (no recursion on a deep hierarchy); each node visited once.
+fn foreign_nodes(doc: &Value) -> Vec<String> {
+    let nodes = doc["nodes"].as_array().map_or(&[][..], Vec::as_slice);
+    let children = |i: usize| -> Vec<usize> {
+        nodes[i]["children"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.as_u64().map(|c| c as usize))
+            .filter(|&c| c < nodes.len())
+            .collect()
+    };
+    let keyed = |i: usize| {
+        extras::NODE_KEYS
+            .iter()
+            .any(|k| nodes[i]["extras"][*k].is_object())
+    };
+    let scene = doc["scene"].as_u64().unwrap_or(0) as usize;
+    let roots: Vec<usize> = doc["scenes"][scene]["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.as_u64().map(|r| r as usize))
+        .filter(|&r| r < nodes.len())
+        .collect();
+    // Pre-order from the roots; flags filled bottom-up in reverse.
+    let (mut order, mut seen, mut stack) = (Vec::new(), vec![false; nodes.len()], roots.clone());
+    while let Some(i) = stack.pop() {
+        if !std::mem::replace(&mut seen[i], true) {
+            order.push(i);
+            stack.extend(children(i));
+        }
+    }
+    let (mut has_key, mut draws) = (vec![false; nodes.len()], vec![false; nodes.len()]);
+    for &i in order.iter().rev() {
+        has_key[i] = keyed(i);
+        draws[i] = nodes[i].get("mesh").is_some();
+        for c in children(i) {
+            has_key[i] |= has_key[c];
+            draws[i] |= draws[c];
+        }
+    }
+    let mut out = Vec::new();
+    let (mut stack, mut done) = (roots, vec![false; nodes.len()]);
+    while let Some(i) = stack.pop() {
+        if std::mem::replace(&mut done[i], true) || keyed(i) {
+            continue;
+        }
+        if has_key[i] {
+            stack.extend(children(i));
+        } else if draws[i] {
+            out.push(nodes[i]["name"].as_str().unwrap_or("(unnamed)").to_owned());
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Appends the copies (in node order) to `w.mission.objects` (emptied

@@ -24,6 +24,22 @@ pub const CLAN_KEY: &str = "parkan_clan";
 pub const LODE_KEY: &str = "parkan_lode";
 /// Extras key of the scene.
 pub const MISSION_KEY: &str = "parkan_mission";
+/// Extras key of a clan's zone circle (under its clan empty).
+pub const ZONE_KEY: &str = "parkan_zone";
+/// Extras key of the terrain's root node (the map scene's extras).
+pub const TERRAIN_KEY: &str = "parkan_terrain_scene";
+/// Every extras key that makes a node part of the mission as exported
+/// (§8.2): nodes carrying one, and what is under them, are the mission's;
+/// any other node that draws something is an addition gltf2msh cannot
+/// write ([`super::back`]).
+pub const NODE_KEYS: [&str; 6] = [
+    OBJECT_KEY,
+    ROUTE_KEY,
+    CLAN_KEY,
+    LODE_KEY,
+    ZONE_KEY,
+    TERRAIN_KEY,
+];
 
 /// An f32 as a JSON number (its exact f64 widening; non-finite → null).
 pub fn num(x: f32) -> Value {

@@ -588,7 +588,7 @@ fn add_terrain(
     let nodes = b.add_document(g.json, &g.bin, "the map")?;
     let children = b.copy_nodes(&nodes, &roots, "the map")?;
     let node = b.add_node(
-        json!({"name": "Terrain", "children": children, "extras": {"parkan_terrain_scene": scene_extras}}),
+        json!({"name": "Terrain", "children": children, "extras": {extras::TERRAIN_KEY: scene_extras}}),
         "the map",
     )?;
     Ok((node, Some(src.land)))
@@ -776,7 +776,7 @@ fn add_clans(
             let rel = [0, 1, 2].map(|a| num(c[a] - at[a]));
             zones.push(b.add_node(
                 json!({"name": format!("Zone {i}.{n}"), "translation": rel,
-                       "extras": {"parkan_zone": {"clan": i, "index": n, "outer": num(zone.outer)}}}),
+                       "extras": {extras::ZONE_KEY: {"clan": i, "index": n, "outer": num(zone.outer)}}}),
                 "a zone",
             )?);
         }

@@ -21,8 +21,9 @@ mission, whose names collided with the first's on import (`.001`), it
 duplicates a unit so named (the copy: `.002`, no longer than the original),
 renames the copy `.000` (sorting before the original) and exports to WORK_DIR/1/edited.tma.
 Back in the first mission it scales the first building (kind 0) by 2 and
-moves the first route by +3 along Blender x, edits the game does not take
-(mission-notes §5.3, §8.6), and exports to WORK_DIR/0/warned.tma: the test
+moves the first route by +3 along Blender x and adds a new mesh object to
+the mission collection, edits the game does not take (mission-notes §5.3,
+§8.6), and exports to WORK_DIR/0/warned.tma: the test
 reads the add-on's warnings from Blender's output. Renders the first
 mission from above (Workbench, object colours) to WORK_DIR/mission.png.
 Prints one line `MISSION_TEST {json}`.
@@ -116,18 +117,25 @@ def duplicate(missions, unit):
 
 
 def unwritable(missions, coll):
-    """A building scaled by 2 and a route moved +3 along x: neither is
-    written (the game ignores a building's scale; route points come from
-    the base), so both must be warnings naming the object."""
+    """A building scaled by 2, a route moved +3 along x and a new mesh
+    object: none is written (the game ignores a building's scale; route
+    points come from the base; data.tma places game models only), so each
+    must be a warning naming the object."""
     placed = [o for o in coll.all_objects if missions.props(o)]
     building = first(placed, missions, lambda x: x["kind"] == 0)
     building.scale = building.scale * 2.0
     route = next(o for o in sorted(coll.all_objects, key=lambda o: o.name)
                  if missions.props(o, "parkan_route"))
     route.matrix_world.translation += mathutils.Vector((3.0, 0.0, 0.0))
+    # A new mesh added to the mission (no placed object behind it).
+    mesh = bpy.data.meshes.new("NewRock")
+    mesh.from_pydata([(0, 0, 0), (4, 0, 0), (0, 4, 0)], [], [(0, 1, 2)])
+    added = bpy.data.objects.new("NewRock", mesh)
+    coll.objects.link(added)
+    added.location = route.matrix_world.translation
     bpy.context.view_layer.update()
     return {"scaled": building.name, "scaled_index": missions.props(building)["index"],
-            "route": route.name}
+            "route": route.name, "added": added.name}
 
 
 def copy_renamed(missions, coll):
