@@ -7,16 +7,16 @@
 //! File › Export › Parkan model on a mission is refused naming the mission
 //! export; in the second mission (its names `.001` after the first's) a
 //! Shift+D copy named `.002` still comes back as the copy; back in the
-//! first mission a building scaled ×2, a route moved and a new mesh added
-//! are exported.
+//! first mission a building scaled ×2, a route moved, a new mesh added, a
+//! unit's piece moved inside it and a tree's mesh edited are exported.
 //! Here: every placed object of the manifest is there (per kind, every
 //! index, one collection per group), copies share mesh datablocks (fewer
 //! datablocks than placed mesh objects), each placed object carries its
 //! clan's colour, the unedited exports are the base `data.tma` byte for
 //! byte, and the edited one, read with the project's own reader
 //! ([`mshgltf::mission::tma::read`], strict), holds exactly the move, the
-//! delete and the copy; the scale, the route move and the new mesh, which
-//! data.tma cannot take, leave the file as it was and are each a warning naming the
+//! delete and the copy; the scale, the route move, the new mesh, the piece
+//! and the mesh edit, which data.tma cannot take, leave the file as it was and are each a warning naming the
 //! object in the operator's report.
 //!
 //! Skips (passing) when `../shared/corpus` or Blender is absent.
@@ -307,8 +307,9 @@ fn check_copy(base: &Mission, got: &Mission, unit: usize) -> i32 {
     fresh
 }
 
-/// The scaled building, the moved route and the added mesh of the first
-/// mission are not written (its file is the earlier edit's, byte for byte) and each is a
+/// The scaled building, the moved route, the added mesh, the piece moved
+/// inside a unit and the tree's edited mesh of the first mission are not
+/// written (its file is the earlier edit's, byte for byte) and each is a
 /// warning in the operator's report naming the object; the summary is not
 /// "unchanged" and counts them.
 fn check_unwritable(r: &Value, stdout: &str, work: &Path) {
@@ -330,6 +331,8 @@ fn check_unwritable(r: &Value, stdout: &str, work: &Path) {
     let scaled = warning(u["scaled"].as_str().unwrap(), "ignores the scale");
     let route = warning(u["route"].as_str().unwrap(), "moved route is not written");
     let added = warning(u["added"].as_str().unwrap(), "not a placed object");
+    let piece = warning(u["piece"].as_str().unwrap(), "inside placed object");
+    let mesh = warning(u["mesh"].as_str().unwrap(), "its shape was edited");
     let info = stdout
         .lines()
         .rfind(|l| l.contains("Wrote ") && l.contains("warned.tma"))
@@ -339,7 +342,7 @@ fn check_unwritable(r: &Value, stdout: &str, work: &Path) {
         .filter(|l| l.starts_with("Warning: "))
         .collect();
     assert!(
-        !info.contains("unchanged") && info.contains("4 warning(s)"),
+        !info.contains("unchanged") && info.contains("6 warning(s)"),
         "{info}\n{all:#?}"
     );
     // The counts (moved, edited, … against the base) are the earlier
@@ -355,7 +358,15 @@ fn check_unwritable(r: &Value, stdout: &str, work: &Path) {
     };
     let first = |f: &str| work.join("0").join(f).display().to_string();
     assert_eq!(counts(&first("warned.tma")), counts(&first("edited.tma")));
-    println!("unwritable edits reported:\n  {scaled}\n  {route}\n  {added}\n  {info}");
+    // The earlier edit (a move, a delete, a Shift+D copy of a unit with
+    // its pieces) warned of the copy only: no piece or mesh of the copy
+    // is taken for an edit.
+    let edited = stdout
+        .lines()
+        .rfind(|l| l.contains("Wrote ") && l.contains(&first("edited.tma")))
+        .unwrap();
+    assert!(edited.ends_with("; 1 warning(s))"), "{edited}");
+    println!("unwritable edits reported:\n  {scaled}\n  {route}\n  {added}\n  {piece}\n  {mesh}\n  {info}");
 }
 
 /// The second mission's names collided with the first's on import

@@ -18,7 +18,9 @@ FILE` writes the edits (moves, turns, rescales of trees and rocks, deleted
 objects, Shift+D copies; §8.7) and its warnings are reported as text.
 """
 
+import array
 import ast
+import hashlib
 import json
 import os
 import shutil
@@ -224,6 +226,75 @@ def mission_path(path):
     raise tools.ToolError(f"{path}: not a mission (no data.tma in {folder})")
 
 
+# What a mission cannot hold (mission-notes §8.7): data.tma says where the
+# game's models stand, not their shapes. The import fingerprints every
+# mesh and every piece's place inside its model; the export compares and
+# names each edit that gltf2msh would otherwise drop without a word.
+SHAPE = "parkan_shape"
+PIECE = "parkan_piece"
+
+
+def mesh_fingerprint(me):
+    """A digest of a mesh's vertex positions and faces."""
+    co = array.array("f", [0.0]) * (3 * len(me.vertices))
+    me.vertices.foreach_get("co", co)
+    loops = array.array("i", [0]) * len(me.loops)
+    me.loops.foreach_get("vertex_index", loops)
+    h = hashlib.blake2b(digest_size=8)
+    h.update(co.tobytes())
+    h.update(loops.tobytes())
+    return h.hexdigest()
+
+
+def piece_fingerprint(o):
+    """A piece's place in its model: its own location, rotation and scale
+    (`matrix_basis`, what moving it changes; its parent's move does not),
+    to 1e-4."""
+    return ",".join(f"{round(x, 4) + 0.0:.4f}" for row in o.matrix_basis for x in row)
+
+
+def owners(objs):
+    """{piece object: the placed object or terrain it belongs to} for every
+    object under a placed object or the terrain (not the placed object
+    itself: its own transform is gltf2msh's to write)."""
+    out = {}
+    for o in objs:
+        if props(o) or props(o, "parkan_terrain_scene"):
+            for d in descendants(o)[1:]:
+                out.setdefault(d, o)
+    return out
+
+
+def fingerprint(objs):
+    """Stores the fingerprints on the pieces and their meshes (import)."""
+    for o in owners(objs):
+        o[PIECE] = piece_fingerprint(o)
+        if o.type == "MESH" and o.data is not None and SHAPE not in o.data.keys():
+            o.data[SHAPE] = mesh_fingerprint(o.data)
+
+
+def unwritable_edits(coll):
+    """One text per mesh whose shape changed and per piece moved inside
+    its model since the import: none reaches data.tma (export)."""
+    out, meshes = [], {}
+    for o, owner in sorted(owners(list(coll.all_objects)).items(), key=lambda p: p[0].name):
+        where = "the terrain" if props(owner, "parkan_terrain_scene") else f"placed object {owner.name}"
+        if PIECE in o.keys() and o[PIECE] != piece_fingerprint(o):
+            out.append(f"{o.name}: moved, turned or scaled inside {where}: not written (data.tma says "
+                       f"where whole objects stand; move {owner.name} itself, or edit its model with "
+                       f"File > Import > Parkan model)")
+        me = o.data if o.type == "MESH" else None
+        if me is not None and SHAPE in me.keys() and me.name not in meshes:
+            meshes[me.name] = (o, where, me[SHAPE] != mesh_fingerprint(me))
+    for name, (o, where, edited) in sorted(meshes.items()):
+        if edited:
+            fix = ("edit the map with File > Import > Parkan model of its Land.msh"
+                   if where == "the terrain" else "edit the model with File > Import > Parkan model")
+            out.append(f"mesh {name} ({o.name}, in {where}): its shape was edited: not written "
+                       f"(data.tma holds no geometry; {fix})")
+    return out
+
+
 class IMPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, ImportHelper):
     """Import a Parkan: Iron Strategy mission (MISSIONS/<...>/data.tma or its folder): the map
     with every placed building, unit, tree and rock, the routes, clans and lodes"""
@@ -274,6 +345,7 @@ class IMPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Import
         elif had is not None:
             scene["parkan_mission"] = had
         groups = sort_into_groups(objs, coll)
+        fingerprint(objs)
         # The name Blender gave each placed object: tells an original from
         # its Shift+D copies on export (mark_copies).
         names = {str(props(o).get("index")): o.name for o in objs if props(o)}
@@ -379,8 +451,8 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
             with open(rep, encoding="utf-8") as f:
                 r = json.load(f)
             imp = r.get("import") or {}
-            warnings = tools.report_warnings(r)
-            if imp.get("unchanged"):
+            warnings = tools.report_warnings(r) + unwritable_edits(coll)
+            if imp.get("unchanged") and not warnings:
                 what = "unchanged"
             else:
                 what = (f"{imp.get('moved', 0)} moved, {imp.get('edited', 0)} edited, "

@@ -21,8 +21,9 @@ mission, whose names collided with the first's on import (`.001`), it
 duplicates a unit so named (the copy: `.002`, no longer than the original),
 renames the copy `.000` (sorting before the original) and exports to WORK_DIR/1/edited.tma.
 Back in the first mission it scales the first building (kind 0) by 2 and
-moves the first route by +3 along Blender x and adds a new mesh object to
-the mission collection, edits the game does not take (mission-notes §5.3,
+moves the first route by +3 along Blender x, adds a new mesh object to
+the mission collection, moves a piece of the first unit +1 along z inside
+its model and a vertex of the first tree's mesh, edits the game does not take (mission-notes §5.3,
 §8.6), and exports to WORK_DIR/0/warned.tma: the test
 reads the add-on's warnings from Blender's output. Renders the first
 mission from above (Workbench, object colours) to WORK_DIR/mission.png.
@@ -133,9 +134,18 @@ def unwritable(missions, coll):
     added = bpy.data.objects.new("NewRock", mesh)
     coll.objects.link(added)
     added.location = route.matrix_world.translation
+    # A piece of a unit moved inside its model, and a vertex of a tree's
+    # mesh moved: data.tma holds neither.
+    unit = first(placed, missions, lambda x: x["kind"] == 1)
+    piece = next(d for d in missions.descendants(unit)[1:])
+    piece.location.z += 1.0
+    tree = first(placed, missions, lambda x: x["kind"] == 2)
+    shape = next(d for d in missions.descendants(tree) if d.type == "MESH")
+    shape.data.vertices[0].co.z += 0.5
     bpy.context.view_layer.update()
     return {"scaled": building.name, "scaled_index": missions.props(building)["index"],
-            "route": route.name, "added": added.name}
+            "route": route.name, "added": added.name, "piece": piece.name,
+            "mesh": shape.data.name}
 
 
 def copy_renamed(missions, coll):
