@@ -309,3 +309,57 @@ fn a_part_that_cannot_be_written_is_named_and_nothing_is_written() {
     assert!(stderr(&o).contains("gltf.unit"), "{}", stderr(&o));
     assert!(stderr(&o).contains("--base UNITS/"), "{}", stderr(&o));
 }
+
+/// A mesh node added at the scene root of a unit's glTF belongs to no part:
+/// it is a warning naming it, nothing is written, and the run is never
+/// called "unchanged" (neither printed nor in `--report`).
+#[test]
+fn an_object_of_no_part_is_a_warning_never_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let g = tmp.path().join("game");
+    std::fs::create_dir(&g).unwrap();
+    let u = game(&g);
+    let glb = tmp.path().join("u.glb");
+    let o = msh2gltf().arg(&u).arg(&glb).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (mut j, bin) = glb_parts(&glb);
+    let nodes = j["nodes"].as_array_mut().unwrap();
+    nodes.push(serde_json::json!({"name": "Added", "mesh": 0}));
+    let added = nodes.len() - 1;
+    let scene = j["scene"].as_u64().unwrap_or(0) as usize;
+    j["scenes"][scene]["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .push(added.into());
+    let edited = tmp.path().join("added.glb");
+    std::fs::write(&edited, common::glb(&j, &bin)).unwrap();
+    let (out, report) = (tmp.path().join("out"), tmp.path().join("r.json"));
+    std::fs::create_dir(&out).unwrap();
+    let o = gltf2msh()
+        .arg(&edited)
+        .arg("--base")
+        .arg(&u)
+        .arg("-o")
+        .arg(&out)
+        .arg("--report")
+        .arg(&report)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.contains("warning") && l.contains("\"Added\"") && l.contains("not written")),
+        "{err}"
+    );
+    assert!(!err.contains("unchanged, nothing written"), "{err}");
+    assert!(err.contains("nothing written; 1 warning(s)"), "{err}");
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+    let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let unit = if r["import"].is_object() {
+        &r["import"]
+    } else {
+        &r
+    };
+    assert_eq!(unit["unchanged"], false, "{r:#}");
+}

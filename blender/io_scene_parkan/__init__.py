@@ -708,12 +708,18 @@ def unit_text(imp):
     parts = imp.get("parts") or []
     done = [f"part {p.get('part')} {p.get('record')} -> {p.get('archive')}:{p.get('entry')}"
             for p in parts if p.get("written")]
-    same = [str(p.get("record")) for p in parts if not p.get("written")]
+    same = [str(p.get("record")) for p in parts if not p.get("written") and p.get("unchanged")]
+    kept = [str(p.get("record")) for p in parts if not p.get("written") and not p.get("unchanged")]
     if not done:
-        return f"unchanged ({len(parts)} part(s)), nothing written"
+        # "unchanged" only when nothing differs (gltf2msh says so).
+        if imp.get("unchanged"):
+            return f"unchanged ({len(parts)} part(s)), nothing written"
+        return f"nothing written ({len(parts)} part(s)): see the warnings"
     text = "parts written: " + ", ".join(done) + "; wrote " + ", ".join(imp.get("written") or [])
     if same:
         text += f"; unchanged: {', '.join(same)}"
+    if kept:
+        text += f"; not written: {', '.join(kept)}"
     return text
 
 

@@ -116,15 +116,24 @@ pub(super) fn run(
                 path.display()
             );
         }
-        if written.is_empty() {
+        if written.is_empty() && warnings.is_empty() {
             eprintln!(
                 "gltf2msh: unit {}: unchanged, nothing written",
                 dat.display()
             );
+        } else if written.is_empty() {
+            eprintln!(
+                "gltf2msh: unit {}: nothing written; {} warning(s): what they name is not written",
+                dat.display(),
+                warnings.len()
+            );
         }
     }
     super::console::print_warnings(cli, &warnings);
-    let unchanged = written.is_empty() && rows.iter().all(|r| r["unchanged"] == true);
+    // "unchanged" only when nothing differs: a warning names a difference
+    // that was not written.
+    let unchanged =
+        written.is_empty() && warnings.is_empty() && rows.iter().all(|r| r["unchanged"] == true);
     Ok(json!({"unit": dat, "unchanged": unchanged, "parts": rows,
         "written": written.iter().map(|w| &w.0).collect::<Vec<_>>(), "warnings": warnings}))
 }
