@@ -85,5 +85,62 @@ fn a_recoloured_map_material_is_a_warning_never_unchanged() {
         "{w}"
     );
     assert!(!err.contains("unchanged"), "{err}");
-    assert!(err.contains("1 material edits not written"), "{err}");
+    assert!(err.contains("1 material or scene edits not written"), "{err}");
+}
+
+/// Scene edits a Land.msh cannot hold (issue 26 "nothing unsaid"): a mesh
+/// node that is not a terrain node, and the terrain node moved as a whole
+/// (its vertices are read as stored), are each a warning naming the node;
+/// the bytes are the base's and the run is never called "unchanged".
+#[test]
+fn an_added_mesh_or_a_moved_terrain_node_is_a_warning_never_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("MAPS/m01");
+    std::fs::create_dir_all(&dir).unwrap();
+    let msh = write_map(&dir, &tiny_land(2));
+    let base = std::fs::read(&msh).unwrap();
+    let (a, b) = (tmp.path().join("a.glb"), tmp.path().join("b.glb"));
+    let (json, bin) = export(&msh, &a);
+    let terrain = json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|n| n["extras"]["lod"].is_u64() && n.get("mesh").is_some())
+        .expect("a terrain node");
+    let tname = json["nodes"][terrain]["name"].as_str().unwrap().to_owned();
+    for (case, want) in [
+        ("added", "\"Added\": a mesh that is not a terrain node"),
+        ("moved", "(LOD0): moved, turned or scaled as a whole"),
+    ] {
+        let mut j = json.clone();
+        if case == "added" {
+            let nodes = j["nodes"].as_array_mut().unwrap();
+            nodes.push(serde_json::json!({"name": "Added", "mesh": 0}));
+            let i = nodes.len() - 1;
+            j["scenes"][0]["nodes"]
+                .as_array_mut()
+                .unwrap()
+                .push(i.into());
+        } else {
+            j["nodes"][terrain]["translation"] = serde_json::json!([0.0, 5.0, 0.0]);
+        }
+        std::fs::write(&b, common::glb(&j, &bin)).unwrap();
+        let out = tmp.path().join(format!("{case}.msh"));
+        let (code, err) = back(&b, &msh, &out);
+        assert_eq!(code, 0, "{case}: {err}");
+        assert_eq!(std::fs::read(&out).unwrap(), base, "{case}");
+        let w: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains("warning") && l.contains(want))
+            .collect();
+        assert_eq!(w.len(), 1, "{case}: {err}");
+        if case == "moved" {
+            assert!(w[0].contains(&tname), "{}", w[0]);
+        }
+        assert!(!err.contains("unchanged"), "{case}: {err}");
+        assert!(
+            err.contains("1 material or scene edits not written"),
+            "{case}: {err}"
+        );
+    }
 }

@@ -366,9 +366,9 @@ fn edit_map(
             rep.alpha_changed,
             rep.uv_changed,
             rep.changed_squares,
-            match rep.material_edits_dropped {
+            match rep.material_edits_dropped + rep.scene_edits_dropped {
                 0 => String::new(),
-                n => format!("; {n} material edits not written (see the warnings)"),
+                n => format!("; {n} material or scene edits not written (see the warnings)"),
             }
         )
     })?;

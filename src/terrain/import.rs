@@ -43,6 +43,10 @@ pub struct TerrainImportReport {
     /// Materials whose colour, opacity, texture or blend mode was edited:
     /// not written, each a warning.
     pub material_edits_dropped: usize,
+    /// Scene edits a Land.msh cannot hold (a terrain node moved as a
+    /// whole, a mesh that is not a terrain node): not written, each a
+    /// warning.
+    pub scene_edits_dropped: usize,
     /// Squares whose cells were rebuilt.
     pub changed_squares: Vec<usize>,
     /// Warnings (Land.map may be stale, conflicting vertex copies, ...).
@@ -708,11 +712,15 @@ pub fn import_with_land1(
     let dropped = material_edit_warnings(doc);
     rep.material_edits_dropped = dropped.len();
     rep.warnings.extend(dropped);
+    let dropped = scene_edit_warnings(doc);
+    rep.scene_edits_dropped = dropped.len();
+    rep.warnings.extend(dropped);
     let f = validate::validate(&land, Mode::Strict)?;
     rep.warnings
         .extend(f.warnings.iter().map(ToString::to_string));
     rep.notes = f.notes.iter().map(ToString::to_string).collect();
-    rep.unchanged = land == *base && rep.material_edits_dropped == 0;
+    rep.unchanged =
+        land == *base && rep.material_edits_dropped == 0 && rep.scene_edits_dropped == 0;
     Ok((land, rep))
 }
 
@@ -734,6 +742,47 @@ fn material_edit_warnings(doc: &GltfFile) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// One warning per scene edit a Land.msh cannot hold: a terrain node
+/// (extras `lod`) whose world transform is not the identity (its vertices
+/// are read as they are stored, so a move, turn or scale of the whole
+/// object would be lost), and a node with a mesh that is not a terrain
+/// node (a Land.msh holds the terrain only; Land.map's `--areals` outline
+/// is msh2gltf's own display). Node names in glTF order.
+fn scene_edit_warnings(doc: &GltfFile) -> Vec<String> {
+    let nodes = doc.json["nodes"].as_array().map_or(&[][..], Vec::as_slice);
+    let Ok(parents) = crate::gltf_import::matching::child_links(nodes) else {
+        return Vec::new(); // the hierarchy was refused earlier
+    };
+    let name = |i: usize| nodes[i]["name"].as_str().unwrap_or("(unnamed)").to_owned();
+    let mut out = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        // `--areals` outlines (extras `areals`) are shown, never written.
+        if n.get("mesh").is_none() || !n["extras"]["areals"].is_null() {
+            continue;
+        }
+        let Some(lod) = n["extras"]["lod"].as_u64() else {
+            out.push(format!(
+                "node {:?}: a mesh that is not a terrain node (no extras.lod): not written (a Land.msh holds the terrain only; place buildings, units, trees and rocks in a mission)",
+                name(i)
+            ));
+            continue;
+        };
+        let (mut world, mut at) = (crate::gltf_import::matching::local_matrix(n), i);
+        for _ in 0..nodes.len() {
+            let Some(p) = parents[at] else { break };
+            world = crate::gltf_import::matching::local_matrix(&nodes[p]) * world;
+            at = p;
+        }
+        if !world.abs_diff_eq(glam::DMat4::IDENTITY, 1e-6) {
+            out.push(format!(
+                "terrain node {:?} (LOD{lod}): moved, turned or scaled as a whole: not written (gltf2msh writes the map's vertices as stored, not an object transform; apply it to the vertices first: Blender's Object > Apply > All Transforms)",
+                name(i)
+            ));
+        }
+    }
+    out
 }
 
 fn stale_map_warning(
