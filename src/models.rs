@@ -12,7 +12,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -119,11 +120,19 @@ struct LibsFound {
 }
 
 impl LibsFound {
-    fn find(file: &Path, opts: &BatchOptions) -> LibsFound {
+    /// The libraries of `file`'s folder; a library folder already loaded
+    /// for another folder of this run (in `loaded`) is not read again.
+    fn find(file: &Path, opts: &BatchOptions, loaded: &mut LoadedLibs) -> LibsFound {
         let lookup = Libraries::lookup(file, opts.game_dir.as_deref());
-        let (libs, errors) = match lookup.dir.as_deref().map(Libraries::load_lenient) {
+        let (libs, errors) = match lookup.dir.as_deref() {
             None => (None, Vec::new()),
-            Some((l, w)) => (Some(Arc::new(l.with_texm_order(opts.texm_order))), w),
+            Some(dir) => {
+                let (l, w) = loaded.entry(dir.to_path_buf()).or_insert_with(|| {
+                    let (l, w) = Libraries::load_lenient(dir);
+                    (Arc::new(l.with_texm_order(opts.texm_order)), w)
+                });
+                (Some(Arc::clone(l)), w.clone())
+            }
         };
         LibsFound {
             libs,
@@ -179,9 +188,59 @@ impl LibsFound {
     }
 }
 
+/// The libraries loaded in a run, by library folder, with their load
+/// warnings (issue 28 item 1: once per run, not once per input folder).
+type LoadedLibs = HashMap<PathBuf, (Arc<Libraries>, Vec<String>)>;
+
+/// One input file of the model pipeline: its libraries (found before the
+/// parallel phase), and its bytes, loaded by the first of its jobs to run
+/// and dropped when the last is done, so memory holds the files in
+/// flight, not the whole game (issue 28 item 1).
+struct FileSlot {
+    libs: LibsFound,
+    /// Jobs of this file not done yet.
+    remaining: AtomicUsize,
+    /// `None` until loaded; `Some(None)`: unreadable.
+    loaded: Mutex<Option<Option<Arc<Loaded>>>>,
+}
+
+impl FileSlot {
+    /// The loaded file of job `j` (loaded now by the first job; `None`
+    /// when it cannot be read). A file other jobs share through `shared`
+    /// (a unit's part archive) is not read again.
+    fn load(&self, j: &ModelJob, shared: &source::SharedFiles) -> Option<Arc<Loaded>> {
+        let mut g = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        g.get_or_insert_with(|| {
+            shared.get_transient(&j.file).ok().map(|bytes| {
+                let entries = entry_ranges(&bytes, j.entry.is_some());
+                let wea = if j.entry.is_none() {
+                    sibling_wea(&j.file)
+                } else {
+                    None
+                };
+                Arc::new(Loaded {
+                    bytes,
+                    libs: self.libs.clone(),
+                    entries,
+                    wea,
+                })
+            })
+        })
+        .clone()
+    }
+
+    /// One job of this file is done: after the last, its bytes are dropped.
+    fn done(&self) {
+        if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            *self.loaded.lock().unwrap_or_else(|p| p.into_inner()) = Some(None);
+        }
+    }
+}
+
 /// Loaded inputs shared by the jobs of one file.
 struct Loaded {
-    bytes: Vec<u8>,
+    /// The file's bytes, shared with the units whose part archive it is.
+    bytes: Arc<Vec<u8>>,
     /// The material libraries found for this file's folder.
     libs: LibsFound,
     /// For archives, parsed once: each `.msh` entry's byte range and its WEAR
@@ -253,21 +312,23 @@ pub fn run(
 pub fn input_files(jobs: &[ModelJob], opts: &BatchOptions) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = Vec::new();
     let mut dirs: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
+    let mut unit_dirs: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
     let mut seen: std::collections::HashSet<&Path> = std::collections::HashSet::new();
     for j in jobs {
         if !seen.insert(&j.file) {
             continue;
         }
         files.push(j.file.clone());
-        if j.pipeline == JobKind::Unit {
-            // The registry and the part archives a unit reads (issue 26).
+        let dir = j.file.parent().map(Path::to_path_buf).unwrap_or_default();
+        if j.pipeline == JobKind::Unit && unit_dirs.insert(dir.clone()) {
+            // The registry and the part archives a unit reads (issue 26),
+            // found once per folder of unit files.
             files.extend(
                 crate::unit::assemble::game_dir(&j.file)
                     .map(|g| archives_in(&g))
                     .unwrap_or_default(),
             );
         }
-        let dir = j.file.parent().map(Path::to_path_buf).unwrap_or_default();
         if dirs.insert(dir) {
             if let Some(d) = Libraries::find_for(&j.file, opts.game_dir.as_deref()) {
                 files.extend(library_files(&d));
@@ -308,47 +369,43 @@ pub fn run_planned(
         .iter()
         .map(|j| claim_job(plan, j, opts.format).err())
         .collect();
-    // Load each file once, and find the libraries once per folder.
-    let mut files: BTreeMap<PathBuf, Option<Arc<Loaded>>> = BTreeMap::new();
+    // Find the libraries once per folder; each file is loaded by the first
+    // of its jobs to run and dropped after the last (issue 28 item 1).
+    let mut files: BTreeMap<PathBuf, FileSlot> = BTreeMap::new();
     let mut libs_by_dir: HashMap<PathBuf, LibsFound> = HashMap::new();
+    let mut lib_dirs: LoadedLibs = HashMap::new();
     for j in jobs {
-        if files.contains_key(&j.file) {
+        if let Some(slot) = files.get(&j.file) {
+            slot.remaining.fetch_add(1, Ordering::Relaxed);
             continue;
         }
         // Material names and colours need the libraries even without textures.
         let dir = j.file.parent().map(Path::to_path_buf).unwrap_or_default();
-        let found = libs_by_dir
+        let libs = libs_by_dir
             .entry(dir)
-            .or_insert_with(|| LibsFound::find(&j.file, opts))
+            .or_insert_with(|| LibsFound::find(&j.file, opts, &mut lib_dirs))
             .clone();
-        let loaded = crate::source::read_regular(&j.file, crate::output::MAX_UPDATE_BYTES)
-            .ok()
-            .map(|bytes| {
-                let entries = entry_ranges(&bytes, j.entry.is_some());
-                let wea = if j.entry.is_none() {
-                    sibling_wea(&j.file)
-                } else {
-                    None
-                };
-                Arc::new(Loaded {
-                    bytes,
-                    libs: found,
-                    entries,
-                    wea,
-                })
-            });
-        files.insert(j.file.clone(), loaded);
+        let slot = FileSlot {
+            libs,
+            remaining: AtomicUsize::new(1),
+            loaded: Mutex::new(None),
+        };
+        files.insert(j.file.clone(), slot);
     }
+    let folders = plan.sharing_folders();
     let rows: Vec<ReportRow> = jobs
         .par_iter()
         .zip(claims.par_iter())
         .map(|(j, claim)| {
+            let slot = &files[&j.file];
             let row = match claim {
                 Some(e) => refused_row(j, e),
                 None => isolated(j, || {
-                    run_one(j, files.get(&j.file).cloned().flatten(), opts)
+                    let loaded = slot.load(j, &opts.files);
+                    run_one(j, loaded, opts, &folders, &opts.files)
                 }),
             };
+            slot.done();
             progress(&row);
             row
         })
@@ -412,7 +469,7 @@ fn write_textures(
     dir: &Path,
     jobs: &[ModelJob],
     rows: &mut Vec<ReportRow>,
-    files: &BTreeMap<PathBuf, Option<Arc<Loaded>>>,
+    files: &BTreeMap<PathBuf, FileSlot>,
     plan: &mut WritePlan,
     progress: &(dyn Fn(&ReportRow) + Sync),
 ) {
@@ -420,12 +477,7 @@ fn write_textures(
     let mut done_libs: Vec<*const Libraries> = Vec::new();
     let mut done: std::collections::HashSet<String> = std::collections::HashSet::new();
     for j in jobs {
-        let Some(libs) = files
-            .get(&j.file)
-            .cloned()
-            .flatten()
-            .and_then(|l| l.libs.libs.clone())
-        else {
+        let Some(libs) = files.get(&j.file).and_then(|s| s.libs.libs.clone()) else {
             continue;
         };
         if done_libs.contains(&Arc::as_ptr(&libs)) {
@@ -481,7 +533,13 @@ fn txn_options(force: bool) -> TxnOptions {
     }
 }
 
-fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> ReportRow {
+fn run_one(
+    j: &ModelJob,
+    loaded: Option<Arc<Loaded>>,
+    opts: &BatchOptions,
+    folders: &WritePlan,
+    shared: &source::SharedFiles,
+) -> ReportRow {
     let t0 = Instant::now();
     let ms = |t0: Instant| t0.elapsed().as_secs_f64() * 1000.0;
     let Some(loaded) = loaded else {
@@ -496,15 +554,10 @@ fn run_one(j: &ModelJob, loaded: Option<Arc<Loaded>>, opts: &BatchOptions) -> Re
         Ok(found) => found,
         Err((rule, msg)) => return ReportRow::fail(j.source.clone(), rule, msg, ms(t0)),
     };
-    let written = convert_job(j, &loaded, bytes, wear, opts).and_then(|c| {
-        write_output_to(
-            &j.output,
-            &c,
-            opts.format,
-            &j.source,
-            &txn_options(opts.force),
-        )
-        .map(|_| c)
+    let written = convert_job(j, &loaded, (bytes, wear), opts, shared).and_then(|c| {
+        let plan = folders.sharing_folders();
+        let txn = txn_options(opts.force);
+        write_output_in(&j.output, &c, opts.format, &j.source, &txn, plan).map(|_| c)
     });
     if let Err(ConvertError {
         kind: ConvertErrorKind::Output(e),
@@ -586,16 +639,20 @@ fn locate<'a>(j: &ModelJob, loaded: &'a Loaded) -> Result<Located<'a>, (&'static
 fn convert_job(
     j: &ModelJob,
     loaded: &Loaded,
-    bytes: &[u8],
-    wear: Option<&[u8]>,
+    (bytes, wear): Located<'_>,
     opts: &BatchOptions,
+    shared: &source::SharedFiles,
 ) -> Result<crate::convert::Converted, ConvertError> {
     let libs = loaded.libs.libs.as_deref();
     let unit = j.pipeline == JobKind::Unit;
     let conv = match j.pipeline {
-        JobKind::Unit => {
-            crate::unit::assemble::convert_unit(&j.file, &loaded.bytes, libs, &opts.convert)
-        }
+        JobKind::Unit => crate::unit::assemble::convert_unit_with(
+            &j.file,
+            &loaded.bytes,
+            libs,
+            &opts.convert,
+            shared,
+        ),
         JobKind::Model => {
             let m = ModelRef {
                 source: j.source.clone(),
@@ -672,6 +729,19 @@ pub fn write_output_to(
     source: &str,
     opts: &TxnOptions,
 ) -> Result<(), ConvertError> {
+    write_output_in(path, c, format, source, opts, WritePlan::new(opts.force))
+}
+
+/// [`write_output_to`] through a transaction whose plan is `plan` (a
+/// batch's [`WritePlan::sharing_folders`]).
+fn write_output_in(
+    path: &Path,
+    c: &crate::convert::Converted,
+    format: Format,
+    source: &str,
+    opts: &TxnOptions,
+    plan: WritePlan,
+) -> Result<(), ConvertError> {
     let export = |e| ConvertError {
         source: source.to_string(),
         kind: ConvertErrorKind::Export(e),
@@ -687,13 +757,13 @@ pub fn write_output_to(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "model.bin".into());
         let (json, bin) = crate::gltf_export::to_gltf(&c.exported, &bin_uri).map_err(export)?;
-        let mut txn = Transaction::new(opts.clone());
+        let mut txn = Transaction::with_plan(opts.clone(), plan);
         txn.stage(&bin_path, bin).map_err(output)?;
         txn.stage(path, json).map_err(output)?;
         txn.commit().map_err(output)?;
     } else {
         let glb = crate::gltf_export::to_glb(&c.exported).map_err(export)?;
-        let mut txn = Transaction::new(opts.clone());
+        let mut txn = Transaction::with_plan(opts.clone(), plan);
         txn.stage(path, glb).map_err(output)?;
         txn.commit().map_err(output)?;
     }

@@ -326,6 +326,10 @@ pub struct BatchOptions {
     /// Maps: add Land.map's navigation polygons as a node of outlines
     /// (`--areals`).
     pub areals: bool,
+    /// The inputs read once per run and shared by every job and pipeline
+    /// that needs them (model archives that are also units' part archives,
+    /// the registry; issue 28 item 1). A fresh (default) one per run.
+    pub files: crate::source::SharedFiles,
 }
 
 /// `DIR (Material.lib, Textures.lib)` for library file paths (all in one

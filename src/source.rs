@@ -97,11 +97,19 @@ pub fn looks_like_terrain(archive: &nres::Archive<'_>) -> bool {
 }
 
 /// Reads what [`classify`] needs of the file at `path`: the first
-/// [`nres::HEADER_SIZE`] bytes, and the rest only when they start with the
-/// NRes magic (an archive is converted, so it is read whole, up to
-/// [`crate::output::MAX_UPDATE_BYTES`], the size cap of every archive and
-/// library input). A large file of another kind (a video, a 3 GiB image)
-/// costs 16 bytes.
+/// [`nres::HEADER_SIZE`] bytes, and when they start with the NRes magic its
+/// directory (format-notes §1: the `count * 64` bytes before `total_size`,
+/// and the last `count * 64` bytes of the file, which the reader looks at
+/// to tell a truncated file from a corrupt `total_size`), in a buffer of
+/// the file's length whose payload bytes are left zero (never read, and
+/// never touched in memory: issue 28 item 1). Everything [`classify`],
+/// [`content_kind`] and the batch's discovery decide depends on the
+/// header and the directory only (entry types, names and sizes), so the
+/// answers are those of the whole file; the payloads are read once, by the
+/// job that converts them. An NRes over [`crate::output::MAX_UPDATE_BYTES`]
+/// (the size cap of every archive and library input) is refused from its
+/// size; a large file of another kind (a video, a 3 GiB image) costs 16
+/// bytes.
 ///
 /// # Errors
 /// The I/O error of opening or reading the file; `InvalidInput` for a
@@ -122,17 +130,54 @@ pub fn read_for_kind(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     (&mut f)
         .take(nres::HEADER_SIZE as u64)
         .read_to_end(&mut head)?;
-    if nres::is_nres(&head) {
-        let len = f.metadata()?.len();
-        if len > cap {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("{len} bytes, more than the {cap} an input may have"),
-            ));
-        }
-        f.take(cap - head.len() as u64).read_to_end(&mut head)?;
+    if !nres::is_nres(&head) || head.len() < nres::HEADER_SIZE {
+        return Ok(head);
     }
-    Ok(head)
+    let len = f.metadata()?.len();
+    if len > cap {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{len} bytes, more than the {cap} an input may have"),
+        ));
+    }
+    // Zeroed and untouched until written: the payloads cost no memory.
+    let mut buf = vec![0u8; len as usize];
+    buf[..head.len()].copy_from_slice(&head);
+    let word = |o: usize| {
+        u64::from(u32::from_le_bytes([
+            head[o],
+            head[o + 1],
+            head[o + 2],
+            head[o + 3],
+        ]))
+    };
+    let dir_size = word(8) * nres::DIR_ENTRY_SIZE as u64;
+    let total = word(12);
+    if dir_size > 0 && dir_size + nres::HEADER_SIZE as u64 <= len {
+        read_span(&mut f, &mut buf, len - dir_size, dir_size)?;
+        if total >= dir_size && total < len {
+            read_span(&mut f, &mut buf, total - dir_size, dir_size)?;
+        }
+    }
+    Ok(buf)
+}
+
+/// Reads `size` bytes of `f` at `offset` into `buf` at the same offset
+/// (fewer when the file shrank meanwhile: the rest stays zero).
+fn read_span(f: &mut std::fs::File, buf: &mut [u8], offset: u64, size: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    f.seek(SeekFrom::Start(offset))?;
+    let span = &mut buf[offset as usize..(offset + size) as usize];
+    let mut done = 0;
+    while done < span.len() {
+        match f.read(&mut span[done..]) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Classifies a file by its content.
@@ -285,6 +330,78 @@ pub fn read_regular(path: &std::path::Path, max_bytes: u64) -> std::io::Result<V
         ));
     }
     Ok(out)
+}
+
+/// Input files read once per run and shared by every job that needs them
+/// (issue 28 item 1): the registry and part archives of units (read per
+/// unit before), the model archives that are also part archives. Cheap to
+/// clone (the clones share one cache); each file is read by
+/// [`read_regular`] with [`crate::output::MAX_UPDATE_BYTES`] the first time
+/// it is asked for (by one thread, the others wait for it) and kept, with
+/// its read error if it failed, until the last clone is dropped. Keyed by
+/// the path as given.
+#[derive(Clone, Default)]
+pub struct SharedFiles {
+    files: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<PathBuf, SharedSlot>>>,
+}
+
+/// One file of [`SharedFiles`]: its bytes, or its read error (kind, text).
+type SharedSlot = std::sync::Arc<
+    std::sync::OnceLock<Result<std::sync::Arc<Vec<u8>>, (std::io::ErrorKind, String)>>,
+>;
+
+impl std::fmt::Debug for SharedFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.files.lock().map_or(0, |m| m.len());
+        write!(f, "SharedFiles({n} files)")
+    }
+}
+
+impl SharedFiles {
+    /// The bytes of `path` when another job asked for them through
+    /// [`SharedFiles::get`] already; else read now and not kept (the
+    /// caller holds them as long as it needs them: a model archive,
+    /// dropped after its last model).
+    ///
+    /// # Errors
+    /// [`read_regular`]'s error.
+    pub fn get_transient(&self, path: &Path) -> std::io::Result<std::sync::Arc<Vec<u8>>> {
+        let slot = {
+            let files = self.files.lock().unwrap_or_else(|p| p.into_inner());
+            files.get(path).cloned()
+        };
+        if let Some(Ok(bytes)) = slot.as_ref().and_then(|s| s.get()) {
+            return Ok(std::sync::Arc::clone(bytes));
+        }
+        read_regular(path, crate::output::MAX_UPDATE_BYTES).map(std::sync::Arc::new)
+    }
+
+    /// Gives `path` the bytes `bytes` (read by the caller, e.g. under a
+    /// lock): later [`SharedFiles::get`] calls return them, never reading
+    /// the file. A file already read keeps its first bytes.
+    pub fn insert(&self, path: PathBuf, bytes: Vec<u8>) {
+        let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = files.entry(path).or_default();
+        let _ = slot.set(Ok(std::sync::Arc::new(bytes)));
+    }
+
+    /// The bytes of `path`, read on the first call.
+    ///
+    /// # Errors
+    /// [`read_regular`]'s error (the same one on every call).
+    pub fn get(&self, path: &Path) -> std::io::Result<std::sync::Arc<Vec<u8>>> {
+        let slot = {
+            let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
+            std::sync::Arc::clone(files.entry(path.to_path_buf()).or_default())
+        };
+        slot.get_or_init(|| {
+            read_regular(path, crate::output::MAX_UPDATE_BYTES)
+                .map(std::sync::Arc::new)
+                .map_err(|e| (e.kind(), e.to_string()))
+        })
+        .clone()
+        .map_err(|(kind, text)| std::io::Error::new(kind, text))
+    }
 }
 
 /// The stem of an entry or file name: the name without its last extension.
@@ -449,6 +566,56 @@ mod tests {
         let f = std::fs::File::create(&video).unwrap();
         f.set_len(crate::output::MAX_UPDATE_BYTES + 1).unwrap();
         assert_eq!(read_for_kind(&video).unwrap().len(), nres::HEADER_SIZE);
+    }
+
+    /// Discovery reads an archive's header and directory, never its
+    /// payloads, and decides the same as from the whole file.
+    #[test]
+    fn read_for_kind_reads_the_directory_only() {
+        let es = [
+            nres::Entry {
+                type_id: 0,
+                attr1: 0,
+                attr2: 0,
+                attr3: 0,
+                name: b"TANK.MSH",
+                data: &[7u8; 100],
+            },
+            nres::Entry {
+                type_id: WEAR_TYPE,
+                attr1: 0,
+                attr2: 0,
+                attr3: 0,
+                name: b"tank.wea",
+                data: b"1\r\n0 A\r\n",
+            },
+        ];
+        let bytes = nres::write(&es).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("units.rlb");
+        std::fs::write(&p, &bytes).unwrap();
+        let seen = read_for_kind(&p).unwrap();
+        assert_eq!(seen.len(), bytes.len());
+        assert!(seen[nres::HEADER_SIZE..nres::HEADER_SIZE + 100]
+            .iter()
+            .all(|&b| b == 0));
+        assert_eq!(content_kind(&seen, b"units.rlb"), Content::ModelArchive);
+        let a = nres::read(&seen, nres::Mode::Tolerant).unwrap();
+        let b = nres::read(&bytes, nres::Mode::Tolerant).unwrap();
+        let names = |a: &nres::Archive<'_>| -> Vec<Vec<u8>> {
+            a.entries.iter().map(|e| e.name.to_vec()).collect()
+        };
+        assert_eq!(names(&a), names(&b));
+        assert_eq!(model_entries(&a), model_entries(&b));
+        // A truncated archive is still told apart the same way.
+        std::fs::write(&p, &bytes[..bytes.len() - 10]).unwrap();
+        let cut = read_for_kind(&p).unwrap();
+        assert_eq!(
+            nres::read(&cut, nres::Mode::Tolerant).err().map(|e| e.rule),
+            nres::read(&bytes[..bytes.len() - 10], nres::Mode::Tolerant)
+                .err()
+                .map(|e| e.rule)
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! no edited part is not written; a part whose edit cannot be written
 //! fails the run naming the part, and nothing is written.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -231,14 +231,14 @@ fn edit_parts(
             "object {name:?} belongs to no part of the unit (no extras.msh.part on it or a parent): not written"
         ));
     }
-    let mut cache: HashMap<String, Vec<u8>> = archives
-        .iter()
-        .map(|(k, a)| (k.clone(), a.bytes.clone()))
-        .collect();
+    let cache = crate::source::SharedFiles::default();
+    for a in archives.values() {
+        cache.insert(a.path.clone(), a.bytes.clone());
+    }
     let scaled = split::inherited_scales(doc, &parts_of);
     let (mut outs, mut errors) = (Vec::new(), Vec::new());
     for (k, p) in r.parts.iter().enumerate() {
-        let res = split::part_export(&r.game, p, &copts, &mut cache)
+        let res = split::part_export(&r.game, p, &copts, &cache)
             .map_err(|e| e.to_string())
             .and_then(|own| {
                 split::part_document(doc, &parts_of, k, &own).map_err(|e| e.to_string())

@@ -64,6 +64,9 @@ pub struct SceneInput<'a> {
     pub descr: Option<&'a str>,
     /// The text files beside `data.tma` (name, bytes).
     pub files: &'a [(String, Vec<u8>)],
+    /// The run's shared inputs (the registry, unit files' parts and part
+    /// archives, read once per run: issue 28 item 1).
+    pub shared: &'a crate::source::SharedFiles,
 }
 
 /// A built mission scene.
@@ -121,7 +124,8 @@ struct Builder<'a> {
     game: &'a Path,
     libs: Option<&'a Libraries>,
     opts: &'a ConvertOptions,
-    archives: HashMap<String, Vec<u8>>,
+    /// The registry, unit files' parts and part archives, each read once.
+    archives: crate::source::SharedFiles,
     registry: Option<Registry>,
 }
 
@@ -224,7 +228,9 @@ impl Builder<'_> {
         if self.registry.is_none() {
             let path = find_in_game(self.game, REGISTRY)
                 .ok_or_else(|| format!("no {REGISTRY} in {}", self.game.display()))?;
-            let bytes = crate::source::read_regular(&path, crate::output::MAX_UPDATE_BYTES)
+            let bytes = self
+                .archives
+                .get(&path)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             let reg = Registry::read(&bytes).map_err(|e| e.detail)?;
             self.inputs.push(path);
@@ -248,7 +254,7 @@ impl Builder<'_> {
             })?;
             let data = crate::source::read_regular(&file, crate::output::MAX_UPDATE_BYTES)
                 .map_err(|e| err("io", rec(), format!("cannot read {}: {e}", file.display())))?;
-            let c = assemble::convert_unit(&file, &data, self.libs, self.opts)
+            let c = assemble::convert_unit_with(&file, &data, self.libs, self.opts, &self.archives)
                 .map_err(|e| err(e.rule(), rec(), e.to_string()))?;
             self.inputs.push(file);
             (c, json!({"dat": path}))
@@ -270,7 +276,7 @@ impl Builder<'_> {
                 socket: None,
             };
             let (c, _) =
-                assemble::convert_part(self.game, &part, self.libs, self.opts, &mut self.archives)
+                assemble::convert_part(self.game, &part, self.libs, self.opts, &self.archives)
                     .map_err(|e| err(e.rule(), rec(), e.to_string()))?;
             let resolved =
                 json!({"record": path, "mesh": format!("{}:{}", mesh.archive, mesh.entry)});
@@ -484,7 +490,7 @@ pub fn build(
         game: input.game,
         libs,
         opts,
-        archives: HashMap::new(),
+        archives: input.shared.clone(),
         registry: None,
     };
     let mut counts = SceneCounts::default();

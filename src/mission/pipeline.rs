@@ -140,6 +140,7 @@ impl MissionSource {
         &self,
         libs: Option<&crate::material::Libraries>,
         opts: &crate::convert::ConvertOptions,
+        shared: &crate::source::SharedFiles,
     ) -> Result<MissionScene, MissionError> {
         let sha: String = Sha256::digest(&self.bytes)
             .iter()
@@ -159,6 +160,7 @@ impl MissionSource {
             game: &self.game,
             descr: descr.as_deref(),
             files: &self.files,
+            shared,
         };
         let mut s = gltf::build(&input, libs, opts).map_err(|e| e.in_file(&source))?;
         let mut w: Vec<String> = self.warnings.iter().map(ToString::to_string).collect();
@@ -221,7 +223,7 @@ pub fn convert_file(
     let lookup_at = opts.game_dir.clone().unwrap_or_else(|| src.game.clone());
     let (libs, lib_warnings) = crate::terrain::convert::libraries_for(&lookup_at, None);
     let libs = libs.map(|l| l.with_texm_order(opts.texm_order));
-    let mut s = src.scene(libs.as_ref(), &opts.convert)?;
+    let mut s = src.scene(libs.as_ref(), &opts.convert, &opts.files)?;
     s.warnings.splice(0..0, lib_warnings);
     let lib_files = libs.as_ref().map(|l| l.files()).unwrap_or_default();
     let file = out.display().to_string();

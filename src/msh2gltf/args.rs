@@ -303,6 +303,7 @@ impl Args {
                 TexmArg::Argb => TexmOrder::Argb,
             },
             areals: self.areals,
+            files: Default::default(),
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use super::OutputError;
 
@@ -10,29 +11,43 @@ use super::OutputError;
 /// resolved (`dunce::canonicalize`: symlinks and `..` followed, no `\\?\`
 /// prefix on Windows where a plain path works),
 /// the rest appended with `.` dropped and `..` applied lexically.
+///
+/// One resolution per call (issue 28 item 2): the deepest existing
+/// ancestor is found with `lstat` calls, then resolved once, never each
+/// prefix of a path that does not exist yet.
 pub fn normalized(path: &Path) -> PathBuf {
     let abs = if path.is_absolute() {
         path.to_path_buf()
     } else {
         std::env::current_dir().unwrap_or_default().join(path)
     };
-    if let Ok(c) = dunce::canonicalize(&abs) {
-        return c;
+    for base in abs.ancestors() {
+        if std::fs::symlink_metadata(base).is_err() {
+            continue;
+        }
+        // A dangling link or an unreadable folder: resolve further up.
+        let Ok(mut out) = dunce::canonicalize(base) else {
+            continue;
+        };
+        let rest = abs.strip_prefix(base).unwrap_or(Path::new(""));
+        for c in rest.components() {
+            match c {
+                Component::ParentDir => {
+                    out.pop();
+                }
+                Component::Normal(n) => out.push(n),
+                _ => {}
+            }
+        }
+        return out;
     }
-    // Walk the components: `out` is canonical while it exists, so `..`
-    // goes to the real parent.
+    // Nothing exists, not even the root: the path made lexical.
     let mut out = PathBuf::new();
     for c in abs.components() {
         match c {
             Component::CurDir => {}
             Component::ParentDir => {
                 out.pop();
-            }
-            Component::Normal(n) => {
-                out.push(n);
-                if let Ok(c) = dunce::canonicalize(&out) {
-                    out = c;
-                }
             }
             other => out.push(other.as_os_str()),
         }
@@ -74,8 +89,9 @@ pub struct WritePlan {
     /// Keys of files only [`WritePlan::claim_update`] may claim.
     reserved: HashSet<PathBuf>,
     /// [`normalized`] folders, by the folder as given (a batch writes
-    /// thousands of files into a few folders).
-    dirs: HashMap<PathBuf, PathBuf>,
+    /// thousands of files into a few folders); shared with the plans made
+    /// by [`WritePlan::sharing_folders`].
+    dirs: Arc<Mutex<HashMap<PathBuf, PathBuf>>>,
 }
 
 impl WritePlan {
@@ -93,8 +109,8 @@ impl WritePlan {
     fn key(&mut self, path: &Path) -> PathBuf {
         match (path.parent(), path.file_name()) {
             (Some(dir), Some(name)) => {
-                let d = self
-                    .dirs
+                let mut dirs = self.dirs.lock().unwrap_or_else(|p| p.into_inner());
+                let d = dirs
                     .entry(dir.to_path_buf())
                     .or_insert_with(|| normalized(dir));
                 d.join(name)
@@ -103,11 +119,41 @@ impl WritePlan {
         }
     }
 
+    /// An empty plan (no inputs, no outputs, `force` as this one) that
+    /// shares this plan's resolved folders: the plan of one job's
+    /// [`super::Transaction`] inside a batch whose plan resolved its
+    /// folders already, so a folder is resolved once per run, not once
+    /// per output (issue 28 item 2).
+    pub fn sharing_folders(&self) -> WritePlan {
+        WritePlan {
+            force: self.force,
+            dirs: Arc::clone(&self.dirs),
+            ..Default::default()
+        }
+    }
+
+    /// [`normalized`] of `path` through the folder cache: the same path,
+    /// resolved once per folder. Only a last component that is a symlink
+    /// (or, on Windows, an existing file, whose spelling the system
+    /// resolves) costs a resolution of its own.
+    fn resolved(&mut self, path: &Path) -> PathBuf {
+        let plain = match std::fs::symlink_metadata(path) {
+            Err(_) => true,
+            Ok(m) => cfg!(unix) && !m.file_type().is_symlink(),
+        };
+        if plain && path.file_name().is_some() {
+            self.key(path)
+        } else {
+            normalized(path)
+        }
+    }
+
     /// Records an input of the run (a file that must never be written).
     pub fn add_input(&mut self, path: &Path) {
         let k = self.key(path);
         self.input_paths.insert(k);
-        self.input_paths.insert(normalized(path));
+        let n = self.resolved(path);
+        self.input_paths.insert(n);
         if let Some(id) = file_id(path) {
             self.input_ids.insert(id);
         }
@@ -126,16 +172,22 @@ impl WritePlan {
     pub fn reserve_update(&mut self, path: &Path) {
         let k = self.key(path);
         self.reserved.insert(k);
-        self.reserved.insert(normalized(path));
+        let n = self.resolved(path);
+        self.reserved.insert(n);
     }
 
     /// True when a plain output must not be `path`: an input, or reserved
     /// for an update.
     pub fn is_protected(&mut self, path: &Path) -> bool {
+        if self.input_paths.is_empty() && self.input_ids.is_empty() && self.reserved.is_empty() {
+            return false;
+        }
         let k = self.key(path);
-        self.is_input(path)
-            || self.reserved.contains(&k)
-            || self.reserved.contains(&normalized(path))
+        if self.is_input(path) || self.reserved.contains(&k) {
+            return true;
+        }
+        let n = self.resolved(path);
+        self.reserved.contains(&n)
     }
 
     /// Admits `path` as a file the run reads and then replaces in place (a
@@ -236,4 +288,45 @@ pub fn check_target(path: &Path, inputs: &[&Path], force: bool) -> Result<(), Ou
         plan.add_input(i);
     }
     plan.claim(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A path that does not exist is its deepest existing folder resolved,
+    /// the rest applied lexically; through a link, `..` goes to the link
+    /// target's parent, as before issue 28 item 2.
+    #[test]
+    fn normalized_resolves_the_existing_part_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dunce::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(root.join("a")).unwrap();
+        let n = normalized(&dir.path().join("a/new/../x/./y.glb"));
+        assert_eq!(n, root.join("a/x/y.glb"));
+        assert_eq!(normalized(&dir.path().join("a")), root.join("a"));
+        #[cfg(unix)]
+        {
+            std::fs::create_dir_all(root.join("t/inner")).unwrap();
+            std::os::unix::fs::symlink(root.join("t/inner"), root.join("link")).unwrap();
+            let n = normalized(&dir.path().join("link/../new/z.glb"));
+            assert_eq!(n, root.join("t/new/z.glb"));
+        }
+    }
+
+    /// A plan sharing another's folders still refuses an output claimed
+    /// twice in it, and keeps its own inputs and outputs.
+    #[test]
+    fn plans_sharing_folders_keep_their_own_claims() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut run = WritePlan::new(false);
+        run.claim(&dir.path().join("o/a.glb")).unwrap();
+        let mut job = run.sharing_folders();
+        job.claim(&dir.path().join("o/a.glb")).unwrap();
+        assert!(matches!(
+            job.claim(&dir.path().join("o/./a.glb")),
+            Err(OutputError::Collision(..))
+        ));
+        assert_eq!(Arc::strong_count(&run.dirs), 2);
+    }
 }

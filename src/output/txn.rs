@@ -180,6 +180,17 @@ impl Transaction {
         }
     }
 
+    /// An empty transaction whose plan is `plan` (e.g. a batch's
+    /// [`WritePlan::sharing_folders`]: its folders resolved once per run).
+    pub fn with_plan(opts: TxnOptions, plan: WritePlan) -> Self {
+        Transaction {
+            plan,
+            opts,
+            staged: Vec::new(),
+            locks: Vec::new(),
+        }
+    }
+
     /// The run's plan of inputs and outputs.
     pub fn plan(&mut self) -> &mut WritePlan {
         &mut self.plan

@@ -20,6 +20,7 @@ use super::{pipeline, siblings, UnitError};
 use crate::convert::{self, ConvertError, ConvertErrorKind, ConvertOptions, Converted, ModelRef};
 use crate::gltf_export::{ExportError, Exported, Namer};
 use crate::material::Libraries;
+use crate::source::SharedFiles;
 use crate::{nres, source};
 
 /// The registry (unit-files-notes §3.3).
@@ -559,38 +560,32 @@ fn unit_err(source: &str, e: UnitError) -> ConvertError {
 
 /// Converts one part: its model from its archive in `game`, with its WEAR,
 /// `.cpt` and `.ctl` siblings, and its Res17 hall-way graph if it has one.
-/// `archives`: archive bytes by lower-case name, read from `game` when
-/// missing.
+/// `files`: the run's shared inputs ([`SharedFiles`]): each archive is
+/// read once however many parts and units use it (issue 28 item 1).
 pub(crate) fn convert_part(
     game: &Path,
     p: &Part,
     libs: Option<&Libraries>,
     opts: &ConvertOptions,
-    archives: &mut HashMap<String, Vec<u8>>,
+    files: &SharedFiles,
 ) -> Result<(Converted, Option<Hallway>), ConvertError> {
     let src = format!("{}:{}", p.archive, p.mesh_entry);
-    let key = p.archive.to_lowercase();
-    if let std::collections::hash_map::Entry::Vacant(slot) = archives.entry(key.clone()) {
-        let path = find_file(game, &p.archive).ok_or_else(|| {
-            unit_err(
-                &src,
-                UnitError::new(
-                    "unit.resolve",
-                    format!("no archive {} in {}", p.archive, game.display()),
-                ),
-            )
-        })?;
-        let data =
-            crate::source::read_regular(&path, crate::output::MAX_UPDATE_BYTES).map_err(|e| {
-                unit_err(
-                    &src,
-                    UnitError::new("io", format!("cannot read {}: {e}", path.display())),
-                )
-            })?;
-        slot.insert(data);
-    }
-    let data = &archives[&key];
-    let a = nres::read(data, nres::Mode::Tolerant)
+    let path = find_file(game, &p.archive).ok_or_else(|| {
+        unit_err(
+            &src,
+            UnitError::new(
+                "unit.resolve",
+                format!("no archive {} in {}", p.archive, game.display()),
+            ),
+        )
+    })?;
+    let data = files.get(&path).map_err(|e| {
+        unit_err(
+            &src,
+            UnitError::new("io", format!("cannot read {}: {e}", path.display())),
+        )
+    })?;
+    let a = nres::read(&data, nres::Mode::Tolerant)
         .map_err(|e| unit_err(&src, UnitError::new(e.rule, e.detail)))?;
     let i = source::find_entry(&a, &p.mesh_entry)
         .map_err(|e| unit_err(&src, UnitError::new("unit.resolve", e)))?;
@@ -648,6 +643,15 @@ pub struct Resolved {
 /// `dat.*` (the unit file), `unit.registry`, `unit.resolve` (no game
 /// folder, record or mesh), `io`.
 pub fn resolve(path: &Path, data: &[u8]) -> Result<Resolved, UnitError> {
+    resolve_with(path, data, &SharedFiles::default())
+}
+
+/// [`resolve`] reading `objects.rlb` through the run's shared inputs
+/// `files` (once per run, not once per unit).
+///
+/// # Errors
+/// As [`resolve`].
+pub fn resolve_with(path: &Path, data: &[u8], files: &SharedFiles) -> Result<Resolved, UnitError> {
     let unit = dat::read(data)?;
     let game = game_dir(path).ok_or_else(|| {
         UnitError::new(
@@ -661,7 +665,8 @@ pub fn resolve(path: &Path, data: &[u8]) -> Result<Resolved, UnitError> {
             format!("{REGISTRY} vanished from {}", game.display()),
         )
     })?;
-    let reg_bytes = crate::source::read_regular(&reg_path, crate::output::MAX_UPDATE_BYTES)
+    let reg_bytes = files
+        .get(&reg_path)
         .map_err(|e| UnitError::new("io", format!("cannot read {}: {e}", reg_path.display())))?;
     let reg = Registry::read(&reg_bytes)?;
     let mut warnings = Vec::new();
@@ -688,21 +693,35 @@ pub fn convert_unit(
     libs: Option<&Libraries>,
     opts: &ConvertOptions,
 ) -> Result<Converted, ConvertError> {
+    convert_unit_with(path, data, libs, opts, &SharedFiles::default())
+}
+
+/// [`convert_unit`] reading the registry and the part archives through the
+/// run's shared inputs `files` ([`SharedFiles`]: each read once per run).
+///
+/// # Errors
+/// As [`convert_unit`].
+pub fn convert_unit_with(
+    path: &Path,
+    data: &[u8],
+    libs: Option<&Libraries>,
+    opts: &ConvertOptions,
+    files: &SharedFiles,
+) -> Result<Converted, ConvertError> {
     let src = path.display().to_string();
     let Resolved {
         unit,
         game,
         parts,
         mut warnings,
-    } = resolve(path, data).map_err(|e| unit_err(&src, e))?;
-    let mut archives = HashMap::new();
+    } = resolve_with(path, data, files).map_err(|e| unit_err(&src, e))?;
     let mut merger: Option<Merger> = None;
     let mut first: Option<Converted> = None;
     let (mut counts, mut textures) = (convert::Counts::default(), Vec::new());
     let mut wear_materials: Vec<String> = Vec::new();
     let mut root_hall = None;
     for (k, p) in parts.iter().enumerate() {
-        let (c, hall) = convert_part(&game, p, libs, opts, &mut archives)?;
+        let (c, hall) = convert_part(&game, p, libs, opts, files)?;
         if k == 0 {
             root_hall = hall;
         }

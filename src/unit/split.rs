@@ -39,8 +39,8 @@ pub struct OwnExport {
 }
 
 /// Exports part `part` of a unit from its archive in `game` on its own
-/// (what [`super::assemble`] merges). `archives`: archive bytes by
-/// lower-case archive name; an archive missing there is read from `game`.
+/// (what [`super::assemble`] merges). `archives`: the archives read so
+/// far ([`crate::source::SharedFiles`]); one missing there is read from `game`.
 ///
 /// # Errors
 /// [`ConvertError`] naming `ARCHIVE:ENTRY`: the archive or entry is
@@ -49,7 +49,7 @@ pub fn part_export(
     game: &Path,
     part: &Part,
     opts: &ConvertOptions,
-    archives: &mut HashMap<String, Vec<u8>>,
+    archives: &crate::source::SharedFiles,
 ) -> Result<OwnExport, ConvertError> {
     let (c, _) = assemble::convert_part(game, part, None, opts, archives)?;
     let json = serde_json::to_value(&c.exported.root).map_err(|e| ConvertError {
