@@ -21,6 +21,7 @@
 //! | each unit part's glTF as it is merged: nodes, primitives, buffer bytes | 32 / 16 / 1 per 32 bytes |
 //! | `msh2gltf --textures-out`: pixels of each texture, from its Texm header (each alone) | 1 per 8 pixels |
 //! | directory entry of an archive given to `msh2gltf`, from its NRes header | 64 |
+//! | `gltf2msh --base` of a map: terrain primitive / element of its accessors and indices, from the JSON | 64 / 1 |
 //!
 //! A model above the budget fails with rule `limits.work` before the work is
 //! done. The default, [`DEFAULT_MAX_WORK`], keeps one export under about
