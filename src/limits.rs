@@ -13,6 +13,15 @@
 //! | pixel of a library texture decoded by `msh2gltf` (summed over the model's textures; a texture over the rest of the budget is not embedded, with a warning) | 1 per 8 pixels |
 //! | animation sample baked by `gltf2msh` authoring (nodes x frames, before baking) | 2 |
 //! | glTF buffer bytes read by `gltf2msh` (external files and `data:` URIs, every reference) | 1 per 64 bytes, a separate allowance |
+//! | Land.map bytes, before it is parsed (each map sibling alone; also beside a `gltf2msh --base` map) | 1 per 2 bytes |
+//! | Land1/Land2.wea lines, before the file is parsed (each alone) | 32 |
+//! | `.ctl` channel or state (a clip), from its header, with the model's glTF nodes (32 each) | 640 |
+//! | `.cpt` control point (a node with extras), from its header | 160 |
+//! | unit file component / mounted part / level of the part tree, before any part is read | 1 / 3072 / 32 |
+//! | each unit part's glTF as it is merged: nodes, primitives, buffer bytes | 32 / 16 / 1 per 32 bytes |
+//! | `msh2gltf --textures-out`: pixels of each texture, from its Texm header (each alone) | 1 per 8 pixels |
+//! | directory entry of an archive given to `msh2gltf`, from its NRes header | 64 |
+//! | `gltf2msh --base` of a map: terrain primitive / element of its accessors and indices, from the JSON | 64 / 1 |
 //!
 //! A model above the budget fails with rule `limits.work` before the work is
 //! done. The default, [`DEFAULT_MAX_WORK`], keeps one export under about
@@ -46,6 +55,41 @@ pub const IMAGE_PIXELS_PER_UNIT: u64 = 8;
 /// the GLB's own BIN chunk is part of the file and not counted). Each byte
 /// read counts, so 300 references to one 20 MB file cost 6 GB of budget.
 pub const BUFFER_BYTES_PER_UNIT: u64 = 64;
+
+/// Work units of one clip a `.ctl` channel or state chain adds to a
+/// model's glTF (an animation with its samplers, accessors, buffer views
+/// and extras: measured 19.5 KB per channel, 977 MB for 50 000).
+/// Counted from the `.ctl`'s header before it is parsed.
+pub const UNITS_PER_CLIP: u64 = 640;
+
+/// Work units of one `.cpt` control point (a glTF node with its extras,
+/// mirrored in the scene extras: measured 4.7 KB per point, 466 MB for
+/// 100 000). Counted from the `.cpt`'s header before it is parsed.
+pub const UNITS_PER_CONTROL_POINT: u64 = 160;
+
+/// Work units of one mounted part of an assembled unit (the part's
+/// converted glTF kept and merged into the unit's JSON document: measured
+/// 90 to 94 KB for a small part; 2000 guns took 189 MB). Counted from the
+/// unit file and `objects.rlb` before any part is read; each part's own
+/// nodes, primitives and buffer bytes are added as it is converted.
+pub const UNITS_PER_PART: u64 = 3072;
+
+/// Bytes of a Land.map per work unit of its parse (a grid cell listing
+/// one areal is 4 bytes on disk and about 56 bytes decoded): the default
+/// budget reads a Land.map of up to 2 MB (retail maps: about 0.3 MB, at
+/// most 1 MB).
+pub const MAP_BYTES_PER_UNIT: u64 = 2;
+
+/// Work units of one line of a WEAR table (`Land1.wea`, `Land2.wea`)
+/// parsed beside a map: its row, resolved material and textures (about
+/// 1 KB; 10^6 rows took 870 MB). Counted from the newlines before parsing.
+pub const UNITS_PER_WEAR_ROW: u64 = 32;
+
+/// Work units of one directory entry of an archive converted by
+/// `msh2gltf` (its job, output name and report row: measured 2.2 KB per
+/// entry, 356 MB for 160 000 empty entries). Counted from the NRes header
+/// before the directory is read.
+pub const UNITS_PER_ARCHIVE_ENTRY: u64 = 64;
 
 /// Work units of one animation sample baked by `gltf2msh` authoring (one
 /// node at one frame: world matrix, polar decomposition, key): counted for

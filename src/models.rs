@@ -412,7 +412,15 @@ pub fn run_planned(
         .collect();
     let mut rows = rows;
     if let Some(dir) = &opts.textures_out {
-        write_textures(dir, jobs, &mut rows, &files, plan, progress);
+        write_textures(
+            dir,
+            jobs,
+            &mut rows,
+            &files,
+            plan,
+            opts.convert.max_work,
+            progress,
+        );
     }
     // New outputs were not flushed one by one (Durability::Deferred): one
     // sync of their folders' file systems now.
@@ -463,7 +471,8 @@ fn isolated(j: &ModelJob, f: impl FnOnce() -> ReportRow) -> ReportRow {
 
 /// `--textures-out`: writes every entry of each Textures.lib and
 /// LightMap.lib found (once per library folder) as `<name>.png`; a texture
-/// that cannot be decoded or written adds a failed row (source
+/// over `max_work` ([`crate::material::texm::Texm::check_decode_work`],
+/// rule `limits.work`), or that cannot be decoded or written, adds a failed row (source
 /// `--textures-out FILE`, so the run exits 1), passed to `progress`.
 fn write_textures(
     dir: &Path,
@@ -471,6 +480,7 @@ fn write_textures(
     rows: &mut Vec<ReportRow>,
     files: &BTreeMap<PathBuf, FileSlot>,
     plan: &mut WritePlan,
+    max_work: u64,
     progress: &(dyn Fn(&ReportRow) + Sync),
 ) {
     let mut failed: Vec<ReportRow> = Vec::new();
@@ -498,13 +508,28 @@ fn write_textures(
             if !done.insert(file.display().to_string()) {
                 continue;
             }
-            let png = if lightmap {
-                libs.lightmap_png(name)
+            // The pixels are counted from the header before decoding
+            // (issue 26 item 5; a header that does not parse is reported
+            // by the decoder).
+            let header = if lightmap {
+                libs.lightmap_texm(name)
             } else {
-                libs.texture_png(name)
+                libs.texture_texm(name)
+            };
+            let png = match header.map(|t| t.check_decode_work(max_work)) {
+                Ok(Err(e)) => Err(e),
+                _ if lightmap => libs.lightmap_png(name),
+                _ => libs.texture_png(name),
             };
             let res = png
-                .map_err(|e| ("texture.decode", e.to_string()))
+                .map_err(|e| {
+                    let rule = if e.rule == "limits.work" {
+                        e.rule
+                    } else {
+                        "texture.decode"
+                    };
+                    (rule, e.to_string())
+                })
                 .and_then(|t| {
                     plan.claim(&file).map_err(|e| (e.rule(), e.to_string()))?;
                     let mut txn = Transaction::new(txn_options(plan.force()));
@@ -670,11 +695,17 @@ fn convert_job(
             return Ok(c);
         }
         let siblings = crate::unit::siblings::of_job(&j.file, &loaded.bytes, j.entry);
-        crate::unit::pipeline::decorate(&mut c, &siblings, opts.convert.fps, opts.convert.up)
-            .map_err(|e| ConvertError {
-                source: j.source.clone(),
-                kind: ConvertErrorKind::Export(e),
-            })?;
+        crate::unit::pipeline::decorate(
+            &mut c,
+            &siblings,
+            opts.convert.fps,
+            opts.convert.up,
+            opts.convert.max_work,
+        )
+        .map_err(|e| ConvertError {
+            source: j.source.clone(),
+            kind: ConvertErrorKind::Export(e),
+        })?;
         Ok(c)
     })
 }

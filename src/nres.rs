@@ -188,6 +188,21 @@ pub fn read(data: &[u8], mode: Mode) -> Result<Archive<'_>, NresError> {
     })
 }
 
+/// The entry count an archive's header declares (u32 at +8), read without
+/// the directory, when it is one the file can hold (64 bytes per directory
+/// record, format-notes §1): for counting the work of listing it before
+/// it is read (issue 26 item 5, [`crate::limits`]). `None` for a header
+/// that does not parse or a count the file cannot hold (the reader
+/// reports those, `nres.*`).
+pub fn declared_entries(data: &[u8]) -> Option<u64> {
+    if data.len() < HEADER_SIZE || &data[..4] != MAGIC {
+        return None;
+    }
+    let count = u64::from(u32_at(data, 8));
+    let room = (data.len() - HEADER_SIZE) as u64 / DIR_ENTRY_SIZE as u64;
+    (count <= room).then_some(count)
+}
+
 /// The header checks (format-notes §1): magic, size, version, entry count
 /// and `total_size` against the file length. Returns the entry count and the
 /// directory's offset (`total_size - count * 64`, inside the file).

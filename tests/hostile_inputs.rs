@@ -169,3 +169,106 @@ fn an_unlistable_subfolder_costs_only_itself() {
     assert!(row["errors"].to_string().contains("cannot list"), "{row}");
     assert!(dir.path().join("out/static_box.glb").is_file());
 }
+
+/// Writes `files` into a fresh folder and runs `tool` there with `args`
+/// and `--max-work budget`; returns the folder, the exit code and stderr.
+fn run_in(
+    files: &[(String, Vec<u8>)],
+    tool: Tool,
+    args: &[&str],
+    budget: u64,
+) -> (tempfile::TempDir, Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    for (p, b) in files {
+        let f = dir.path().join(p);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, b).unwrap();
+    }
+    let o = Command::new(tool.exe())
+        .args(args)
+        .args(["--max-work", &budget.to_string()])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!err.contains("panicked"), "{err}");
+    (dir, o.status.code(), err)
+}
+
+/// Issue 26 item 5, `--textures-out`: a texture's pixels / 8 are counted
+/// from its Texm header before it is decoded: a 64 x 64 texture (512
+/// units) over a budget of 511 is a failed row naming it (`limits.work`,
+/// exit 1, its PNG not written); at 512 it is written. A Texm declaring
+/// more mip levels than its chain is `texm.mip_count`.
+#[test]
+fn textures_out_counts_each_texture_before_decoding() {
+    let files = hostile::work::texture_game(hostile::work::texm(64, 64, 1));
+    let args = ["-q", "game", "out", "--textures-out", "tex"];
+    let (d, code, err) = run_in(&files, Tool::Msh2gltf, &args, 511);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("BIG: limits.work: 64 x 64: decoding it needs 512 work units"),
+        "{err}"
+    );
+    assert!(!d.path().join("tex/BIG.png").exists());
+    let (d, _, err) = run_in(&files, Tool::Msh2gltf, &args, 512);
+    assert!(d.path().join("tex/BIG.png").exists(), "{err}");
+    let files = hostile::work::texture_game(hostile::work::texm(4, 2, 4));
+    let (d, code, err) = run_in(&files, Tool::Msh2gltf, &args, 1_000_000);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("texm.mip_count") && err.contains("4 x 2 declares 4 mips"),
+        "{err}"
+    );
+    assert!(!d.path().join("tex/BIG.png").exists());
+}
+
+/// Issue 26 item 5, archives: an archive given to msh2gltf costs 64 units
+/// per directory entry, from its header before the directory is listed:
+/// 10 entries over a budget of 639 are one failed row (`limits.work`,
+/// exit 1, nothing converted, the report written); at 640 the entries are
+/// listed (and fail on their own: empty payloads).
+#[test]
+fn an_archive_directory_is_counted_before_it_is_listed() {
+    let files = vec![("a.rlb".to_string(), hostile::work::empty_entries(10))];
+    let args = ["a.rlb", "out", "--report", "r.json"];
+    let (d, code, err) = run_in(&files, Tool::Msh2gltf, &args, 639);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("limits.work: 10 directory entries make 640 work units"),
+        "{err}"
+    );
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(
+        (r["failed"].as_u64(), r["converted"].as_u64()),
+        (Some(1), Some(0))
+    );
+    let (_, code, err) = run_in(&files, Tool::Msh2gltf, &args, 640);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(!err.contains("limits.work"), "{err}");
+    assert!(err.contains("msh.nested_container"), "{err}");
+}
+
+/// Issue 26 item 5, `gltf2msh --base` of a map: every terrain primitive
+/// costs 64 units plus the elements of its accessors and indices, counted
+/// from the JSON before any is read: one unit under the count is
+/// `limits.work` (exit 1, nothing written); at the count the edit is read
+/// (and here refused: its copies all name map vertex 0, `terrain.*`).
+#[test]
+fn map_edit_primitives_are_counted_before_they_are_read() {
+    let files = hostile::work::base_map_edit(3, Some(20_000));
+    let args = ["edit.glb", "--base", "Land.msh", "-o", "out.msh"];
+    let glb = &files.iter().find(|f| f.0 == "edit.glb").unwrap().1;
+    let doc = mshgltf::gltf_import::parse(glb, None).unwrap();
+    let (units, what) = mshgltf::terrain::import::primitive_work(&doc);
+    let (d, code, err) = run_in(&files, Tool::Gltf2msh, &args, units - 1);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("limits.work") && err.contains(&what), "{err}");
+    assert!(!d.path().join("out.msh").exists());
+    let (_, code, err) = run_in(&files, Tool::Gltf2msh, &args, units);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(!err.contains("limits.work"), "{err}");
+    assert!(err.contains("terrain."), "{err}");
+    assert!(units > 3 * 2 * 20_000, "{units}");
+}

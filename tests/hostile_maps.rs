@@ -7,11 +7,10 @@
 
 mod common;
 mod hostile;
-mod land;
 
 use std::path::Path;
 
-use land::{tiny_land, write_map};
+use hostile::land::{self, tiny_land, write_map};
 use mshgltf::gltf_import::{parse, GltfFile};
 use mshgltf::terrain::export::{self, TerrainGltf};
 use mshgltf::terrain::ir::*;
@@ -668,11 +667,13 @@ fn a_nan_colour_alpha_is_refused() {
 /// is exported (`limits.work` naming what was counted, exit 1, nothing
 /// written); at the default budget the same map converts. The tiny map
 /// costs 16 faces + 2 x 16 vertices + 2 x 16 x 2 classes + 4 squares + 8
-/// cells + 16 x 6 WEAR rows = 220 units.
+/// cells + 16 x 6 WEAR rows = 220 units. (Land.map is removed: its parse
+/// alone costs more, see the next test.)
 #[test]
 fn a_map_over_the_work_budget_is_refused_before_the_work() {
     let tmp = tempfile::tempdir().unwrap();
     let msh = write_map(tmp.path(), &tiny_land(2));
+    std::fs::remove_file(tmp.path().join("Land.map")).unwrap();
     let out = tmp.path().join("m.glb");
     for (budget, code) in [("219", 1), ("220", 0)] {
         let o = common::msh2gltf()
@@ -698,4 +699,76 @@ fn a_map_over_the_work_budget_is_refused_before_the_work() {
             assert!(out.exists());
         }
     }
+}
+
+/// Runs `cmd` with `--max-work budget`; returns the exit code and stderr.
+fn with_budget(mut cmd: std::process::Command, budget: u64) -> (Option<i32>, String) {
+    let o = cmd
+        .args(["--max-work", &budget.to_string()])
+        .output()
+        .unwrap();
+    (o.status.code(), common::stderr(&o))
+}
+
+/// Item 5: each map sibling's parse is counted from its bytes before it
+/// is parsed (Land.map 1 unit per 2 bytes; Land1/Land2.wea 32 per line),
+/// by msh2gltf and by `gltf2msh --base` (Land1.wea): one unit over is
+/// `limits.work` naming the file and the count (exit 1, nothing written).
+#[test]
+fn map_siblings_over_the_work_budget_are_refused_before_parsing() {
+    let root = tempfile::tempdir().unwrap();
+    let map_dir = root.path().join("map");
+    std::fs::create_dir(&map_dir).unwrap();
+    let tmp = tempfile::tempdir_in(&map_dir).unwrap();
+    let msh = write_map(tmp.path(), &tiny_land(2));
+    let out = root.path().join("m.glb");
+    let map_bytes = std::fs::metadata(tmp.path().join("Land.map"))
+        .unwrap()
+        .len();
+    let map_units = map_bytes.div_ceil(2);
+    let run = |budget| {
+        let mut c = common::msh2gltf();
+        c.arg(&msh).arg(&out).arg("--force");
+        with_budget(c, budget)
+    };
+    let (code, err) = run(map_units - 1);
+    assert_eq!(code, Some(1), "{err}");
+    for want in [
+        "limits.work",
+        "Land.map",
+        &format!("{map_bytes} bytes of Land.map make {map_units} work units"),
+    ] {
+        assert!(err.contains(want), "{want:?} missing: {err}");
+    }
+    assert!(!out.exists());
+    let (code, err) = run(map_units);
+    assert_eq!(code, Some(0), "{err}");
+    // A Land1.wea of 2000 rows: 2002 lines (count line, last newline).
+    std::fs::write(tmp.path().join("Land1.wea"), hostile::work::long_wear(2000)).unwrap();
+    let (code, err) = run(2002 * 32 - 1);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("2002 WEAR lines (rows) make 64064 work units"),
+        "{err}"
+    );
+    // The same Land1.wea beside a base of gltf2msh: refused before parsing.
+    std::fs::write(
+        tmp.path().join("Land1.wea"),
+        land::wear(&["B_S0", "GRASS", "ROCK"]),
+    )
+    .unwrap();
+    std::fs::remove_file(&out).unwrap();
+    let (code, err) = run(map_units);
+    assert_eq!(code, Some(0), "{err}");
+    std::fs::write(tmp.path().join("Land1.wea"), hostile::work::long_wear(2000)).unwrap();
+    let back = root.path().join("back.msh");
+    let mut c = common::gltf2msh();
+    c.arg(&out).arg("--base").arg(&msh).arg("-o").arg(&back);
+    let (code, err) = with_budget(c, 2002 * 32 - 1);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("limits.work") && err.contains("Land1.wea"),
+        "{err}"
+    );
+    assert!(!back.exists());
 }

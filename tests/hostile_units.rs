@@ -396,3 +396,124 @@ fn a_scene_root_that_is_also_a_child_is_refused() {
     );
     assert!(!out.exists());
 }
+
+/// Runs msh2gltf on `input` into `out` with `--max-work budget`; returns
+/// the exit code and stderr.
+fn run_budget(input: &Path, out: &Path, budget: u64) -> (Option<i32>, String) {
+    let o = msh2gltf()
+        .arg(input)
+        .arg(out)
+        .args(["--max-work", &budget.to_string(), "--force"])
+        .output()
+        .unwrap();
+    (o.status.code(), stderr(&o))
+}
+
+/// The number after `prefix` in `s`.
+fn number_after(s: &str, prefix: &str) -> u64 {
+    let at = s
+        .find(prefix)
+        .unwrap_or_else(|| panic!("{prefix:?} in {s}"))
+        + prefix.len();
+    s[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap()
+}
+
+/// Issue 26 item 5: a model's `.ctl` channels and states (640 units each)
+/// and `.cpt` points (160 each) with its glTF nodes (32 each) are counted
+/// from the siblings' headers before they are parsed: one unit over the
+/// budget is `limits.work` (exit 1, naming the counts, nothing written);
+/// at the exact budget and at the default the model converts.
+#[test]
+fn ctl_and_cpt_over_the_work_budget_are_refused_before_parsing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let msh = tmp.path().join("m.msh");
+    std::fs::copy(sample("anim_rotor.msh"), &msh).unwrap();
+    for (ext, bytes, per, what) in [
+        (
+            "ctl",
+            hostile::work::ctl_channels(10),
+            640,
+            "10 channels and 0 states",
+        ),
+        (
+            "cpt",
+            hostile::work::cpt_points(10),
+            160,
+            "10 control points",
+        ),
+    ] {
+        let _ = std::fs::remove_file(tmp.path().join("m.ctl"));
+        let _ = std::fs::remove_file(tmp.path().join("m.cpt"));
+        std::fs::write(tmp.path().join(format!("m.{ext}")), bytes).unwrap();
+        let out = tmp.path().join(format!("{ext}.glb"));
+        let (code, err) = run_budget(&msh, &out, 1000);
+        assert_eq!(code, Some(1), "{err}");
+        assert!(err.contains("limits.work") && err.contains(what), "{err}");
+        assert!(!out.exists(), "nothing written: {err}");
+        let nodes = number_after(&err, "limits.work: ");
+        let units = nodes * 32 + 10 * per;
+        assert!(
+            err.contains(&format!("make {units} work units")),
+            "{units}: {err}"
+        );
+        let (code, err) = run_budget(&msh, &out, units - 1);
+        assert_eq!(code, Some(1), "{err}");
+        let (code, err) = run_budget(&msh, &out, units);
+        assert_eq!(code, Some(0), "--max-work {units}: {err}");
+        let o = msh2gltf()
+            .arg(&msh)
+            .arg(&out)
+            .arg("--force")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+}
+
+/// Issue 26 item 5: an assembled unit's components (1 unit each), mounted
+/// parts (3072 each) and part-tree depth (32 per level) are counted before
+/// any part is read, and each part's nodes, primitives and buffer bytes
+/// before it is merged: over the budget is `limits.work` (exit 1, naming
+/// the counts or the part, nothing written); the default converts it.
+#[test]
+fn a_unit_over_the_work_budget_is_refused_before_its_parts_are_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let u = game(
+        tmp.path(),
+        &[("chassis", -1, 0, 1), ("turret", 3, 1, 1), ("gun", 1, 4, 0)],
+    );
+    let out = tmp.path().join("u.glb");
+    let before = 3 + 3 * 3072 + 3 * 32;
+    let (code, err) = run_budget(&u, &out, before - 1);
+    assert_eq!(code, Some(1), "{err}");
+    for want in [
+        "limits.work",
+        "3 components, 3 mounted parts and a part tree 3 deep",
+        &format!("to {before} units"),
+    ] {
+        assert!(err.contains(want), "{want:?} missing: {err}");
+    }
+    assert!(!out.exists());
+    // Within the count before the work, the chassis's own glTF is over it.
+    let (code, err) = run_budget(&u, &out, before);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("limits.work") && err.contains("part 0 \"chassis\""),
+        "{err}"
+    );
+    assert!(!out.exists());
+    let (code, err) = run_budget(&u, &out, mshgltf::limits::DEFAULT_MAX_WORK);
+    assert_eq!(code, Some(0), "{err}");
+    // 2000 guns at the default budget: refused before a part is read.
+    let many = tmp.path().join("many");
+    std::fs::create_dir(&many).unwrap();
+    let u = game(&many, &hostile::work::many_guns(2000));
+    let (code, err) = run_budget(&u, &out, mshgltf::limits::DEFAULT_MAX_WORK);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("2001 mounted parts"), "{err}");
+}

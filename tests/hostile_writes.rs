@@ -7,6 +7,7 @@
 //! untouched library is not rewritten; the smaller faults of item 9.
 
 mod common;
+mod hostile;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -654,4 +655,31 @@ fn concurrent_into_runs_keep_every_model() {
             "{n}: {have:?}"
         );
     }
+}
+
+/// Issue 26 item 4: the `.ctl` read beside a bare model base by `gltf2msh
+/// --base X.msh` is an input of the run: an output naming it (`-o`, even
+/// with `--force`) is refused, exit 2, and the `.ctl` keeps its bytes.
+#[test]
+fn the_ctl_beside_a_bare_base_is_an_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let msh = tmp.path().join("m.msh");
+    std::fs::copy(sample("anim_rotor.msh"), &msh).unwrap();
+    let ctl = tmp.path().join("m.ctl");
+    let ctl_bytes = hostile::work::ctl_channels(1);
+    std::fs::write(&ctl, &ctl_bytes).unwrap();
+    let g = tmp.path().join("m.glb");
+    let o = msh2gltf().arg(&msh).arg(&g).output().unwrap();
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let o = gltf2msh()
+        .arg(&g)
+        .arg("--base")
+        .arg(&msh)
+        .arg("-o")
+        .arg(&ctl)
+        .arg("--force")
+        .output()
+        .unwrap();
+    exits_naming(&o, 2, "input");
+    assert_eq!(std::fs::read(&ctl).unwrap(), ctl_bytes);
 }

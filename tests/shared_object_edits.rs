@@ -198,7 +198,8 @@ fn export_with_points(
     };
     let mut c = convert::convert(&mr, None, &opts).ok()?;
     let sib = siblings::in_archive(&a, &m.file, a.entries[i].name);
-    let added = pipeline::decorate(&mut c, &sib, 24.0, Up::Y).ok()?;
+    let added =
+        pipeline::decorate(&mut c, &sib, 24.0, Up::Y, mshgltf::limits::DEFAULT_MAX_WORK).ok()?;
     let points = mshgltf::unit::cpt::read(&sib.cpt.as_ref()?.data).ok()?;
     (added.control_points > 0).then(|| {
         (

@@ -182,7 +182,7 @@ fn convert_model(root: &Path, model: &Value) -> Option<(Value, Vec<u8>, Vec<u8>)
     };
     let mut c = convert::convert(&m, None, &opts).unwrap();
     let sib = siblings::in_archive(&a, file, a.entries[i].name);
-    pipeline::decorate(&mut c, &sib, FPS, Up::Y).unwrap();
+    pipeline::decorate(&mut c, &sib, FPS, Up::Y, mshgltf::limits::DEFAULT_MAX_WORK).unwrap();
     let glb = gltf_export::to_glb(&c.exported).unwrap();
     let json = serde_json::to_value(&c.exported.root).unwrap();
     Some((json, c.exported.bin, glb))
@@ -994,7 +994,7 @@ fn a_clip_edit_reaches_res8_inside_its_range_only() {
         let mut c = convert::convert(&mr, None, &opts).unwrap();
         let sib = siblings::in_archive(&a, file, a.entries[i].name);
         // The base's .ctl: clip ranges come from it (issue 26 item 8).
-        pipeline::decorate(&mut c, &sib, FPS, Up::Y).unwrap();
+        pipeline::decorate(&mut c, &sib, FPS, Up::Y, mshgltf::limits::DEFAULT_MAX_WORK).unwrap();
         let base = msh::decode(bytes, msh::Mode::Strict).unwrap().model;
         let iopts = ImportOptions {
             base_clips: sib.parse().ctl.map(|c| clips::base_clips(&c, &base)),

@@ -137,6 +137,12 @@ fn edit_model(
     if in_place.is_none() {
         txn.add_input(base.path());
     }
+    // The .ctl read beside a bare model base is an input of the run too
+    // (issue 26 item 4; the .cpt is registered by `points::beside`).
+    let siblings = base_siblings(&base);
+    if let (Base::File(..), Some(ctl)) = (&base, &siblings.ctl) {
+        txn.add_input(Path::new(&ctl.source));
+    }
     let (doc, _) = load_doc(cli, txn)?;
     let hint = if cli.output.is_none() {
         " (the default output is the input's name with .msh; give another one with -o)"
@@ -148,7 +154,7 @@ fn edit_model(
     }
     let decoded = msh::decode(base_bytes, msh::Mode::Strict)
         .map_err(|e| conversion(format!("base {base_spec}: {e}")))?;
-    let base_clips = base_siblings(&base)
+    let base_clips = siblings
         .parse()
         .ctl
         .map(|c| crate::unit::clips::base_clips(&c, &decoded.model));
@@ -343,7 +349,8 @@ fn edit_map(
     }
     txn.add_input(base_path);
     // Repaints are checked against the map's Land1.wea (an input too).
-    let land1 = terrain::import::land1_beside(base_path);
+    let land1 = terrain::import::land1_beside(base_path, cli.max_work)
+        .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
     if let Some(p) = &land1.path {
         txn.add_input(p);
     }
@@ -353,6 +360,8 @@ fn edit_map(
         .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
     terrain::import::check_base(&base)
         .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
+    terrain::import::check_primitive_work(&doc, cli.max_work)
+        .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
     let (land, mut rep) = terrain::import::import_with_land1(&doc, &base, land1.rows)
         .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
     rep.warnings.extend(land1.warning);

@@ -324,6 +324,14 @@ fn parse_page(rest: &[u8], off: u64) -> Result<Vec<PageRect>, MaterialError> {
         .collect())
 }
 
+/// Levels of a full mip chain of a `w` x `h` image (`w`, `h` >= 1): from
+/// `w` x `h` down to 1 x 1, `floor(log2(max(w, h))) + 1` (at most 32). A
+/// Texm declaring more is refused (`texm.mip_count`) before any level is
+/// sliced, so a tiny image cannot declare millions of levels.
+pub fn max_mips(w: u32, h: u32) -> u32 {
+    32 - w.max(h).max(1).leading_zeros()
+}
+
 /// Size of mip level `level` of a `w` x `h` image: `max(1, w >> level)` x
 /// `max(1, h >> level)`.
 pub fn mip_dims(w: u32, h: u32, level: u32) -> (u32, u32) {
@@ -342,13 +350,37 @@ fn expand(v: u32, bits: u8) -> u8 {
 }
 
 impl<'a> Texm<'a> {
+    /// Refuses to decode this texture when its mip-0 pixels cost more than
+    /// `max_work` units ([`crate::limits::IMAGE_PIXELS_PER_UNIT`] pixels
+    /// per unit, from the header alone; issue 26 item 5: `--textures-out`
+    /// of one 8192 x 8192 texture took 1 GB). The default budget decodes up
+    /// to 8 million pixels (2828 x 2828).
+    ///
+    /// # Errors
+    /// `limits.work` naming the size, the units and the budget.
+    pub fn check_decode_work(&self, max_work: u64) -> Result<(), MaterialError> {
+        let units = (u64::from(self.width) * u64::from(self.height))
+            .div_ceil(crate::limits::IMAGE_PIXELS_PER_UNIT);
+        if units > max_work {
+            return Err(MaterialError::new(
+                "limits.work",
+                format!(
+                    "{} x {}: decoding it needs {units} work units, over the budget of {max_work} (docs/safety.md \"Bounded work\"; raise it with --max-work)",
+                    self.width, self.height
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Parses a Texm payload and checks that it ends exactly after the mips
     /// or the `Page` chunk. Sizes use checked 64-bit arithmetic; nothing is
     /// allocated from a header value before the bytes are known present.
     ///
     /// # Errors
     /// `texm.magic` (no `Texm` magic), `texm.format` (unknown format code),
-    /// `texm.size` (zero width/height/mip_count, payload shorter than
+    /// `texm.mip_count` (more levels than the chain to 1 x 1,
+    /// [`max_mips`]); `texm.size` (zero width/height/mip_count, payload shorter than
     /// header + palette + mips, or bytes after the mips that are not a `Page`
     /// chunk), `texm.page` (the chunk's rect count does not match its bytes).
     pub fn parse(data: &'a [u8]) -> Result<Texm<'a>, MaterialError> {
@@ -389,6 +421,15 @@ impl<'a> Texm<'a> {
             return Err(MaterialError::new(
                 "texm.size",
                 format!("{width} x {height} with {mip_count} mips: nothing to decode"),
+            ));
+        }
+        let chain = max_mips(width, height);
+        if mip_count > chain {
+            return Err(MaterialError::new(
+                "texm.mip_count",
+                format!(
+                    "{width} x {height} declares {mip_count} mips: its chain ends at 1 x 1 after {chain} (levels past it would only repeat 1 x 1)"
+                ),
             ));
         }
         let len = data.len() as u64;
@@ -830,11 +871,20 @@ mod tests {
         assert_eq!(rule(&texm(2, 2, 2, 565, &[0; 11])), "texm.size"); // 1 extra byte
         assert_eq!(rule(&texm(1, 1, 1, 0, &[0; 100])), "texm.size"); // palette cut
                                                                      // Huge dimensions and mip count: no overflow, no allocation.
+                                                                     // More levels than the chain to 1 x 1 (32 and 1): refused first.
         assert_eq!(
             rule(&texm(u32::MAX, u32::MAX, u32::MAX, 8888, &[0; 8])),
+            "texm.mip_count"
+        );
+        assert_eq!(rule(&texm(1, 1, u32::MAX, 8888, &[0; 8])), "texm.mip_count");
+        assert_eq!(rule(&texm(1, 1, 2, 8888, &[0; 8])), "texm.mip_count");
+        assert_eq!(
+            rule(&texm(u32::MAX, u32::MAX, 32, 8888, &[0; 8])),
             "texm.size"
         );
-        assert_eq!(rule(&texm(1, 1, u32::MAX, 8888, &[0; 8])), "texm.size");
+        assert_eq!(max_mips(1, 1), 1);
+        assert_eq!(max_mips(256, 64), 9);
+        assert_eq!(max_mips(u32::MAX, 1), 32);
         // Page declares 3 rects but holds 2.
         let mut body = vec![0u8; 2];
         body.extend_from_slice(b"Page");

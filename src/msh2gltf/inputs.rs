@@ -43,7 +43,23 @@ pub(super) fn resolve(args: &Args) -> Result<Resolved, RunError> {
         // the reader names the broken rule.
         Content::Model | Content::BrokenModel => JobKind::Model,
         Content::Unit => JobKind::Unit,
-        Content::ModelArchive => return discover(args, &path),
+        Content::ModelArchive => {
+            // Its directory is counted before it is listed (issue 26 item 5).
+            if let Some(detail) = directory_over_budget(&head, args.max_work) {
+                let mut found = crate::batch::Discovery::default();
+                found.failed.push(crate::run::ReportRow::fail(
+                    path.display().to_string(),
+                    "limits.work",
+                    detail,
+                    0.0,
+                ));
+                return Ok(Resolved::Jobs {
+                    found,
+                    single: false,
+                });
+            }
+            return discover(args, &path);
+        }
         Content::Map => return Ok(Resolved::Map(path)),
         Content::Mission => return Ok(Resolved::Mission(path)),
         Content::Rsli => return not_a_model(path, "an RsLi archive (fonts/sprites)"),
@@ -137,5 +153,19 @@ fn discover(args: &Args, path: &Path) -> Result<Resolved, RunError> {
     Ok(Resolved::Jobs {
         found,
         single: false,
+    })
+}
+
+/// The `limits.work` message when listing the archive `head` for
+/// conversion costs more than `max_work` units: its header's entry count
+/// ([`crate::nres::declared_entries`]) x
+/// [`crate::limits::UNITS_PER_ARCHIVE_ENTRY`] (issue 26 item 5).
+fn directory_over_budget(head: &[u8], max_work: u64) -> Option<String> {
+    let count = crate::nres::declared_entries(head)?;
+    let units = count.saturating_mul(crate::limits::UNITS_PER_ARCHIVE_ENTRY);
+    (units > max_work).then(|| {
+        format!(
+            "limits.work: {count} directory entries make {units} work units, over the budget of {max_work} (docs/safety.md \"Bounded work\"; raise it with --max-work)"
+        )
     })
 }

@@ -99,7 +99,7 @@ pub fn convert_file(
     opts: &TerrainExportOptions,
     force: bool,
 ) -> Result<ConvertedMap, TerrainError> {
-    let src = TerrainSource::load(msh, mode, libs)?;
+    let src = TerrainSource::load_within(msh, mode, libs, opts.max_work)?;
     check_work(&src, opts)?;
     let gltf = export::export(&src, libs, opts);
     let json_err = |e: serde_json::Error| TerrainError::file("gltf.json", e.to_string());

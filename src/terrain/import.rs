@@ -627,6 +627,65 @@ pub fn check_base(base: &Land) -> Result<bool, TerrainError> {
     Ok(f.regenerate_order)
 }
 
+/// The work of reading the terrain primitives of `doc` (issue 26 item 5),
+/// from its JSON alone: per primitive of every LOD node's mesh,
+/// [`crate::limits::UNITS_PER_IMPORTED_PRIMITIVE`] plus 1 unit per element
+/// of each attribute accessor and of its indices (every primitive reads
+/// its accessors whole, so 1000 primitives sharing one 10^6-vertex
+/// accessor count 10^9). Returns the units and what was counted.
+pub fn primitive_work(doc: &GltfFile) -> (u64, String) {
+    let j = &doc.json;
+    let count = |a: &Value| {
+        a.as_u64()
+            .and_then(|a| j["accessors"].get(a as usize))
+            .and_then(|a| a["count"].as_u64())
+            .unwrap_or(0)
+    };
+    let (mut prims, mut elements) = (0u64, 0u64);
+    for node in j["nodes"].as_array().map_or(&[][..], Vec::as_slice) {
+        if node.get("extras").and_then(|e| e.get("lod")).is_none() {
+            continue;
+        }
+        let Some(mesh) = node.get("mesh").and_then(Value::as_u64) else {
+            continue;
+        };
+        for p in j["meshes"][mesh as usize]["primitives"]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice)
+        {
+            prims += 1;
+            let attrs = p["attributes"].as_object().into_iter().flatten();
+            let sum = attrs
+                .map(|(_, a)| count(a))
+                .fold(count(&p["indices"]), u64::saturating_add);
+            elements = elements.saturating_add(sum);
+        }
+    }
+    let units = prims
+        .saturating_mul(crate::limits::UNITS_PER_IMPORTED_PRIMITIVE)
+        .saturating_add(elements);
+    (
+        units,
+        format!("{prims} terrain primitives reading {elements} accessor elements"),
+    )
+}
+
+/// Refuses a map edit whose primitives cost more than `max_work` units to
+/// read ([`primitive_work`]), before any is read.
+///
+/// # Errors
+/// `limits.work` naming the counts and the budget.
+pub fn check_primitive_work(doc: &GltfFile, max_work: u64) -> Result<(), TerrainError> {
+    let (units, what) = primitive_work(doc);
+    if units > max_work {
+        return Err(TerrainError::file(
+            "limits.work",
+            format!("{what} make {units} work units, over the budget of {max_work} (docs/safety.md \"Bounded work\"; raise it with --max-work)"),
+        ));
+    }
+    Ok(())
+}
+
 /// Rebuilds `base` with the edits of `doc` (an export of `base`), Land1.wea
 /// unknown: [`import_with_land1`] with `None`.
 ///
@@ -831,9 +890,13 @@ pub struct Land1Rows {
 
 /// Finds `<stem>1.wea` (any case) beside the map `base` and counts its
 /// WEAR material rows (format-notes §4.1), read through the regular-file,
-/// size-capped reader. Never fails: a missing, unreadable or broken file
-/// leaves `rows` unknown with a warning naming it.
-pub fn land1_beside(base: &std::path::Path) -> Land1Rows {
+/// size-capped reader. A missing, unreadable or broken file leaves `rows`
+/// unknown with a warning naming it.
+///
+/// # Errors
+/// `limits.work` when the file's lines cost more than `max_work` units
+/// ([`super::source::sibling_work`]), counted before it is parsed.
+pub fn land1_beside(base: &std::path::Path, max_work: u64) -> Result<Land1Rows, TerrainError> {
     let dir = base
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -843,22 +906,33 @@ pub fn land1_beside(base: &std::path::Path) -> Land1Rows {
         .map_or_else(|| "Land".into(), |s| s.to_string_lossy().into_owned());
     let name = format!("{stem}1.wea");
     let Some(p) = super::source::sibling(dir, &name) else {
-        return Land1Rows {
+        return Ok(Land1Rows {
             warning: Some(format!(
                 "{name} not found in {}: repainted faces' material rows are not checked",
                 dir.display()
             )),
             ..Default::default()
-        };
-    };
-    let rows = crate::source::read_regular(&p, crate::output::MAX_UPDATE_BYTES)
-        .map_err(|e| e.to_string())
-        .and_then(|b| {
-            crate::material::Wear::parse(&b)
-                .map(|w| w.materials.len())
-                .map_err(|e| e.to_string())
         });
-    match rows {
+    };
+    let bytes = crate::source::read_regular(&p, crate::output::MAX_UPDATE_BYTES);
+    if let Ok(b) = &bytes {
+        let (units, what) = super::source::sibling_work(false, b);
+        if units > max_work {
+            return Err(TerrainError::file(
+                "limits.work",
+                format!(
+                    "{}: {what} make {units} work units, over the budget of {max_work} (docs/safety.md \"Bounded work\"; raise it with --max-work)",
+                    p.display()
+                ),
+            ));
+        }
+    }
+    let rows = bytes.map_err(|e| e.to_string()).and_then(|b| {
+        crate::material::Wear::parse(&b)
+            .map(|w| w.materials.len())
+            .map_err(|e| e.to_string())
+    });
+    Ok(match rows {
         Ok(n) => Land1Rows {
             path: Some(p),
             rows: Some(n),
@@ -872,5 +946,5 @@ pub fn land1_beside(base: &std::path::Path) -> Land1Rows {
             path: Some(p),
             rows: None,
         },
-    }
+    })
 }

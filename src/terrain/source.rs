@@ -14,6 +14,30 @@ use super::validate::{self, Findings};
 use super::{read, Mode, TerrainError};
 use crate::material::{Libraries, Mat0, Wear};
 
+/// The work of parsing a map sibling (issue 26 item 5), counted from its
+/// bytes before it is parsed, in [`crate::limits`] units: a Land.map
+/// (`is_map`) 1 per [`crate::limits::MAP_BYTES_PER_UNIT`] bytes (a grid
+/// cell listing one areal is 4 bytes on disk and about 56 decoded; an
+/// 18 MB Land.map took 229 MB), a WEAR table
+/// [`crate::limits::UNITS_PER_WEAR_ROW`] per line (a row, its resolved
+/// material and textures). Returns the units and what was counted.
+pub fn sibling_work(is_map: bool, bytes: &[u8]) -> (u64, String) {
+    use crate::limits::{MAP_BYTES_PER_UNIT, UNITS_PER_WEAR_ROW};
+    if is_map {
+        let n = bytes.len() as u64;
+        (
+            n.div_ceil(MAP_BYTES_PER_UNIT),
+            format!("{n} bytes of Land.map"),
+        )
+    } else {
+        let lines = bytes.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+        (
+            lines.saturating_mul(UNITS_PER_WEAR_ROW),
+            format!("{lines} WEAR lines (rows)"),
+        )
+    }
+}
+
 /// A resolved Land1.wea row with its Land2.wea microtexture (same row).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MaterialRow {
@@ -145,6 +169,23 @@ impl TerrainSource {
         mode: Mode,
         libs: Option<&Libraries>,
     ) -> Result<TerrainSource, TerrainError> {
+        Self::load_within(msh, mode, libs, crate::limits::DEFAULT_MAX_WORK)
+    }
+
+    /// [`TerrainSource::load`] under a work budget of `max_work` units
+    /// (`--max-work`): each sibling's parse is counted, alone, before it is
+    /// parsed ([`sibling_work`]); the export is counted after the load
+    /// ([`super::convert::work`]).
+    ///
+    /// # Errors
+    /// Those of [`TerrainSource::load`]; `limits.work` (in either mode)
+    /// naming the sibling, what was counted and the budget.
+    pub fn load_within(
+        msh: &Path,
+        mode: Mode,
+        libs: Option<&Libraries>,
+        max_work: u64,
+    ) -> Result<TerrainSource, TerrainError> {
         let bytes =
             crate::source::read_regular(msh, crate::output::MAX_UPDATE_BYTES).map_err(|e| {
                 TerrainError::file("terrain.io", format!("cannot read {}: {e}", msh.display()))
@@ -171,7 +212,7 @@ impl TerrainSource {
             inputs: vec![msh.to_path_buf()],
             warnings: Vec::new(),
         };
-        src.load_siblings(dir, &base, mode)?;
+        src.load_siblings(dir, &base, mode, max_work)?;
         src.rows = src
             .land1
             .as_ref()
@@ -199,7 +240,13 @@ impl TerrainSource {
         Ok(src)
     }
 
-    fn load_siblings(&mut self, dir: &Path, base: &str, mode: Mode) -> Result<(), TerrainError> {
+    fn load_siblings(
+        &mut self,
+        dir: &Path,
+        base: &str,
+        mode: Mode,
+        max_work: u64,
+    ) -> Result<(), TerrainError> {
         let names = [
             format!("{base}.map"),
             format!("{base}1.wea"),
@@ -215,8 +262,18 @@ impl TerrainSource {
                 crate::source::read_regular(&p, crate::output::MAX_UPDATE_BYTES).map_err(|e| {
                     TerrainError::file("terrain.io", format!("cannot read {}: {e}", p.display()))
                 })?;
-            self.sha256[k + 1] = Some(sha(&bytes));
             self.inputs.push(p.clone());
+            let (units, what) = sibling_work(k == 0, &bytes);
+            if units > max_work {
+                return Err(TerrainError::file(
+                    "limits.work",
+                    format!(
+                        "{}: {what} make {units} work units, over the budget of {max_work} (docs/safety.md \"Bounded work\"; raise it with --max-work)",
+                        p.display()
+                    ),
+                ));
+            }
+            self.sha256[k + 1] = Some(sha(&bytes));
             let r = match k {
                 0 => map::decode(&bytes).map(|m| self.map = Some(m)),
                 1 => Wear::parse(&bytes)

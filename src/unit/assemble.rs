@@ -598,9 +598,11 @@ pub(crate) fn convert_part(
     let mut c = convert::convert(&m, libs, opts)?;
     let hall = hallway_of(a.entries[i].data, &mut c.warnings);
     let sib = siblings::in_archive(&a, &p.archive, a.entries[i].name);
-    pipeline::decorate(&mut c, &sib, opts.fps, opts.up).map_err(|e| ConvertError {
-        source: src,
-        kind: ConvertErrorKind::Export(e),
+    pipeline::decorate(&mut c, &sib, opts.fps, opts.up, opts.max_work).map_err(|e| {
+        ConvertError {
+            source: src,
+            kind: ConvertErrorKind::Export(e),
+        }
     })?;
     Ok((c, hall))
 }
@@ -715,6 +717,8 @@ pub fn convert_unit_with(
         parts,
         mut warnings,
     } = resolve_with(path, data, files).map_err(|e| unit_err(&src, e))?;
+    let mut budget =
+        assembly_budget(&unit, &parts, opts.max_work).map_err(|e| unit_err(&src, e))?;
     let mut merger: Option<Merger> = None;
     let mut first: Option<Converted> = None;
     let (mut counts, mut textures) = (convert::Counts::default(), Vec::new());
@@ -722,6 +726,7 @@ pub fn convert_unit_with(
     let mut root_hall = None;
     for (k, p) in parts.iter().enumerate() {
         let (c, hall) = convert_part(&game, p, libs, opts, files)?;
+        spend_part(&mut budget, k, p, &c).map_err(|e| unit_err(&src, e))?;
         if k == 0 {
             root_hall = hall;
         }
@@ -779,6 +784,79 @@ pub fn convert_unit_with(
         textures,
         wear_materials,
     })
+}
+
+/// The work of assembling `unit` from `parts` (issue 26 item 5), counted
+/// before any part is read: the unit file's components (1 unit each), the
+/// mounted parts ([`crate::limits::UNITS_PER_PART`] each: the part's glTF
+/// kept and merged into the unit's document) and the depth of the part
+/// tree ([`crate::limits::UNITS_PER_NODE`] per level: a chain of
+/// transforms).
+///
+/// # Errors
+/// `limits.work` naming the counts and the budget.
+fn assembly_budget(
+    unit: &UnitFile,
+    parts: &[Part],
+    max_work: u64,
+) -> Result<crate::limits::Budget, UnitError> {
+    let mut depth = vec![0usize; parts.len()];
+    for (k, p) in parts.iter().enumerate() {
+        let d = p
+            .parent_part
+            .and_then(|q| depth.get(q).copied())
+            .map_or(1, |d| d + 1);
+        depth[k] = d;
+    }
+    let deepest = depth.iter().copied().max().unwrap_or(0);
+    let per = crate::limits::UNITS_PER_PART;
+    let units = (unit.components.len() as u64)
+        .saturating_add((parts.len() as u64).saturating_mul(per))
+        .saturating_add((deepest as u64).saturating_mul(crate::limits::UNITS_PER_NODE));
+    let mut b = crate::limits::Budget::new(max_work);
+    b.spend(
+        units,
+        &format!(
+            "{} components, {} mounted parts and a part tree {deepest} deep",
+            unit.components.len(),
+            parts.len()
+        ),
+    )
+    .map_err(|d| UnitError::new("limits.work", d))?;
+    Ok(b)
+}
+
+/// Spends what part `k` (`p`, converted as `c`) adds to the unit: its glTF
+/// nodes ([`crate::limits::UNITS_PER_NODE`]), primitives
+/// ([`crate::limits::UNITS_PER_PRIMITIVE`]) and buffer bytes
+/// ([`crate::limits::BYTES_PER_UNIT`]), before it is merged.
+///
+/// # Errors
+/// `limits.work` naming the part and the budget.
+fn spend_part(
+    budget: &mut crate::limits::Budget,
+    k: usize,
+    p: &Part,
+    c: &Converted,
+) -> Result<(), UnitError> {
+    use crate::limits::{BYTES_PER_UNIT, UNITS_PER_NODE, UNITS_PER_PRIMITIVE};
+    let e = &c.exported;
+    let nodes = e.root.nodes.len() as u64;
+    let prims = e.report.primitives as u64;
+    let units = nodes
+        .saturating_mul(UNITS_PER_NODE)
+        .saturating_add(prims.saturating_mul(UNITS_PER_PRIMITIVE))
+        .saturating_add(e.bin.len() as u64 / BYTES_PER_UNIT);
+    budget
+        .spend(
+            units,
+            &format!(
+                "part {k} {:?} ({nodes} nodes, {prims} primitives, {} buffer bytes)",
+                p.record,
+                e.bin.len()
+            ),
+        )
+        .map_err(|d| UnitError::new("limits.work", d))
 }
 
 fn add_counts(a: &mut convert::Counts, b: &convert::Counts) {

@@ -45,13 +45,28 @@ fn res1_nodes(root: &gltf_json::Root) -> usize {
 /// reported in `c.warnings`; the model still converts.
 ///
 /// # Errors
+/// `limits.work` when the siblings' points and clips with the model's
+/// nodes cost more than `max_work` units ([`Siblings::work`], counted from
+/// their headers before they are parsed; docs/safety.md "Bounded work");
 /// `gltf.json` when extras cannot be serialised.
 pub fn decorate(
     c: &mut Converted,
     siblings: &Siblings,
     fps: f32,
     up: Up,
+    max_work: u64,
 ) -> Result<Added, ExportError> {
+    if siblings.cpt.is_some() || siblings.ctl.is_some() {
+        let (units, what) = siblings.work(c.exported.root.nodes.len());
+        if units > max_work {
+            return Err(ExportError::Model {
+                rule: "limits.work",
+                detail: format!(
+                    "{what} make {units} work units, over the budget of {max_work} (docs/safety.md \"Bounded work\"; raise it with --max-work)"
+                ),
+            });
+        }
+    }
     let parsed = siblings.parse();
     c.warnings.extend(parsed.warnings);
     if parsed.cpt.is_none() && parsed.ctl.is_none() {

@@ -128,6 +128,43 @@ pub struct Parsed {
 }
 
 impl Siblings {
+    /// The work (in [`crate::limits`] units) of adding these siblings to a
+    /// model of `model_nodes` glTF nodes, read from their headers alone
+    /// (issue 26 item 5): the `.cpt`'s point count (each point a glTF node,
+    /// [`crate::limits::UNITS_PER_CONTROL_POINT`]) and the `.ctl`'s channel and
+    /// state counts (`counts[2]`, `counts[0]`; each at most one clip
+    /// animation, [`crate::limits::UNITS_PER_CLIP`]), with the model's own
+    /// nodes ([`crate::limits::UNITS_PER_NODE`]). Returns the units and what was counted. A header too short to
+    /// hold its counts counts 0 (the parse reports it).
+    pub fn work(&self, model_nodes: usize) -> (u64, String) {
+        use crate::limits::{UNITS_PER_CLIP, UNITS_PER_CONTROL_POINT, UNITS_PER_NODE};
+        let word = |s: &Option<Sibling>, k: usize| -> u64 {
+            s.as_ref()
+                .and_then(|s| s.data.get(4 * k..4 * k + 4))
+                .map_or(0, |b| {
+                    u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                })
+        };
+        let points = word(&self.cpt, 0);
+        let (states, channels) = (word(&self.ctl, 0), word(&self.ctl, 2));
+        let units = (model_nodes as u64)
+            .saturating_mul(UNITS_PER_NODE)
+            .saturating_add(points.saturating_mul(UNITS_PER_CONTROL_POINT))
+            .saturating_add(
+                states
+                    .saturating_add(channels)
+                    .saturating_mul(UNITS_PER_CLIP),
+            );
+        let mut what = format!("{model_nodes} glTF nodes");
+        if let Some(s) = &self.cpt {
+            what += &format!(", {points} control points of {}", s.source);
+        }
+        if let Some(s) = &self.ctl {
+            what += &format!(", {channels} channels and {states} states of {}", s.source);
+        }
+        (units, what)
+    }
+
     /// Reads both siblings (unit-files-notes §5.1, §5.2).
     pub fn parse(&self) -> Parsed {
         let mut out = Parsed {

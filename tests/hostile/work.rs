@@ -1,0 +1,410 @@
+//! Issue 26 item 5, the rest of the work budget: hostile maps, units,
+//! siblings, textures and archives whose cost is counted before the work
+//! (`limits.work`). Built in code, small on disk where the format allows;
+//! run by `scripts/bench_hostile.sh` through [`super::cases`].
+
+use mshgltf::nres;
+use mshgltf::unit::{cpt, ctl};
+
+use super::{args, base_model, encode, Case, Tool};
+
+/// A 32-byte NUL-padded name field.
+pub fn name32(s: &str) -> [u8; 32] {
+    let mut b = [0u8; 32];
+    b[..s.len()].copy_from_slice(s.as_bytes());
+    b
+}
+
+/// A `.ctl` with `channels` looping channels on node 0 and no states
+/// (unit-files-notes §1.7): 36 bytes per channel.
+pub fn ctl_channels(channels: usize) -> Vec<u8> {
+    let ch = ctl::Channel {
+        node: 0,
+        first: 0.0,
+        last: 1.0,
+        initial: 0.0,
+        second_point: -1,
+        point: 0,
+        rate: 2.0,
+        span: 6.283_185_5,
+        flags: 1,
+    };
+    ctl::write(&ctl::Controller {
+        contacts_per_state: 0,
+        params: vec![0; ctl::PARAMS],
+        states: vec![],
+        costs: vec![],
+        channels: vec![ch; channels],
+        components: vec![],
+        group_block: vec![-1; ctl::GROUP_BLOCK],
+        groups: vec![],
+    })
+}
+
+/// A `.cpt` with `points` control points on node 0 (68 bytes each).
+pub fn cpt_points(points: usize) -> Vec<u8> {
+    let p = cpt::ControlPoint {
+        word0: 0,
+        node: 0,
+        carrier: -1,
+        position: [0.0, 0.0, 1.0],
+        direction: [0.0, 0.0, 1.0],
+        name_field: name32("p"),
+    };
+    cpt::write(&cpt::ControlPoints {
+        points: vec![p; points],
+    })
+}
+
+/// A unit file (unit-files-notes §3.3): (record, attach, class, children).
+pub fn dat(components: &[(&str, i32, u32, i32)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&0xF0F1u32.to_le_bytes());
+    out.extend_from_slice(&0x0100_8000u32.to_le_bytes());
+    for &(record, attach, class, children) in components {
+        out.extend_from_slice(&name32("objects.rlb"));
+        out.extend_from_slice(&name32(record));
+        out.extend_from_slice(&1u32.to_le_bytes());
+        out.extend_from_slice(&attach.to_le_bytes());
+        out.extend_from_slice(&name32(record));
+        out.extend_from_slice(&class.to_le_bytes());
+        out.extend_from_slice(&children.to_le_bytes());
+    }
+    out
+}
+
+fn sample(name: &str) -> Vec<u8> {
+    std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("samples")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// The files of a game folder (`objects.rlb` with records chassis, turret
+/// and gun; `parts.rlb` holding `samples/demo/demo.rlb`'s TOWER as chassis
+/// and turret and `samples/anim_rotor.msh` as gun) and `UNITS/u.dat`
+/// holding `components`.
+pub fn unit_game(components: &[(&str, i32, u32, i32)]) -> Vec<(String, Vec<u8>)> {
+    let demo = sample("demo/demo.rlb");
+    let a = nres::read(&demo, nres::Mode::Strict).unwrap();
+    let tower = mshgltf::source::find_entry(&a, "TOWER.msh").unwrap();
+    let rotor = sample("anim_rotor.msh");
+    let mut entries = vec![a.entries[tower].clone(); 3];
+    entries[0].name = b"chassis.msh";
+    entries[1].name = b"turret.msh";
+    entries[2].name = b"gun.msh";
+    entries[2].data = &rotor;
+    let parts = nres::write(&entries).unwrap();
+    let slots: Vec<(Vec<u8>, &str)> = ["chassis", "turret", "gun"]
+        .iter()
+        .map(|r| {
+            let mut s = name32("parts.rlb").to_vec();
+            s.extend_from_slice(&name32(&format!("{r}.msh")));
+            (s, *r)
+        })
+        .collect();
+    let recs: Vec<nres::Entry> = slots
+        .iter()
+        .map(|(s, r)| nres::Entry {
+            type_id: 0,
+            attr1: 0,
+            attr2: 0,
+            attr3: 0,
+            name: r.as_bytes(),
+            data: s,
+        })
+        .collect();
+    vec![
+        ("parts.rlb".into(), parts),
+        ("objects.rlb".into(), nres::write(&recs).unwrap()),
+        ("UNITS/u.dat".into(), dat(components)),
+    ]
+}
+
+/// A chassis carrying `guns` guns on its node 1.
+pub fn many_guns(guns: usize) -> Vec<(&'static str, i32, u32, i32)> {
+    let mut v = vec![("chassis", -1, 0, guns as i32)];
+    v.extend(std::iter::repeat(("gun", 1, 4, 0)).take(guns));
+    v
+}
+
+/// A chassis and a chain of `depth` turrets, each on node 1 of the one
+/// before.
+pub fn deep_turrets(depth: usize) -> Vec<(&'static str, i32, u32, i32)> {
+    let mut v = vec![("chassis", -1, 0, 1)];
+    v.extend((0..depth).map(|i| ("turret", 1, 1, i32::from(i + 1 < depth))));
+    v
+}
+
+/// A bare model `m.msh` (one triangle, one node) with `sibling` beside it.
+fn model_with(name: &'static str, sibling: (&str, Vec<u8>), exit: i32, rule: &'static str) -> Case {
+    Case {
+        name,
+        files: vec![
+            ("m.msh".into(), encode(base_model(1))),
+            (sibling.0.into(), sibling.1),
+        ],
+        tool: Tool::Msh2gltf,
+        args: args(&["m.msh", "out.glb"]),
+        exit,
+        rule,
+    }
+}
+
+/// The cases of this module, largest memory first (issue 26 item 5).
+pub fn cases(v: &mut Vec<Case>) {
+    v.push(model_with(
+        "unit_ctl_50000_channels",
+        ("m.ctl", ctl_channels(50_000)),
+        1,
+        "limits.work",
+    ));
+    v.push(model_with(
+        "unit_cpt_100000_points",
+        ("m.cpt", cpt_points(100_000)),
+        1,
+        "limits.work",
+    ));
+    v.push(Case {
+        name: "unit_dat_2000_guns",
+        files: unit_game(&many_guns(2000)),
+        tool: Tool::Msh2gltf,
+        args: args(&["UNITS/u.dat", "out.glb"]),
+        exit: 1,
+        rule: "limits.work",
+    });
+    v.push(Case {
+        name: "unit_dat_3000_deep",
+        files: unit_game(&deep_turrets(3000)),
+        tool: Tool::Msh2gltf,
+        args: args(&["UNITS/u.dat", "out.glb"]),
+        exit: 1,
+        rule: "limits.work",
+    });
+    map_cases(v);
+    texture_and_archive_cases(v);
+    base_map_cases(v);
+}
+
+/// The four files of the tiny 2 x 2 map (`tests/land`), with `replace`
+/// substituted for the file of that name.
+fn map_files(replace: (&str, Vec<u8>)) -> Vec<(String, Vec<u8>)> {
+    use super::land;
+    use mshgltf::terrain::{map, write};
+    let mut files = vec![
+        (
+            "Land.msh".to_string(),
+            write::encode(&land::tiny_land(2)).unwrap(),
+        ),
+        ("Land.map".into(), map::encode(&land::tiny_map()).unwrap()),
+        ("Land1.wea".into(), land::wear(&["B_S0", "GRASS", "ROCK"])),
+        (
+            "Land2.wea".into(),
+            land::wear(&["DEFAULT", "GRASSM", "ROCKM"]),
+        ),
+    ];
+    for f in &mut files {
+        if f.0 == replace.0 {
+            f.1 = replace.1.clone();
+        }
+    }
+    files
+}
+
+/// A Land.map (terrain-notes §2) with the tiny map's one areal and a grid
+/// of 128 x `rows` cells each listing areal 0: 4 bytes per cell.
+pub fn big_areal_map(rows: u32) -> Vec<u8> {
+    use mshgltf::terrain::map;
+    let tiny = map::encode(&super::land::tiny_map()).unwrap();
+    let a = nres::read(&tiny, nres::Mode::Strict).unwrap();
+    let e = a.entries[0].clone();
+    let mut data = e.data[..e.data.len() - 8 - 128 * 128 * 4].to_vec();
+    data.extend_from_slice(&128u32.to_le_bytes());
+    data.extend_from_slice(&rows.to_le_bytes());
+    for _ in 0..128 * rows {
+        data.extend_from_slice(&[1, 0, 0, 0]);
+    }
+    nres::write(&[nres::Entry { data: &data, ..e }]).unwrap()
+}
+
+/// A WEAR table of `rows` rows `i GRASS` (CRLF).
+pub fn long_wear(rows: usize) -> Vec<u8> {
+    let mut s = format!("{rows}\r\n");
+    for i in 0..rows {
+        s.push_str(&format!("{i} GRASS\r\n"));
+    }
+    s.into_bytes()
+}
+
+/// Hostile maps: an 18 MB Land.map, a Land1.wea of 10^6 rows.
+pub fn map_cases(v: &mut Vec<Case>) {
+    for (name, file) in [
+        ("map_land_map_18mb", ("Land.map", big_areal_map(36_864))),
+        ("map_wea_1000000_rows", ("Land1.wea", long_wear(1_000_000))),
+    ] {
+        v.push(Case {
+            name,
+            files: map_files(file),
+            tool: Tool::Msh2gltf,
+            args: args(&["Land.msh", "out.glb"]),
+            exit: 1,
+            rule: "limits.work",
+        });
+    }
+}
+
+/// A Texm (format-notes §4) of `w` x `h` palette pixels (format 0)
+/// declaring `mips` levels, with every level's bytes present (zeros).
+pub fn texm(w: u32, h: u32, mips: u32) -> Vec<u8> {
+    let mut b = b"Texm".to_vec();
+    for x in [w, h, mips, 0, 0, 0, 0] {
+        b.extend_from_slice(&x.to_le_bytes());
+    }
+    b.resize(32 + 1024, 0);
+    let mut len = b.len();
+    for l in 0..mips {
+        let (lw, lh) = ((w >> l.min(31)).max(1), (h >> l.min(31)).max(1));
+        len += (lw * lh) as usize;
+    }
+    b.resize(len, 0);
+    b
+}
+
+/// A game folder (`game/`: the demo's Material.lib, its Textures.lib with
+/// `extra` added as `BIG`, and a model) for `--textures-out`.
+pub fn texture_game(extra: Vec<u8>) -> Vec<(String, Vec<u8>)> {
+    let lib = sample("demo/Textures.lib");
+    let a = nres::read(&lib, nres::Mode::Strict).unwrap();
+    let mut entries = a.entries.clone();
+    let mut big = entries[0].clone();
+    big.name = b"BIG";
+    big.data = &extra;
+    entries.push(big);
+    vec![
+        ("game/Material.lib".into(), sample("demo/Material.lib")),
+        ("game/Textures.lib".into(), nres::write(&entries).unwrap()),
+        ("game/m.msh".into(), encode(base_model(1))),
+    ]
+}
+
+/// An archive of `n` empty entries `Ei.msh`.
+pub fn empty_entries(n: usize) -> Vec<u8> {
+    let names: Vec<Vec<u8>> = (0..n).map(|i| format!("E{i}.msh").into_bytes()).collect();
+    let entries: Vec<nres::Entry> = names
+        .iter()
+        .map(|name| nres::Entry {
+            type_id: 0,
+            attr1: 0,
+            attr2: 0,
+            attr3: 0,
+            name,
+            data: &[],
+        })
+        .collect();
+    nres::write(&entries).unwrap()
+}
+
+/// `--textures-out` of an 8192² texture, a 1 x 1 texture declaring 10^7
+/// mip levels, and an archive of 160 000 empty entries.
+pub fn texture_and_archive_cases(v: &mut Vec<Case>) {
+    for (name, t, rule) in [
+        ("texture_out_8192", texm(8192, 8192, 1), "limits.work"),
+        (
+            "texture_mips_10000000",
+            texm(1, 1, 10_000_000),
+            "texm.mip_count",
+        ),
+    ] {
+        v.push(Case {
+            name,
+            files: texture_game(t),
+            tool: Tool::Msh2gltf,
+            args: args(&["-q", "game", "out", "--textures-out", "tex"]),
+            exit: 1,
+            rule,
+        });
+    }
+    v.push(Case {
+        name: "archive_160000_empty_entries",
+        files: vec![("a.rlb".into(), empty_entries(160_000))],
+        tool: Tool::Msh2gltf,
+        args: args(&["-q", "a.rlb", "out", "--report", "report.json"]),
+        exit: 1,
+        rule: "limits.work",
+    });
+}
+
+/// The tiny map's files and a GLB of its export (every LOD) whose first
+/// LOD mesh holds `prims` copies of its first primitive; with `vertices`,
+/// each copy reads POSITION and `_VERTEX_ID` from one accessor of that many
+/// vertices (the other attributes dropped).
+pub fn base_map_edit(prims: usize, vertices: Option<usize>) -> Vec<(String, Vec<u8>)> {
+    use mshgltf::terrain::{export, source::TerrainSource, Mode};
+    let files = map_files(("", Vec::new()));
+    let tmp = tempfile::tempdir().unwrap();
+    for (n, b) in &files {
+        std::fs::write(tmp.path().join(n), b).unwrap();
+    }
+    let src = TerrainSource::load(&tmp.path().join("Land.msh"), Mode::Strict, None).unwrap();
+    let opts = export::TerrainExportOptions {
+        all_lods: true,
+        ..Default::default()
+    };
+    let mut g = export::export(&src, None, &opts);
+    let j = &mut g.json;
+    let mesh = j["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["extras"].get("lod").is_some() && n.get("mesh").is_some())
+        .unwrap()["mesh"]
+        .as_u64()
+        .unwrap() as usize;
+    let mut p0 = j["meshes"][mesh]["primitives"][0].clone();
+    if let Some(n) = vertices {
+        let at = g.bin.len();
+        g.bin.resize(at + n * 16, 0);
+        let views = j["bufferViews"].as_array_mut().unwrap();
+        views.push(serde_json::json!({"buffer": 0, "byteOffset": at, "byteLength": n * 12}));
+        views
+            .push(serde_json::json!({"buffer": 0, "byteOffset": at + n * 12, "byteLength": n * 4}));
+        let v = views.len();
+        let accs = j["accessors"].as_array_mut().unwrap();
+        accs.push(
+            serde_json::json!({"bufferView": v - 2, "componentType": 5126, "count": n,
+            "type": "VEC3", "min": [0.0, 0.0, 0.0], "max": [0.0, 0.0, 0.0]}),
+        );
+        accs.push(serde_json::json!({"bufferView": v - 1, "componentType": 5126, "count": n, "type": "SCALAR"}));
+        let a = accs.len();
+        p0["attributes"] = serde_json::json!({"POSITION": a - 2, "_VERTEX_ID": a - 1});
+    }
+    j["meshes"][mesh]["primitives"] = serde_json::Value::Array(vec![p0; prims]);
+    j["buffers"][0]["byteLength"] = serde_json::json!(g.bin.len());
+    let mut files = files;
+    files.push(("edit.glb".into(), export::to_glb(&g).unwrap()));
+    files
+}
+
+/// `gltf2msh --base` of a map: 12 000 one-triangle primitives; 1000
+/// primitives on one 10^6-vertex accessor.
+pub fn base_map_cases(v: &mut Vec<Case>) {
+    for (name, prims, vertices) in [
+        ("map_base_12000_primitives", 12_000, None),
+        (
+            "map_base_1000_primitives_1e6_vertices",
+            1000,
+            Some(1_000_000),
+        ),
+    ] {
+        v.push(Case {
+            name,
+            files: base_map_edit(prims, vertices),
+            tool: Tool::Gltf2msh,
+            args: args(&["edit.glb", "--base", "Land.msh", "-o", "out.msh"]),
+            exit: 1,
+            rule: "limits.work",
+        });
+    }
+}
