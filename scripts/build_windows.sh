@@ -12,9 +12,14 @@
 #
 # Output: target/windows/x86_64-pc-windows-gnu/release-windows/{msh2gltf,gltf2msh}.exe
 # (that folder is the only line printed on stdout). --test instead builds
-# (into target/windows/tests) and runs the library and integration tests
-# under Wine (`runner = "wine"` in .cargo/config.toml; the Wine prefix of
-# scripts/wine_setup.sh), passing the remaining arguments to `cargo test`.
+# (profile test-windows, into target/windows/tests, kept between runs so std
+# and the dependencies are built once) and runs the library and integration
+# tests under Wine (`runner = "wine"` in .cargo/config.toml; the Wine prefix of
+# scripts/wine_setup.sh). Without further arguments: the library, the binaries'
+# unit tests and every tests/*.rs except shared_* and blender_* (all #[ignore]d:
+# they need ../shared or a Linux Blender), --no-fail-fast; the remaining
+# arguments, when given, go to `cargo test` instead (e.g. --test hostile_writes).
+# Build and run times are printed on stderr.
 # Missing packages are installed with apt-get (as root).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -63,7 +68,23 @@ cd "$root"
 flags=(-Zbuild-std=std,panic_abort --target "$target")
 if [[ $mode == test ]]; then
   eval "$("$root/scripts/wine_setup.sh")"
-  exec /usr/bin/cargo test "${flags[@]}" "$@"
+  flags+=(--profile test-windows)
+  if (($# == 0)); then
+    set -- --no-fail-fast --lib --bins
+    for f in "$root"/tests/*.rs; do
+      n=$(basename "$f" .rs)
+      case $n in shared_* | blender_*) ;; *) set -- "$@" --test "$n" ;; esac
+    done
+  fi
+  t0=$(date +%s)
+  /usr/bin/cargo test "${flags[@]}" --no-run "$@"
+  t1=$(date +%s)
+  echo "build_windows.sh: tests built in $((t1 - t0)) s" >&2
+  set +e
+  /usr/bin/cargo test "${flags[@]}" "$@"
+  code=$?
+  echo "build_windows.sh: tests ran in $(($(date +%s) - t1)) s (exit code $code)" >&2
+  exit $code
 fi
 t0=$(date +%s)
 /usr/bin/cargo build "${flags[@]}" --profile release-windows --bins

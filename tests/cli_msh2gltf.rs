@@ -335,3 +335,45 @@ fn max_work_reaches_both_tools() {
         std::fs::read(sample("anim_rotor.msh")).unwrap()
     );
 }
+
+/// Windows only (the names are ordinary files elsewhere): an output or a
+/// report named after a Windows device (`NUL`, `out\CON.glb`, `com1.json`)
+/// is refused up front as "not a regular file" (exit 2), where before it was
+/// taken for a new file and failed at the write ("Bad device type", exit 1);
+/// `gltf2msh NUL` says the same of its input instead of an OS error.
+#[cfg(windows)]
+#[test]
+fn windows_device_names_are_not_regular_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let m = sample("static_box.msh");
+    for out in [Path::new("NUL").to_path_buf(), t.join("CON.glb")] {
+        let o = bin().arg(&m).arg(&out).arg("--force").output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{}: {err}", out.display());
+        assert!(err.contains("not a regular file"), "{err}");
+    }
+    let o = bin()
+        .arg(&m)
+        .arg(t.join("box.glb"))
+        .arg("--report")
+        .arg(t.join("com1.json"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("not a regular file"), "{err}");
+    assert!(!t.join("box.glb").exists(), "nothing is written");
+    let o = common::gltf2msh()
+        .arg("NUL")
+        .arg("-o")
+        .arg(t.join("n.msh"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("not a regular file (a Windows device name)"),
+        "{err}"
+    );
+}

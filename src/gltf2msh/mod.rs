@@ -204,6 +204,12 @@ fn read_input(path: &Path, what: &str) -> Result<Vec<u8>, RunError> {
 /// folder, device, FIFO or socket (`/dev/zero`) → "not a regular file"
 /// (exit 2 both).
 fn check_input(path: &Path) -> Result<(), RunError> {
+    if cfg!(windows) && crate::output::is_windows_device_name(path) {
+        return Err(usage(format!(
+            "input {}: not a regular file (a Windows device name)",
+            path.display()
+        )));
+    }
     match std::fs::metadata(path) {
         Ok(m) if m.is_file() => Ok(()),
         Ok(m) => Err(usage(format!(

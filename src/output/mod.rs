@@ -116,3 +116,65 @@ impl OutputError {
         }
     }
 }
+
+/// Whether the last component of `path` is one of Windows' reserved device
+/// names: `CON`, `PRN`, `AUX`, `NUL`, `COM0`–`COM9`, `LPT0`–`LPT9`,
+/// `CONIN$`, `CONOUT$`, in any case, with or without an extension and with
+/// trailing spaces before it (`nul`, `CON.glb`, `Com1 .msh`). On Windows
+/// such a path names the device in every folder (`out\NUL.glb` is `NUL`), and
+/// `std::fs::metadata` fails on it instead of saying what it is, so the
+/// checks of outputs ([`check_target`], the transaction) and of the glTF input
+/// refuse it there by name as "not a regular file" (exit 2) before anything
+/// is written. Pure: no file-system access, the same answer on every system;
+/// callers apply it only when `cfg!(windows)`.
+pub fn is_windows_device_name(path: &std::path::Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let stem = name.split('.').next().unwrap_or("").trim_end_matches(' ');
+    let up = stem.to_ascii_uppercase();
+    let numbered = up.len() == 4
+        && (up.starts_with("COM") || up.starts_with("LPT"))
+        && up.as_bytes()[3].is_ascii_digit();
+    numbered
+        || matches!(
+            up.as_str(),
+            "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$"
+        )
+}
+
+#[cfg(test)]
+mod device_name_tests {
+    use super::is_windows_device_name as dev;
+    use std::path::Path;
+
+    #[test]
+    fn windows_device_names_are_recognised_in_any_folder_case_and_extension() {
+        for p in [
+            "NUL",
+            "nul",
+            "CON.glb",
+            "out/Aux.msh",
+            "COM1",
+            "lpt9.txt",
+            "Com1 .msh",
+            "CONOUT$",
+            "conin$.x",
+        ] {
+            assert!(dev(Path::new(p)), "{p}");
+        }
+        for p in [
+            "NULL",
+            "CONSOLE.glb",
+            "COM",
+            "COM10",
+            "LPTX",
+            "xNUL",
+            "tower.msh",
+            "NUL/x.glb",
+            "",
+        ] {
+            assert!(!dev(Path::new(p)), "{p}");
+        }
+    }
+}

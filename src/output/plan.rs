@@ -269,6 +269,10 @@ impl WritePlan {
 
 /// An existing `path` must be a regular file, and needs `force`.
 pub(crate) fn check_existing(path: &Path, force: bool) -> Result<(), OutputError> {
+    // Windows: a device name (`NUL`, `CON.glb`) is the device, never a file.
+    if cfg!(windows) && super::is_windows_device_name(path) {
+        return Err(OutputError::NotRegular(path.to_path_buf()));
+    }
     match std::fs::symlink_metadata(path) {
         Err(_) => Ok(()),
         Ok(m) if !m.file_type().is_file() => Err(OutputError::NotRegular(path.to_path_buf())),
