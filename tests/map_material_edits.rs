@@ -85,7 +85,10 @@ fn a_recoloured_map_material_is_a_warning_never_unchanged() {
         "{w}"
     );
     assert!(!err.contains("unchanged"), "{err}");
-    assert!(err.contains("1 material or scene edits not written"), "{err}");
+    assert!(
+        err.contains("1 material or scene edits not written"),
+        "{err}"
+    );
 }
 
 /// Scene edits a Land.msh cannot hold (issue 26 "nothing unsaid"): a mesh
