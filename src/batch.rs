@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::limits::Budget;
 use crate::mission::pipeline::MissionJob;
 use crate::models::{JobKind, ModelJob};
 use crate::nres;
@@ -52,20 +53,42 @@ impl Discovery {
 /// Files under `dir` into `files`, special entries into `skipped`. A
 /// subfolder that cannot be listed (no permission, a path past the
 /// system's limit: issue 26 item 9) is a failed `io` row in `failed` and
-/// costs only itself; `dir` itself failing is the error.
+/// costs only itself; `dir` itself failing is the error. Every entry
+/// listed is spent from `budget` as it is listed
+/// ([`crate::limits::UNITS_PER_WALKED_FILE`]); over it, the walk stops
+/// with a `limits.work` error (issue 26 item 5).
 fn walk(
     dir: &Path,
     files: &mut Vec<PathBuf>,
     skipped: &mut Vec<ReportRow>,
     failed: &mut Vec<ReportRow>,
+    budget: &mut Budget,
 ) -> std::io::Result<()> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    let mut entries = Vec::new();
+    for e in std::fs::read_dir(dir)? {
+        entries.push(e?);
+        if budget
+            .spend(crate::limits::UNITS_PER_WALKED_FILE, "walked files")
+            .is_err()
+        {
+            return Err(std::io::Error::other(format!(
+                "limits.work: {} files and folders listed by {}, {} work units, over the budget of {} before any is read (docs/safety.md \"Bounded work\"; raise it with --max-work)",
+                budget.used / crate::limits::UNITS_PER_WALKED_FILE,
+                dir.display(),
+                budget.used,
+                budget.max
+            )));
+        }
+    }
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
         let ft = e.file_type()?;
         if ft.is_dir() {
             let sub = e.path();
-            if let Err(err) = walk(&sub, files, skipped, failed) {
+            if let Err(err) = walk(&sub, files, skipped, failed, budget) {
+                if err.to_string().starts_with("limits.work") {
+                    return Err(err);
+                }
                 failed.push(ReportRow::fail(
                     sub.display().to_string(),
                     "io",
@@ -91,11 +114,18 @@ fn walk(
 /// checked against all of them, not only against the models.
 ///
 /// # Errors
-/// I/O errors while listing folders.
-pub fn all_files(root: &Path) -> std::io::Result<Vec<PathBuf>> {
+/// I/O errors while listing folders; `limits.work` over `max_work` units.
+pub fn all_files(root: &Path, max_work: u64) -> std::io::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     if root.is_dir() {
-        walk(root, &mut files, &mut Vec::new(), &mut Vec::new())?;
+        let mut budget = Budget::new(max_work);
+        walk(
+            root,
+            &mut files,
+            &mut Vec::new(),
+            &mut Vec::new(),
+            &mut budget,
+        )?;
     } else {
         files.push(root.to_path_buf());
     }
@@ -136,12 +166,19 @@ fn registry_reason(archive: &nres::Archive<'_>) -> Option<String> {
 /// its reason (format-notes §2). Detection is by magic, not extension.
 ///
 /// # Errors
-/// I/O errors while listing folders.
-pub fn discover(root: &Path, out: &Path, format: Format) -> std::io::Result<Discovery> {
+/// I/O errors while listing folders; `limits.work` when the walk lists
+/// more than `max_work` units of files and folders.
+pub fn discover(
+    root: &Path,
+    out: &Path,
+    format: Format,
+    max_work: u64,
+) -> std::io::Result<Discovery> {
     let mut files = Vec::new();
     let mut d = Discovery::default();
     if root.is_dir() {
-        walk(root, &mut files, &mut d.skipped, &mut d.failed)?;
+        let mut budget = Budget::new(max_work);
+        walk(root, &mut files, &mut d.skipped, &mut d.failed, &mut budget)?;
     } else {
         files.push(root.to_path_buf());
     }

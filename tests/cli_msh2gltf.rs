@@ -377,3 +377,45 @@ fn windows_device_names_are_not_regular_files() {
         "{err}"
     );
 }
+
+/// A batch's walk spends [`mshgltf::limits::UNITS_PER_WALKED_FILE`] per
+/// file or folder as it lists them (issue 26 item 5, "batch discovery"):
+/// a folder listing more than `--max-work` allows fails `limits.work`
+/// naming the folder, before any file is read, and writes nothing; one
+/// unit more converts it.
+#[test]
+fn a_batch_walk_over_the_work_budget_fails_before_reading() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = tmp.path().join("game");
+    let sub = game.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    for i in 0..9 {
+        std::fs::write(sub.join(format!("f{i}.txt")), b"not a model").unwrap();
+    }
+    // 10 entries (the folder and its 9 files) fit in 10 x 64 units.
+    let unit = mshgltf::limits::UNITS_PER_WALKED_FILE;
+    let out = tmp.path().join("out");
+    let o = bin()
+        .arg(&game)
+        .arg(&out)
+        .arg("--max-work")
+        .arg((10 * unit - 1).to_string())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("limits.work") && err.contains("--max-work"),
+        "{err}"
+    );
+    assert!(!out.exists(), "written before the walk was bounded");
+    let o = bin()
+        .arg(&game)
+        .arg(&out)
+        .arg("--max-work")
+        .arg((10 * unit).to_string())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+}

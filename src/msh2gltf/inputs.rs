@@ -148,7 +148,7 @@ fn discover(args: &Args, path: &Path) -> Result<Resolved, RunError> {
             out.display()
         )));
     }
-    let found = batch::discover(path, &out, args.format())
+    let found = batch::discover(path, &out, args.format(), args.max_work)
         .map_err(|e| RunError::io(format!("cannot list {}", path.display()), e))?;
     Ok(Resolved::Jobs {
         found,

@@ -52,7 +52,9 @@ pub(super) fn run_single(args: &Args, tma: &Path, opts: &BatchOptions) -> Result
                         .is_some_and(|n| n.eq_ignore_ascii_case("maps"))
             });
         for d in maps {
-            for f in crate::batch::all_files(&d).unwrap_or_default() {
+            let files = crate::batch::all_files(&d, args.max_work)
+                .map_err(|e| RunError::io(format!("cannot list {}", d.display()), e))?;
+            for f in files {
                 plan.add_input(&f);
             }
         }

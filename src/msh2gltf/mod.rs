@@ -183,7 +183,7 @@ fn plan_run(args: &Args, jobs: &[ModelJob], opts: &BatchOptions) -> Result<Write
     let (InputSpec::File(p) | InputSpec::Entry { archive: p, .. }) =
         source::parse_input(&args.input);
     if p.is_dir() {
-        let files = batch::all_files(&p)
+        let files = batch::all_files(&p, args.max_work)
             .map_err(|e| RunError::io(format!("cannot list {}", p.display()), e))?;
         for f in files {
             plan.add_input(&f);
