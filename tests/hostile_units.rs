@@ -8,35 +8,13 @@
 mod common;
 mod hostile;
 
+use common::unit_file::{dat, name32};
 use std::path::{Path, PathBuf};
 
 use common::{msh2gltf, sample, stderr};
 use hostile::{make_hostile, run_bounded};
 use mshgltf::{nres, source};
 use serde_json::Value;
-
-fn name32(s: &str) -> [u8; 32] {
-    let mut b = [0u8; 32];
-    b[..s.len()].copy_from_slice(s.as_bytes());
-    b
-}
-
-/// A unit file (unit-files-notes §3.3): (record, attach, class, children).
-fn dat(components: &[(&str, i32, u32, i32)]) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.extend_from_slice(&0xF0F1u32.to_le_bytes());
-    out.extend_from_slice(&0x0100_8000u32.to_le_bytes());
-    for &(record, attach, class, children) in components {
-        out.extend_from_slice(&name32("objects.rlb"));
-        out.extend_from_slice(&name32(record));
-        out.extend_from_slice(&1u32.to_le_bytes());
-        out.extend_from_slice(&attach.to_le_bytes());
-        out.extend_from_slice(&name32(record));
-        out.extend_from_slice(&class.to_le_bytes());
-        out.extend_from_slice(&children.to_le_bytes());
-    }
-    out
-}
 
 /// A game folder: objects.rlb (records chassis, turret, gun), parts.rlb,
 /// and `UNITS/u.dat` holding `components`.

@@ -3,6 +3,8 @@
 //! the others use the binaries, the committed samples and the GLB framing.
 #![allow(dead_code)]
 
+pub mod unit_file;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

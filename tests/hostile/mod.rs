@@ -12,6 +12,8 @@ use std::path::Path;
 
 #[path = "../land/mod.rs"]
 pub mod land;
+#[path = "../common/unit_file.rs"]
+pub mod unit_file;
 pub mod work;
 
 use mshgltf::msh::{AnimKey24, Batch20, Model, Node38, Nodes, Slot68, StreamEntry, NONE16};
