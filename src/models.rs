@@ -25,28 +25,11 @@ use crate::nres;
 use crate::output::{Durability, OutputError, Transaction, TxnOptions, WritePlan};
 use crate::run::{
     self, archives_in, is_gltf_output, library_files, sanitize_component, BatchOptions, Format,
-    Progress, ReportRow, Status,
+    ReportRow, Status,
 };
 use crate::source;
 
-impl run::Pipeline for Vec<ModelJob> {
-    fn kind(&self) -> &'static str {
-        "model"
-    }
-
-    fn len(&self) -> usize {
-        Vec::len(self)
-    }
-
-    fn run(
-        &self,
-        opts: &BatchOptions,
-        plan: &mut WritePlan,
-        progress: Progress<'_>,
-    ) -> Vec<ReportRow> {
-        run_planned(self, opts, plan, progress)
-    }
-}
+run::pipeline_of_jobs!(ModelJob, "model", run_planned);
 
 /// Where a model's bytes live.
 #[derive(Debug, Clone)]

@@ -390,6 +390,33 @@ pub trait Pipeline: Sync {
     ) -> Vec<ReportRow>;
 }
 
+/// Implements [`Pipeline`] for `Vec<$job>`: kind `$kind`, every job run
+/// by `$run(jobs, opts, plan, progress)` (each content kind's pipeline is
+/// a list of its jobs and one function that runs them).
+macro_rules! pipeline_of_jobs {
+    ($job:ty, $kind:literal, $run:path) => {
+        impl $crate::run::Pipeline for Vec<$job> {
+            fn kind(&self) -> &'static str {
+                $kind
+            }
+
+            fn len(&self) -> usize {
+                Vec::len(self)
+            }
+
+            fn run(
+                &self,
+                opts: &$crate::run::BatchOptions,
+                plan: &mut $crate::output::WritePlan,
+                progress: $crate::run::Progress<'_>,
+            ) -> Vec<$crate::run::ReportRow> {
+                $run(self, opts, plan, progress)
+            }
+        }
+    };
+}
+pub(crate) use pipeline_of_jobs;
+
 /// The files a job writing `output` commits: `output`, and the `.bin`
 /// beside a `.gltf` (any case, or any output when `format` is
 /// [`Format::Gltf`]).

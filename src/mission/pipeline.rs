@@ -12,7 +12,7 @@ use super::gltf::{self, MissionScene, SceneInput};
 use super::validate::find_in_game;
 use super::{tma, Mission, MissionError, Mode};
 use crate::output::{Transaction, TxnOptions, WritePlan};
-use crate::run::{self, BatchOptions, Counts, Format, Progress, ReportRow, Status};
+use crate::run::{self, BatchOptions, Counts, Format, ReportRow, Status};
 use crate::unit::assemble::REGISTRY;
 
 /// The name of a mission's binary file.
@@ -261,24 +261,7 @@ pub fn outputs(j: &MissionJob) -> Vec<PathBuf> {
     run::outputs_of(&j.output, Format::Glb)
 }
 
-impl run::Pipeline for Vec<MissionJob> {
-    fn kind(&self) -> &'static str {
-        "mission"
-    }
-
-    fn len(&self) -> usize {
-        Vec::len(self)
-    }
-
-    fn run(
-        &self,
-        opts: &BatchOptions,
-        plan: &mut WritePlan,
-        progress: Progress<'_>,
-    ) -> Vec<ReportRow> {
-        run(self, opts, plan, progress)
-    }
-}
+run::pipeline_of_jobs!(MissionJob, "mission", run);
 
 /// The mission pipeline of a run: each job converted (one by one: a
 /// mission converts its models in turn) after claiming its outputs in

@@ -8,7 +8,7 @@ use super::convert::{convert_file, libraries_for};
 use super::export::TerrainExportOptions;
 use super::Mode;
 use crate::output::WritePlan;
-use crate::run::{self, BatchOptions, Counts, Format, Progress, ReportRow, Status};
+use crate::run::{self, BatchOptions, Counts, Format, ReportRow, Status};
 
 /// One map found by the batch driver's discovery (`crate::batch::discover`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,24 +25,7 @@ pub fn outputs(j: &TerrainJob) -> Vec<PathBuf> {
     run::outputs_of(&j.output, Format::Glb)
 }
 
-impl run::Pipeline for Vec<TerrainJob> {
-    fn kind(&self) -> &'static str {
-        "terrain"
-    }
-
-    fn len(&self) -> usize {
-        Vec::len(self)
-    }
-
-    fn run(
-        &self,
-        opts: &BatchOptions,
-        plan: &mut WritePlan,
-        progress: Progress<'_>,
-    ) -> Vec<ReportRow> {
-        run(self, opts, plan, progress)
-    }
-}
+run::pipeline_of_jobs!(TerrainJob, "terrain", run);
 
 fn row(source: String, status: Status) -> ReportRow {
     ReportRow {
