@@ -610,6 +610,15 @@ fn the_batch_converts_every_mission() {
 /// `gltf2msh GLB --base TMA -o OUT`: the bytes written (panics naming the
 /// stderr when it fails).
 fn write_back(glb: &std::path::Path, base: &std::path::Path, out: &std::path::Path) -> Vec<u8> {
+    write_back_saying(glb, base, out).0
+}
+
+/// [`write_back`], with what gltf2msh printed (its warnings).
+fn write_back_saying(
+    glb: &std::path::Path,
+    base: &std::path::Path,
+    out: &std::path::Path,
+) -> (Vec<u8>, String) {
     let o = common::gltf2msh()
         .arg(glb)
         .arg("--base")
@@ -618,8 +627,9 @@ fn write_back(glb: &std::path::Path, base: &std::path::Path, out: &std::path::Pa
         .arg(out)
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", common::stderr(&o));
-    std::fs::read(out).unwrap()
+    let err = common::stderr(&o);
+    assert!(o.status.success(), "{err}");
+    (std::fs::read(out).unwrap(), err)
 }
 
 #[test]
@@ -664,20 +674,8 @@ fn a_moved_route_is_a_warning_never_unchanged() {
     doc["nodes"][r]["translation"] = serde_json::json!([5.0, 0.0, 0.0]);
     std::fs::write(&glb, common::glb(&doc, &bin)).unwrap();
     let out = tmp.path().join("m.tma");
-    let o = common::gltf2msh()
-        .arg(&glb)
-        .arg("--base")
-        .arg(root.join(rel))
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let err = common::stderr(&o);
-    assert!(o.status.success(), "{err}");
-    assert_eq!(
-        std::fs::read(&out).unwrap(),
-        std::fs::read(root.join(rel)).unwrap()
-    );
+    let (written, err) = write_back_saying(&glb, &root.join(rel), &out);
+    assert_eq!(written, std::fs::read(root.join(rel)).unwrap());
     let name = doc["nodes"][r]["name"].as_str().unwrap();
     assert!(
         err.lines()
@@ -862,20 +860,8 @@ fn an_added_mesh_is_a_warning_never_unchanged() {
         .push(a.into());
     std::fs::write(&glb, common::glb(&doc, &bin)).unwrap();
     let out = tmp.path().join("m.tma");
-    let o = common::gltf2msh()
-        .arg(&glb)
-        .arg("--base")
-        .arg(root.join(rel))
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    let err = common::stderr(&o);
-    assert!(o.status.success(), "{err}");
-    assert_eq!(
-        std::fs::read(&out).unwrap(),
-        std::fs::read(root.join(rel)).unwrap()
-    );
+    let (written, err) = write_back_saying(&glb, &root.join(rel), &out);
+    assert_eq!(written, std::fs::read(root.join(rel)).unwrap());
     for name in ["AddedAtRoot", "AddedInGroup"] {
         assert_eq!(
             err.lines()
