@@ -165,3 +165,30 @@ proptest! {
         }
     }
 }
+
+/// The case CI's proptest run found (stop 32): an accessor of no elements
+/// whose byteOffset lies past the end of an empty bufferView was read as
+/// `view[4..4]` and panicked. It is now a `gltf.accessor` error.
+#[test]
+fn an_empty_accessor_past_its_view_is_an_error_not_a_panic() {
+    let doc = json!({
+        "asset": {"version": "2.0"},
+        "scene": 0,
+        "scenes": [{"nodes": [0]}],
+        "nodes": [{"name": "a", "mesh": 0}],
+        "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}],
+        "accessors": [{"bufferView": 0, "byteOffset": 4, "componentType": 5126,
+                       "type": "VEC3", "count": 0}],
+        "bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": 0}],
+        "buffers": [{"uri": "data:application/octet-stream;base64,", "byteLength": 0}]
+    });
+    let bytes = serde_json::to_vec(&doc).unwrap();
+    let err = match gltf_import::parse(&bytes, None) {
+        Err(e) => e,
+        Ok(f) => gltf_import::author(&f, &AuthorOptions::default())
+            .err()
+            .expect("an accessor outside its bufferView is refused"),
+    };
+    assert_eq!(err.rule, "gltf.accessor", "{err}");
+    assert!(err.to_string().contains("offset 4"), "{err}");
+}

@@ -813,18 +813,21 @@ impl GltfFile {
                     )));
                 }
                 let stride = stride.filter(|&st| st != 0).unwrap_or(elem);
-                if count > 0 {
-                    let need = (count - 1)
+                // The last element's end; with no elements, the offset itself
+                // must still lie inside the view (glTF 2.0 §3.6.2.4).
+                let need = match count.checked_sub(1) {
+                    None => off,
+                    Some(last) => last
                         .checked_mul(stride)
                         .and_then(|x| x.checked_add(off))
                         .and_then(|x| x.checked_add(elem))
-                        .unwrap_or(usize::MAX);
-                    if need > view.len() {
-                        return Err(bad(format!(
-                            "{count} elements of {elem} bytes (stride {stride}) at offset {off} exceed bufferView {v} ({} bytes)",
-                            view.len()
-                        )));
-                    }
+                        .unwrap_or(usize::MAX),
+                };
+                if need > view.len() {
+                    return Err(bad(format!(
+                        "{count} elements of {elem} bytes (stride {stride}) at offset {off} exceed bufferView {v} ({} bytes)",
+                        view.len()
+                    )));
                 }
                 Some((view, off, stride))
             }
