@@ -5,8 +5,9 @@
 //! File > Export > Parkan model (Edit of the imported model) gives the map
 //! back byte for byte, a vertex moved in Blender is written, and a ground
 //! retextured in Blender is a warning naming the material (a map material
-//! is a Land1.wea row naming shared library entries), in Blender 3.4.1 and
-//! in bpy 5.x. Needs `../shared` and Blender.
+//! is a Land1.wea row naming shared library entries), as are a terrain
+//! object moved as a whole and a mesh added to the map, in Blender 3.4.1
+//! and in bpy 5.x. Needs `../shared` and Blender.
 
 mod common;
 
@@ -153,6 +154,34 @@ fn round_trip(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
         );
         check_moved(&base, &work.join("moved.msh"), &r["moved"]);
         check_retextured(&work, &r, &stdout);
+        check_scene_edits(&work, &r, &stdout);
+    }
+}
+
+/// A terrain object moved as a whole, and a mesh added to the map's
+/// collection, are not written (each file is the retextured one, byte for
+/// byte) and each is a warning naming the object and why.
+fn check_scene_edits(work: &Path, r: &serde_json::Value, stdout: &str) {
+    let retextured = std::fs::read(work.join("retextured.msh")).unwrap();
+    for (file, key, why) in [
+        (
+            "moved_whole.msh",
+            "moved",
+            "moved, turned or scaled as a whole",
+        ),
+        ("added.msh", "added", "not a terrain node"),
+    ] {
+        assert_eq!(r["exports"][file], serde_json::json!(["FINISHED"]), "{r:#}");
+        assert!(
+            std::fs::read(work.join(file)).unwrap() == retextured,
+            "{file}: a scene edit reached Land.msh"
+        );
+        let name = r["scene_edits"][key].as_str().unwrap();
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with("Warning: ") && l.contains(name) && l.contains(why))
+            .unwrap_or_else(|| panic!("{file}: no warning naming {name} ({why}):\n{stdout}"));
+        println!("{file}: {line}");
     }
 }
 

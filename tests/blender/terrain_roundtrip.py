@@ -16,6 +16,13 @@ model"):
                 a map material is a Land1.wea row naming shared library
                 entries, so a warning naming the material (and the file is
                 moved.msh's).
+  moved_whole.msh  then the first terrain object moved +1 along Blender x as
+                a whole (its object transform, not its vertices): not
+                written, a warning naming the object (the file is
+                retextured.msh's).
+  added.msh     the move undone, then a new one-triangle mesh object put in
+                the terrain object's collection: not written (a Land.msh
+                holds the terrain only), a warning naming it.
 Prints one line `TERRAIN_ROUNDTRIP {json}` with the moved vertex's Blender
 position before the move; run by tests/shared_blender_terrain.rs in Blender
 3.4.1 and in bpy 5.x.
@@ -70,6 +77,20 @@ def main():
     export("moved.msh")
     retexture()
     export("retextured.msh")
+    scene_edits(o)
+
+
+def scene_edits(o):
+    """Two edits a Land.msh cannot hold, each exported on its own."""
+    o.location.x += 1.0
+    export("moved_whole.msh")
+    o.location.x -= 1.0
+    mesh = bpy.data.meshes.new("added_rock")
+    mesh.from_pydata([(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0)], [], [(0, 1, 2)])
+    rock = bpy.data.objects.new("added_rock", mesh)
+    o.users_collection[0].objects.link(rock)
+    export("added.msh")
+    out["scene_edits"] = {"moved": o.name, "added": rock.name}
 
 
 def upstream_image(node):
