@@ -5,6 +5,8 @@
 //! entry.
 //!
 //! - unedited: the export finishes and writes nothing;
+//! - a mesh object added to the unit's collection (in no part): the export
+//!   finishes, writes nothing and warns naming it;
 //! - one mesh object of a part mounted once moved +0.25 along x: the copy
 //!   of that part's archive holds the part's entry with the node's pose
 //!   moved at every frame (1e-3) and every other node's pose unchanged
@@ -141,6 +143,25 @@ fn unit_part_edit(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
         .map(|e| e.file_name())
         .collect();
     assert!(written.is_empty(), "unedited export wrote {written:?}");
+
+    // An object of no part: nothing written, a warning naming it.
+    assert_eq!(ex["added"], serde_json::json!(["FINISHED"]), "{stdout}");
+    let written: Vec<_> = std::fs::read_dir(work.join("added"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(written.is_empty(), "an object of no part wrote {written:?}");
+    let added = r["added"].as_str().unwrap();
+    let line = stdout
+        .lines()
+        .find(|l| {
+            l.starts_with("Warning: ")
+                && l.contains(&format!("{added:?}"))
+                && l.contains("belongs to no part")
+        })
+        .unwrap_or_else(|| panic!("no warning naming {added}:\n{stdout}"));
+    eprintln!("added: {line}");
 
     // Moved: the part's entry only, in a copy of its archive.
     assert_eq!(ex["moved"], serde_json::json!(["FINISHED"]), "{stdout}");

@@ -9,6 +9,9 @@ with the project's own decoder. Steps: install and enable the add-on; import
 UNIT.dat through File > Import > Parkan unit; export it through File >
 Export > Parkan model (mode "Edit of the imported model"):
   WORK/unedited/  as imported (nothing may be written there);
+  WORK/added/     a new one-triangle mesh object put in the unit's own
+                  collection (in no part's): nothing written, a warning
+                  naming it; then removed again;
   WORK/moved/     one mesh object of a part mounted once (not the chassis)
                   moved +0.25 along its local x and keyed where it is
                   animated, so the move holds at every frame;
@@ -92,6 +95,7 @@ def main():
                     "node": int(msh_prop(obj)["node"])}
 
     export(ctx, obj, "unedited")
+    add_an_object(ctx, coll, obj)
 
     # Moved +0.25 on its local x; an animated object gets the move on every
     # key (Graph editor: select all, G X 0.25), a static one on its location.
@@ -112,6 +116,18 @@ def main():
     export(ctx, obj, "moved")
     scale_a_host(ctx, coll)
     install(ctx, coll)
+
+
+def add_an_object(ctx, coll, obj):
+    """A mesh of no part: exported to WORK/added, then deleted."""
+    mesh = bpy.data.meshes.new("added_plate")
+    mesh.from_pydata([(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0)], [], [(0, 1, 2)])
+    extra = bpy.data.objects.new("added_plate", mesh)
+    coll.objects.link(extra)
+    export(ctx, obj, "added")
+    out["added"] = extra.name
+    bpy.data.objects.remove(extra)
+    bpy.data.meshes.remove(mesh)
 
 
 def roots_of(c):
