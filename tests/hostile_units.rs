@@ -8,7 +8,7 @@
 mod common;
 mod hostile;
 
-use common::unit_file::{dat, name32};
+use common::unit_file::{dat, write_objects_rlb};
 use std::path::{Path, PathBuf};
 
 use common::{msh2gltf, sample, stderr};
@@ -29,26 +29,7 @@ fn game(dir: &Path, components: &[(&str, i32, u32, i32)]) -> PathBuf {
     entries[2].name = b"gun.msh";
     entries[2].data = &rotor;
     std::fs::write(dir.join("parts.rlb"), nres::write(&entries).unwrap()).unwrap();
-    let slots: Vec<(Vec<u8>, &[u8])> = ["chassis", "turret", "gun"]
-        .iter()
-        .map(|r| {
-            let mut s = name32("parts.rlb").to_vec();
-            s.extend_from_slice(&name32(&format!("{r}.msh")));
-            (s, r.as_bytes())
-        })
-        .collect();
-    let recs: Vec<nres::Entry> = slots
-        .iter()
-        .map(|(s, r)| nres::Entry {
-            type_id: 0,
-            attr1: 0,
-            attr2: 0,
-            attr3: 0,
-            name: r,
-            data: s,
-        })
-        .collect();
-    std::fs::write(dir.join("objects.rlb"), nres::write(&recs).unwrap()).unwrap();
+    write_objects_rlb(dir, "parts.rlb", &["chassis", "turret", "gun"]);
     std::fs::create_dir_all(dir.join("UNITS")).unwrap();
     let u = dir.join("UNITS/u.dat");
     std::fs::write(&u, dat(components)).unwrap();

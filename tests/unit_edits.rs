@@ -16,7 +16,7 @@
 
 mod common;
 
-use common::unit_file::{dat, name32};
+use common::unit_file::{dat, write_objects_rlb};
 use std::path::{Path, PathBuf};
 
 use common::{gltf2msh, msh2gltf, sample, stderr};
@@ -41,26 +41,7 @@ fn game(dir: &Path) -> PathBuf {
     other.data = readme;
     entries.push(other);
     std::fs::write(dir.join("parts.rlb"), nres::write(&entries).unwrap()).unwrap();
-    let slots: Vec<(Vec<u8>, &[u8])> = ["chassis", "gun"]
-        .iter()
-        .map(|r| {
-            let mut s = name32("parts.rlb").to_vec();
-            s.extend_from_slice(&name32(&format!("{r}.msh")));
-            (s, r.as_bytes())
-        })
-        .collect();
-    let recs: Vec<nres::Entry> = slots
-        .iter()
-        .map(|(s, r)| nres::Entry {
-            type_id: 0,
-            attr1: 0,
-            attr2: 0,
-            attr3: 0,
-            name: r,
-            data: s,
-        })
-        .collect();
-    std::fs::write(dir.join("objects.rlb"), nres::write(&recs).unwrap()).unwrap();
+    write_objects_rlb(dir, "parts.rlb", &["chassis", "gun"]);
     std::fs::create_dir(dir.join("UNITS")).unwrap();
     let u = dir.join("UNITS/u.dat");
     std::fs::write(&u, dat(&[("chassis", -1, 0, 1), ("gun", 3, 4, 0)])).unwrap();

@@ -25,3 +25,31 @@ pub fn dat(components: &[(&str, i32, u32, i32)]) -> Vec<u8> {
     }
     out
 }
+
+/// Writes `dir/objects.rlb` (unit-files-notes §3.2): one record per name in
+/// `records`, each naming entry `{record}.msh` of the part archive
+/// `archive` (a file name beside it).
+pub fn write_objects_rlb(dir: &std::path::Path, archive: &str, records: &[&str]) {
+    use mshgltf::nres;
+    let slots: Vec<Vec<u8>> = records
+        .iter()
+        .map(|r| {
+            let mut s = name32(archive).to_vec();
+            s.extend_from_slice(&name32(&format!("{r}.msh")));
+            s
+        })
+        .collect();
+    let recs: Vec<nres::Entry> = slots
+        .iter()
+        .zip(records)
+        .map(|(s, r)| nres::Entry {
+            type_id: 0,
+            attr1: 0,
+            attr2: 0,
+            attr3: 0,
+            name: r.as_bytes(),
+            data: s,
+        })
+        .collect();
+    std::fs::write(dir.join("objects.rlb"), nres::write(&recs).unwrap()).unwrap();
+}
