@@ -44,14 +44,32 @@ fn back(glb: &Path, msh: &Path, out: &Path) -> (i32, String) {
     )
 }
 
+/// A two-class map written by `tests/land` under `root/MAPS/m01`, its
+/// bytes, and two GLB paths beside it (`a.glb` for the export, `b.glb`
+/// for the edit).
+struct Map {
+    msh: std::path::PathBuf,
+    base: Vec<u8>,
+    a: std::path::PathBuf,
+    b: std::path::PathBuf,
+}
+
+fn map(root: &Path) -> Map {
+    let dir = root.join("MAPS/m01");
+    std::fs::create_dir_all(&dir).unwrap();
+    let msh = write_map(&dir, &tiny_land(2));
+    Map {
+        base: std::fs::read(&msh).unwrap(),
+        msh,
+        a: root.join("a.glb"),
+        b: root.join("b.glb"),
+    }
+}
+
 #[test]
 fn a_recoloured_map_material_is_a_warning_never_unchanged() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("MAPS/m01");
-    std::fs::create_dir_all(&dir).unwrap();
-    let msh = write_map(&dir, &tiny_land(2));
-    let base = std::fs::read(&msh).unwrap();
-    let (a, b) = (tmp.path().join("a.glb"), tmp.path().join("b.glb"));
+    let Map { msh, base, a, b } = map(tmp.path());
     let (mut json, bin) = export(&msh, &a);
     let m0 = &json["materials"][0];
     assert_eq!(
@@ -98,11 +116,7 @@ fn a_recoloured_map_material_is_a_warning_never_unchanged() {
 #[test]
 fn an_added_mesh_or_a_moved_terrain_node_is_a_warning_never_unchanged() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("MAPS/m01");
-    std::fs::create_dir_all(&dir).unwrap();
-    let msh = write_map(&dir, &tiny_land(2));
-    let base = std::fs::read(&msh).unwrap();
-    let (a, b) = (tmp.path().join("a.glb"), tmp.path().join("b.glb"));
+    let Map { msh, base, a, b } = map(tmp.path());
     let (json, bin) = export(&msh, &a);
     let terrain = json["nodes"]
         .as_array()
