@@ -273,6 +273,32 @@ fn export_mission(root: &std::path::Path, rel: &str, out: &std::path::Path) -> (
     glb_chunks(&std::fs::read(out).unwrap())
 }
 
+/// A single mission's output that exists is refused without `--force`
+/// (exit 2, the file untouched), as a single model's is.
+#[test]
+#[ignore = "needs ../shared: cargo test -- --include-ignored"]
+fn an_existing_single_mission_output_needs_force() {
+    let Some(root) = common::corpus() else {
+        return;
+    };
+    let m = common::manifest(&root);
+    let rel = m["missions"][0]["files"]["data.tma"]["path"]
+        .as_str()
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let glb = tmp.path().join("m.glb");
+    std::fs::write(&glb, b"keep").unwrap();
+    let o = common::msh2gltf()
+        .arg(root.join(rel))
+        .arg(&glb)
+        .output()
+        .unwrap();
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("exists (use --force"), "{err}");
+    assert_eq!(std::fs::read(&glb).unwrap(), b"keep");
+}
+
 /// glTF node TRS as a column-major 4x4 (f64).
 fn local(n: &Value) -> [[f64; 4]; 4] {
     let g = |k: &str, i: usize, d: f64| n[k][i].as_f64().unwrap_or(d);

@@ -177,3 +177,31 @@ fn generated_map_exports_and_comes_back_identical_then_edited() {
         "terrain.topology"
     );
 }
+
+/// A single map's output that exists is refused without `--force` (exit
+/// 2, the file untouched), as a single model's is; `--force` replaces it.
+#[test]
+fn an_existing_single_map_output_needs_force() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("MAPS/m01");
+    std::fs::create_dir_all(&dir).unwrap();
+    let msh = write_map(&dir, &tiny_land(2));
+    let glb = tmp.path().join("m01.glb");
+    std::fs::write(&glb, b"keep").unwrap();
+    let run = |force: bool| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_msh2gltf"));
+        c.arg(&msh).arg(&glb).arg("-q");
+        if force {
+            c.arg("--force");
+        }
+        c.output().unwrap()
+    };
+    let o = run(false);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("exists (use --force"), "{err}");
+    assert_eq!(std::fs::read(&glb).unwrap(), b"keep");
+    let o = run(true);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(&std::fs::read(&glb).unwrap()[..4], b"glTF");
+}

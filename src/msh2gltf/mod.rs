@@ -211,13 +211,14 @@ fn claim_report(args: &Args, plan: &mut WritePlan) -> Result<(), RunError> {
 }
 
 /// What every single map or mission run does after its write plan is
-/// made: an output that is an input refused (exit 2, as for a model), the
+/// made: an output that is an input, exists without `--force` or is not a
+/// regular file refused (exit 2, as for a model), the
 /// run (`run`: the pipeline with its plan and row printer) with its row
 /// printed (failures always; others unless `-q`; each note's text with
 /// `-v`), `--report` written. Returns 1 when the row failed, else 0.
 ///
 /// # Errors
-/// [`RunError::Usage`] for an output that is an input; [`RunError::Output`]
+/// [`RunError::Usage`] for an output refused by the plan; [`RunError::Output`]
 /// when `--report` cannot be written.
 pub(super) fn finish_single(
     args: &Args,
@@ -226,10 +227,16 @@ pub(super) fn finish_single(
     outputs: Vec<PathBuf>,
     run: impl FnOnce(&mut WritePlan, &(dyn Fn(&ReportRow) + Sync)) -> Vec<ReportRow>,
 ) -> Result<u8, RunError> {
+    // As for a single model: an output that is an input, exists without
+    // --force or is not a regular file is a usage error before any work.
+    let mut probe = plan.clone();
     for o in outputs {
         if plan.is_input(&o) {
             return Err(RunError::Usage(OutputError::IsInput(o).to_string()));
         }
+        probe
+            .claim(&o)
+            .map_err(|e| RunError::Usage(e.to_string()))?;
     }
     let (quiet, verbose) = (args.quiet, args.verbose > 0);
     let rows = run(&mut plan, &|r: &ReportRow| {
