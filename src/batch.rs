@@ -50,20 +50,45 @@ impl Discovery {
     }
 }
 
+/// Why [`walk`] stopped: a folder that could not be listed, or the
+/// discovery budget spent (told apart by type, never by message).
+#[derive(Debug)]
+enum WalkStop {
+    /// Listing a folder failed.
+    Io(std::io::Error),
+    /// The `limits.work` detail: the walk listed more than the budget.
+    Work(String),
+}
+
+impl From<std::io::Error> for WalkStop {
+    fn from(e: std::io::Error) -> Self {
+        WalkStop::Io(e)
+    }
+}
+
+impl From<WalkStop> for std::io::Error {
+    fn from(s: WalkStop) -> Self {
+        match s {
+            WalkStop::Io(e) => e,
+            WalkStop::Work(detail) => std::io::Error::other(detail),
+        }
+    }
+}
+
 /// Files under `dir` into `files`, special entries into `skipped`. A
 /// subfolder that cannot be listed (no permission, a path past the
 /// system's limit: issue 26 item 9) is a failed `io` row in `failed` and
 /// costs only itself; `dir` itself failing is the error. Every entry
 /// listed is spent from `budget` as it is listed
 /// ([`crate::limits::UNITS_PER_WALKED_FILE`]); over it, the walk stops
-/// with a `limits.work` error (issue 26 item 5).
+/// with [`WalkStop::Work`] (`limits.work`, issue 26 item 5).
 fn walk(
     dir: &Path,
     files: &mut Vec<PathBuf>,
     skipped: &mut Vec<ReportRow>,
     failed: &mut Vec<ReportRow>,
     budget: &mut Budget,
-) -> std::io::Result<()> {
+) -> Result<(), WalkStop> {
     let mut entries = Vec::new();
     for e in std::fs::read_dir(dir)? {
         entries.push(e?);
@@ -71,7 +96,7 @@ fn walk(
             .spend(crate::limits::UNITS_PER_WALKED_FILE, "walked files")
             .is_err()
         {
-            return Err(std::io::Error::other(format!(
+            return Err(WalkStop::Work(format!(
                 "limits.work: {} files and folders listed by {}, {} work units, over the budget of {} before any is read (docs/safety.md \"Bounded work\"; raise it with --max-work)",
                 budget.used / crate::limits::UNITS_PER_WALKED_FILE,
                 dir.display(),
@@ -85,16 +110,15 @@ fn walk(
         let ft = e.file_type()?;
         if ft.is_dir() {
             let sub = e.path();
-            if let Err(err) = walk(&sub, files, skipped, failed, budget) {
-                if err.to_string().starts_with("limits.work") {
-                    return Err(err);
-                }
-                failed.push(ReportRow::fail(
+            match walk(&sub, files, skipped, failed, budget) {
+                Ok(()) => {}
+                Err(stop @ WalkStop::Work(_)) => return Err(stop),
+                Err(WalkStop::Io(err)) => failed.push(ReportRow::fail(
                     sub.display().to_string(),
                     "io",
                     format!("cannot list: {err}"),
                     0.0,
-                ));
+                )),
             }
         } else if ft.is_file() {
             files.push(e.path());
@@ -106,6 +130,29 @@ fn walk(
         }
     }
     Ok(())
+}
+
+/// Spends the directory of an archive of models met by discovery
+/// ([`crate::limits::UNITS_PER_ARCHIVE_ENTRY`] per entry its NRes header
+/// declares, [`nres::declared_entries`]) from the discovery's `budget`,
+/// before its entries become jobs (issue 26 item 5). Over what is left of
+/// the budget, nothing is spent and the `limits.work` detail is returned:
+/// the archive is refused as its own failed row, so the files after it
+/// still convert.
+fn archive_over_budget(budget: &mut Budget, data: &[u8]) -> Option<String> {
+    let count = nres::declared_entries(data).unwrap_or(0);
+    let units = count.saturating_mul(crate::limits::UNITS_PER_ARCHIVE_ENTRY);
+    let mut after = *budget;
+    if after.spend(units, "archive directory").is_ok() {
+        *budget = after;
+        return None;
+    }
+    Some(format!(
+        "limits.work: {count} directory entries make {units} work units, over the {} left of the budget of {} (the discovery spent {} before this archive), before its entries are listed (docs/safety.md \"Bounded work\"; raise it with --max-work)",
+        budget.max.saturating_sub(budget.used),
+        budget.max,
+        budget.used
+    ))
 }
 
 /// Every file under `root` (or `root` itself) that a run may read: the
@@ -125,7 +172,8 @@ pub fn all_files(root: &Path, max_work: u64) -> std::io::Result<Vec<PathBuf>> {
             &mut Vec::new(),
             &mut Vec::new(),
             &mut budget,
-        )?;
+        )
+        .map_err(std::io::Error::from)?;
     } else {
         files.push(root.to_path_buf());
     }
@@ -164,6 +212,11 @@ fn registry_reason(archive: &nres::Archive<'_>) -> Option<String> {
 /// with its output path under `out` (`OUT/<folders>/<archive stem>/<MODEL>.glb`,
 /// `OUT/<folders>/<MODEL>.glb` for bare models), and every skipped file with
 /// its reason (format-notes §2). Detection is by magic, not extension.
+/// The walk and the directories of the archives of models it meets share
+/// one budget of `max_work` units (issue 26 item 5): an archive whose
+/// directory does not fit in what is left is one failed `limits.work` row
+/// ([`crate::limits::UNITS_PER_ARCHIVE_ENTRY`] per entry, counted from its
+/// header before its entries are listed), and the rest still converts.
 ///
 /// # Errors
 /// I/O errors while listing folders; `limits.work` when the walk lists
@@ -176,9 +229,11 @@ pub fn discover(
 ) -> std::io::Result<Discovery> {
     let mut files = Vec::new();
     let mut d = Discovery::default();
+    // One budget for the walk and the archives' directories.
+    let mut budget = Budget::new(max_work);
     if root.is_dir() {
-        let mut budget = Budget::new(max_work);
-        walk(root, &mut files, &mut d.skipped, &mut d.failed, &mut budget)?;
+        walk(root, &mut files, &mut d.skipped, &mut d.failed, &mut budget)
+            .map_err(std::io::Error::from)?;
     } else {
         files.push(root.to_path_buf());
     }
@@ -253,6 +308,11 @@ pub fn discover(
             }
             Content::OtherNres => d.skipped.push(library_row(display, &data)),
             Content::ModelArchive => {
+                if let Some(e) = archive_over_budget(&mut budget, &data) {
+                    d.failed
+                        .push(ReportRow::fail(display, "limits.work", e, 0.0));
+                    continue;
+                }
                 let a = match nres::read(&data, nres::Mode::Tolerant) {
                     Ok(a) => a,
                     Err(e) => {

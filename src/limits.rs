@@ -20,7 +20,7 @@
 //! | unit file component / mounted part / level of the part tree, before any part is read | 1 / 3072 / 32 |
 //! | each unit part's glTF as it is merged: nodes, primitives, buffer bytes | 32 / 16 / 1 per 32 bytes |
 //! | `msh2gltf --textures-out`: pixels of each texture, from its Texm header (each alone) | 1 per 8 pixels |
-//! | directory entry of an archive given to `msh2gltf`, from its NRes header | 64 |
+//! | directory entry of an archive given to `msh2gltf`, or of an archive of models met by a batch's walk (from the walk's budget), from its NRes header | 64 |
 //! | file or folder met by a batch's walk of a folder, counted as it is listed | 64 |
 //! | `gltf2msh --base` of a map: terrain primitive / element of its accessors and indices, from the JSON | 64 / 1 |
 //!
@@ -89,7 +89,10 @@ pub const UNITS_PER_WEAR_ROW: u64 = 32;
 /// Work units of one directory entry of an archive converted by
 /// `msh2gltf` (its job, output name and report row: measured 2.2 KB per
 /// entry, 356 MB for 160 000 empty entries). Counted from the NRes header
-/// before the directory is read.
+/// before the directory is read; an archive of models met by a batch's
+/// walk of a folder is counted the same way from the walk's budget
+/// ([`UNITS_PER_WALKED_FILE`]) before its entries become jobs, and one
+/// that does not fit in what is left is its own failed row.
 pub const UNITS_PER_ARCHIVE_ENTRY: u64 = 64;
 
 /// Work units of one file or folder a batch's walk lists (its path, job or

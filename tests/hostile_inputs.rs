@@ -42,13 +42,13 @@ fn batch_report_is_written_when_models_fail() {
     let dir = tempfile::tempdir().unwrap();
     let c = cases()
         .into_iter()
-        .find(|c| c.name == "msh_wide_archive_40000")
+        .find(|c| c.name == "msh_wide_archive_15000")
         .unwrap();
     let (d, out) = c.run(dir.path());
     assert_eq!(out.status.code(), Some(1));
     let r: serde_json::Value =
         serde_json::from_slice(&std::fs::read(d.join("report.json")).unwrap()).unwrap();
-    assert_eq!(r["failed"], 20_000);
+    assert_eq!(r["failed"], 7500);
     assert_eq!(r["converted"], 0);
 }
 
@@ -271,4 +271,54 @@ fn map_edit_primitives_are_counted_before_they_are_read() {
     assert!(!err.contains("limits.work"), "{err}");
     assert!(err.contains("terrain."), "{err}");
     assert!(units > 3 * 2 * 20_000, "{units}");
+}
+
+/// Issue 26 item 5, batch discovery: the walk (64 units per file or folder
+/// listed) and the directories of the archives it meets (64 per entry,
+/// from the header before the entries are listed) share one budget. A
+/// folder of an archive of 10 entries and a model costs 2 x 64 + 640 =
+/// 768: one unit less refuses the archive alone (a failed `limits.work`
+/// row, the model converts, the report is written, exit 1); at 768 the
+/// archive's entries are listed (and fail on their own: empty payloads);
+/// under the walk's own 128 the run fails `limits.work` naming the folder
+/// (a typed stop of the walk, not an unlistable folder's row).
+#[test]
+fn archives_in_a_folder_walk_share_the_discovery_budget() {
+    let files = hostile::work::batch_with_archive(10);
+    let args = ["game", "out", "--report", "r.json"];
+    let (d, code, err) = run_in(&files, Tool::Msh2gltf, &args, 767);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("limits.work: 10 directory entries make 640 work units, over the 639 left of the budget of 767 (the discovery spent 128 before this archive)"),
+        "{err}"
+    );
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(
+        (r["failed"].as_u64(), r["converted"].as_u64()),
+        (Some(1), Some(1)),
+        "{r}"
+    );
+    let row = r["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["status"] == "failed")
+        .unwrap();
+    assert_eq!(row["rule"], "limits.work", "{row}");
+    assert!(row["source"].as_str().unwrap().ends_with("a.rlb"), "{row}");
+    assert!(d.path().join("out/m.glb").is_file());
+    let (d, code, err) = run_in(&files, Tool::Msh2gltf, &args, 768);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(!err.contains("limits.work"), "{err}");
+    assert!(err.contains("msh.nested_container"), "{err}");
+    assert!(d.path().join("out/m.glb").is_file());
+    let (d, code, err) = run_in(&files, Tool::Msh2gltf, &args, 127);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("limits.work: 2 files and folders listed by game, 128 work units, over the budget of 127"),
+        "{err}"
+    );
+    assert!(!err.contains("cannot list: "), "{err}");
+    assert!(!d.path().join("out").exists());
 }

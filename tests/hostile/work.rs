@@ -284,7 +284,8 @@ pub fn empty_entries(n: usize) -> Vec<u8> {
 }
 
 /// `--textures-out` of an 8192² texture, a 1 x 1 texture declaring 10^7
-/// mip levels, and an archive of 160 000 empty entries.
+/// mip levels, and an archive of 160 000 empty entries (given alone, and
+/// met by a batch's walk of a folder), and a folder of 100 000 files.
 pub fn texture_and_archive_cases(v: &mut Vec<Case>) {
     for (name, t, rule) in [
         ("texture_out_8192", texm(8192, 8192, 1), "limits.work"),
@@ -311,6 +312,37 @@ pub fn texture_and_archive_cases(v: &mut Vec<Case>) {
         exit: 1,
         rule: "limits.work",
     });
+    v.push(Case {
+        name: "batch_100000_tiny_files",
+        files: tiny_files(100_000),
+        tool: Tool::Msh2gltf,
+        args: args(&["-q", "game", "out", "--report", "report.json"]),
+        exit: 1,
+        rule: "limits.work",
+    });
+    v.push(Case {
+        name: "batch_archive_160000_empty_entries",
+        files: batch_with_archive(160_000),
+        tool: Tool::Msh2gltf,
+        args: args(&["-q", "game", "out", "--report", "report.json"]),
+        exit: 1,
+        rule: "limits.work",
+    });
+}
+
+/// A game folder of `n` empty files `game/fN`: the batch's walk is over
+/// the default budget (64 units per file, 15 625 files) before it ends.
+pub fn tiny_files(n: usize) -> Vec<(String, Vec<u8>)> {
+    (0..n).map(|i| (format!("game/f{i}"), Vec::new())).collect()
+}
+
+/// A game folder for a batch: `game/a.rlb`, an archive of `entries` empty
+/// entries ([`empty_entries`]), and a model `game/m.msh` after it.
+pub fn batch_with_archive(entries: usize) -> Vec<(String, Vec<u8>)> {
+    vec![
+        ("game/a.rlb".into(), empty_entries(entries)),
+        ("game/m.msh".into(), encode(base_model(1))),
+    ]
 }
 
 /// The tiny map's files and a GLB of its export (every LOD) whose first
