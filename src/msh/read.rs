@@ -146,11 +146,13 @@ pub fn decode_entries(archive: &nres::Archive<'_>, mode: Mode) -> Result<Decoded
     let node_count = res1.data.len() / node_size;
     check_attributes(&streams, node_size, tolerant, &mut warnings)?;
 
-    let mut model = decode_model(&streams, legacy, node_count, tolerant, &mut warnings)?;
+    let (mut model, mut known) =
+        decode_model(&streams, legacy, node_count, tolerant, &mut warnings)?;
     if tolerant {
         validate::repair(&mut model, &mut warnings)?;
+        known = validate::Known::default();
     }
-    warnings.extend(validate::validate(&model)?);
+    warnings.extend(validate::validate_known(&model, known)?);
     Ok(Decoded { model, warnings })
 }
 
@@ -328,13 +330,15 @@ fn strict_or_warn(
 
 /// Fixed-stride records of `data` decoded with `f` (the size is an exact
 /// multiple of `stride` after [`check_sizes`]).
-fn records<T>(data: &[u8], stride: usize, f: impl Fn(&[u8]) -> T) -> Vec<T> {
+fn records<T>(data: &[u8], stride: usize, f: impl FnMut(&[u8]) -> T) -> Vec<T> {
     data.chunks_exact(stride).map(f).collect()
 }
 
 /// Typed decoding of every located stream into the [`Model`] (msh-core §5,
 /// msh-animation §2); sizes are exact multiples here. Entries the IR does
-/// not decode are kept raw in [`Model::entries`].
+/// not decode are kept raw in [`Model::entries`]. Returns the model and
+/// what the decoding established on the way (Res7 links in range, Res3
+/// finite), so that validation does not read those values again.
 ///
 /// # Errors
 /// `msh.res10` from [`decode_res10`] (tolerant: its repairable findings go
@@ -345,7 +349,7 @@ fn decode_model(
     node_count: usize,
     tolerant: bool,
     warnings: &mut Vec<MshError>,
-) -> Result<Model, MshError> {
+) -> Result<(Model, validate::Known), MshError> {
     let (header, slots) = decode_res2(s.req(res::SLOTS).data);
     let names = match s.get(res::NAMES) {
         Some(e) => Some(decode_res10(e.data, node_count, tolerant, warnings)?),
@@ -356,12 +360,22 @@ fn decode_model(
             .map(|e| records(e.data, 8, |c| c.try_into().expect("8-byte chunk")))
     };
     let res19 = s.get(res::FRAME_MAP);
-    Ok(Model {
+    // Fused checks (msh.res7_link, msh.float.non_finite on Res3): the
+    // largest `link + 1` (NONE wraps to 0) and the largest exponent field.
+    let mut link_top = 0u16;
+    let mut exp_top = 0u32;
+    let model = Model {
         entries: stream_entries(s.entries),
         nodes: decode_res1(s.req(res::NODES).data, legacy),
         header,
         slots,
-        positions: records(s.req(res::POSITIONS).data, 12, |c| vec3_at(c, 0)),
+        positions: records(s.req(res::POSITIONS).data, 12, |c| {
+            let p = vec3_at(c, 0);
+            for v in p {
+                exp_top = exp_top.max(v.to_bits() & validate::F32_EXP);
+            }
+            p
+        }),
         normals: s.get(res::NORMALS).map(|e| {
             records(e.data, 4, |c| {
                 [c[0] as i8, c[1] as i8, c[2] as i8, c[3] as i8]
@@ -371,7 +385,15 @@ fn decode_model(
             .get(res::UVS)
             .map(|e| records(e.data, 4, |c| [i16_at(c, 0), i16_at(c, 2)])),
         indices: records(s.req(res::INDICES).data, 2, |c| u16_at(c, 0)),
-        tris: s.get(res::TRIS).map(|e| records(e.data, 16, tri_desc)),
+        tris: s.get(res::TRIS).map(|e| {
+            records(e.data, 16, |c| {
+                let t = tri_desc(c);
+                for l in t.links {
+                    link_top = link_top.max(l.wrapping_add(1));
+                }
+                t
+            })
+        }),
         batches: records(s.req(res::BATCHES).data, 20, batch),
         names,
         res15: bytes8(res::RES15),
@@ -382,7 +404,12 @@ fn decode_model(
         keys: s.get(res::KEYS).map(|e| records(e.data, 24, anim_key)),
         frame_map: res19.map(|e| records(e.data, 2, |c| u16_at(c, 0))),
         frame_count: res19.map_or(1, |e| e.attr2),
-    })
+    };
+    let known = validate::Known {
+        res7_links_ok: link_top as usize <= model.tris.as_ref().map_or(0, Vec::len),
+        positions_finite: exp_top != validate::F32_EXP,
+    };
+    Ok((model, known))
 }
 
 /// The directory records in file order: header fields of every entry, and

@@ -43,9 +43,17 @@ use super::read::{DECODED_TYPES, REQUIRED_TYPES};
 /// # Errors
 /// [`MshError`] with one of the rule ids listed in the module docs.
 pub fn validate(model: &Model) -> Result<Vec<MshError>, MshError> {
+    validate_known(model, Known::default())
+}
+
+/// [`validate`] with the facts the decoder established (`known`): the same
+/// rules in the same order, the same first error; passes whose fact is
+/// known are skipped.
+pub(crate) fn validate_known(model: &Model, known: Known) -> Result<Vec<MshError>, MshError> {
+    let cx = Cx { all: false, known };
     for check in CHECKS {
         let mut found = Vec::new();
-        check(model, false, &mut found);
+        check(model, &cx, &mut found);
         if let Some(f) = found.into_iter().next() {
             return Err(f.err);
         }
@@ -71,7 +79,14 @@ pub fn validate(model: &Model) -> Result<Vec<MshError>, MshError> {
 pub fn repair(model: &mut Model, warnings: &mut Vec<MshError>) -> Result<(), MshError> {
     for check in CHECKS {
         let mut found = Vec::new();
-        check(model, true, &mut found);
+        check(
+            model,
+            &Cx {
+                all: true,
+                known: Known::default(),
+            },
+            &mut found,
+        );
         let total = found.len();
         let mut rebuilt = false;
         for (n, f) in found.into_iter().enumerate() {
@@ -125,7 +140,26 @@ struct Finding {
 }
 
 /// A check pushes findings; with `all == false` it may stop at the first.
-type Check = fn(&Model, bool, &mut Vec<Finding>);
+type Check = fn(&Model, &Cx, &mut Vec<Finding>);
+
+/// What a check is told: whether to collect every finding (`all`, for
+/// [`repair`]) and what the decoder already established.
+struct Cx {
+    all: bool,
+    known: Known,
+}
+
+/// Facts the decoder established while reading the streams (issue 28:
+/// validation fused with decoding, so no second pass re-reads the same
+/// values); a check whose fact is known skips its pass. The default knows
+/// nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Known {
+    /// Every Res7 link is NONE or below the Res7 record count.
+    pub res7_links_ok: bool,
+    /// Every Res3 position is finite.
+    pub positions_finite: bool,
+}
 
 const CHECKS: &[Check] = &[
     check_entries,
@@ -220,8 +254,16 @@ fn apply(m: &mut Model, fix: Fix) {
 }
 
 /// Entries vs. typed fields (msh-core §3.1, §8.1).
-fn check_entries(m: &Model, _all: bool, out: &mut Vec<Finding>) {
-    let count = |t: u32| m.entries.iter().filter(|e| e.type_id == t).count();
+fn check_entries(m: &Model, _cx: &Cx, out: &mut Vec<Finding>) {
+    // Entries per type id, counted in one pass (every id the lists below
+    // ask about is below 20).
+    let mut per_type = [0usize; 20];
+    for e in &m.entries {
+        if let Some(c) = per_type.get_mut(e.type_id as usize) {
+            *c += 1;
+        }
+    }
+    let count = |t: u32| per_type[t as usize];
     for t in REQUIRED_TYPES {
         if count(t) == 0 {
             return push(
@@ -293,7 +335,7 @@ fn check_entries(m: &Model, _all: bool, out: &mut Vec<Finding>) {
 }
 
 /// Per-vertex streams have the Res3 count (msh-core §7.2).
-fn check_vertex_streams(m: &Model, _all: bool, out: &mut Vec<Finding>) {
+fn check_vertex_streams(m: &Model, _cx: &Cx, out: &mut Vec<Finding>) {
     let n = m.positions.len();
     let streams = [
         (res::NORMALS, m.normals.as_ref().map(Vec::len)),
@@ -320,7 +362,7 @@ fn check_vertex_streams(m: &Model, _all: bool, out: &mut Vec<Finding>) {
 }
 
 /// Res10 has one record per node (msh-core §7.2).
-fn check_names(m: &Model, _all: bool, out: &mut Vec<Finding>) {
+fn check_names(m: &Model, _cx: &Cx, out: &mut Vec<Finding>) {
     if let Some(names) = &m.names {
         if names.len() != m.nodes.len() {
             push(
@@ -337,7 +379,7 @@ fn check_names(m: &Model, _all: bool, out: &mut Vec<Finding>) {
 }
 
 /// Batches draw whole triangles.
-fn check_index_count(m: &Model, all: bool, out: &mut Vec<Finding>) {
+fn check_index_count(m: &Model, cx: &Cx, out: &mut Vec<Finding>) {
     for (i, b) in m.batches.iter().enumerate() {
         if b.index_count % 3 != 0 {
             push(
@@ -350,7 +392,7 @@ fn check_index_count(m: &Model, all: bool, out: &mut Vec<Finding>) {
                 ),
                 Some(Fix::TruncBatch(i)),
             );
-            if !all {
+            if !cx.all {
                 return;
             }
         }
@@ -358,7 +400,7 @@ fn check_index_count(m: &Model, all: bool, out: &mut Vec<Finding>) {
 }
 
 /// Batch index ranges and vertex indices (msh-core §6.3, §7.2).
-fn check_index_range(m: &Model, _all: bool, out: &mut Vec<Finding>) {
+fn check_index_range(m: &Model, _cx: &Cx, out: &mut Vec<Finding>) {
     let n_idx = m.indices.len() as u64;
     let n_vtx = m.positions.len() as u64;
     for (i, b) in m.batches.iter().enumerate() {
@@ -380,7 +422,8 @@ fn check_index_range(m: &Model, _all: bool, out: &mut Vec<Finding>) {
             );
         }
         let slice = &m.indices[start as usize..end as usize];
-        if let Some(&max) = slice.iter().max() {
+        // By value (a fold vectorises; `max()` over references does not).
+        if let Some(max) = (!slice.is_empty()).then(|| slice.iter().fold(0, |a, &x| a.max(x))) {
             if b.base_vertex as u64 + max as u64 >= n_vtx {
                 let at = slice.iter().position(|&x| x == max).unwrap_or(0);
                 return push(
@@ -403,7 +446,7 @@ fn check_index_range(m: &Model, _all: bool, out: &mut Vec<Finding>) {
 }
 
 /// Slot batch ranges (msh-core §7.2).
-fn check_batch_range(m: &Model, _all: bool, out: &mut Vec<Finding>) {
+fn check_batch_range(m: &Model, _cx: &Cx, out: &mut Vec<Finding>) {
     let n = m.batches.len();
     for (i, s) in m.slots.iter().enumerate() {
         let end = s.batch_start as usize + s.batch_count as usize;
@@ -426,7 +469,7 @@ fn check_batch_range(m: &Model, _all: bool, out: &mut Vec<Finding>) {
 }
 
 /// Slot triangle ranges (msh-core §6.4, §7.2).
-fn check_tri_range(m: &Model, all: bool, out: &mut Vec<Finding>) {
+fn check_tri_range(m: &Model, cx: &Cx, out: &mut Vec<Finding>) {
     let n = m.tris.as_ref().map_or(0, Vec::len);
     for (i, s) in m.slots.iter().enumerate() {
         let end = s.tri_start as usize + s.tri_count as usize;
@@ -444,7 +487,7 @@ fn check_tri_range(m: &Model, all: bool, out: &mut Vec<Finding>) {
                 ),
                 Some(Fix::ClampTri(i)),
             );
-            if !all {
+            if !cx.all {
                 return;
             }
         }
@@ -452,7 +495,7 @@ fn check_tri_range(m: &Model, all: bool, out: &mut Vec<Finding>) {
 }
 
 /// Res1 slot cells (msh-core §6.1, §7.2).
-fn check_slot_index(m: &Model, all: bool, out: &mut Vec<Finding>) {
+fn check_slot_index(m: &Model, cx: &Cx, out: &mut Vec<Finding>) {
     let n = m.slots.len();
     for (i, node) in m.nodes38().iter().enumerate() {
         for (c, &s) in node.slots.iter().enumerate() {
@@ -471,7 +514,7 @@ fn check_slot_index(m: &Model, all: bool, out: &mut Vec<Finding>) {
                     ),
                     Some(Fix::DropCell(i, c)),
                 );
-                if !all {
+                if !cx.all {
                     return;
                 }
             }
@@ -480,9 +523,12 @@ fn check_slot_index(m: &Model, all: bool, out: &mut Vec<Finding>) {
 }
 
 /// Res7 neighbour links (msh-core §6.4, §7.2).
-fn check_res7_link(m: &Model, all: bool, out: &mut Vec<Finding>) {
+fn check_res7_link(m: &Model, cx: &Cx, out: &mut Vec<Finding>) {
     let Some(tris) = &m.tris else { return };
     let n = tris.len();
+    if cx.known.res7_links_ok || !any_bad_link(tris) {
+        return;
+    }
     for (i, t) in tris.iter().enumerate() {
         for (k, &l) in t.links.iter().enumerate() {
             if l != NONE16 && l as usize >= n {
@@ -496,7 +542,7 @@ fn check_res7_link(m: &Model, all: bool, out: &mut Vec<Finding>) {
                     ),
                     Some(Fix::LinkNone(i, k)),
                 );
-                if !all {
+                if !cx.all {
                     return;
                 }
             }
@@ -504,13 +550,39 @@ fn check_res7_link(m: &Model, all: bool, out: &mut Vec<Finding>) {
     }
 }
 
+/// True when some Res7 link is neither [`NONE16`] nor below the triangle
+/// count: one branch-free pass (`link + 1` wraps NONE to 0, so a link is
+/// bad exactly when `link + 1 > count`); the caller then finds which.
+fn any_bad_link(tris: &[TriDesc16]) -> bool {
+    let top = tris.iter().fold(0u16, |top, t| {
+        top.max(t.links[0].wrapping_add(1))
+            .max(t.links[1].wrapping_add(1))
+            .max(t.links[2].wrapping_add(1))
+    });
+    top as usize > tris.len()
+}
+
+/// Exponent bits of an `f32`: all set means NaN or an infinity.
+pub(crate) const F32_EXP: u32 = 0x7F80_0000;
+
+/// True when every value is finite: one branch-free pass over the bits
+/// (the largest masked exponent is below all-ones).
+fn all_finite(v: &[f32]) -> bool {
+    v.iter().fold(0u32, |top, x| top.max(x.to_bits() & F32_EXP)) != F32_EXP
+}
+
 fn finite3(v: &[f32; 3]) -> bool {
     v.iter().all(|c| c.is_finite())
 }
 
 /// NaN/Inf in positions, the Res2 header, slot bounds, key positions.
-fn check_floats(m: &Model, all: bool, out: &mut Vec<Finding>) {
-    for (i, p) in m.positions.iter().enumerate() {
+fn check_floats(m: &Model, cx: &Cx, out: &mut Vec<Finding>) {
+    let positions = if cx.known.positions_finite || all_finite(m.positions.as_flattened()) {
+        &[][..]
+    } else {
+        &m.positions[..]
+    };
+    for (i, p) in positions.iter().enumerate() {
         if !finite3(p) {
             push(
                 out,
@@ -522,7 +594,7 @@ fn check_floats(m: &Model, all: bool, out: &mut Vec<Finding>) {
                 ),
                 Some(Fix::ZeroVertex(i)),
             );
-            if !all {
+            if !cx.all {
                 return;
             }
         }
@@ -583,7 +655,7 @@ fn check_floats(m: &Model, all: bool, out: &mut Vec<Finding>) {
 }
 
 /// Bounds are well-formed (min <= max, radii >= 0).
-fn check_bounds(m: &Model, _all: bool, out: &mut Vec<Finding>) {
+fn check_bounds(m: &Model, _cx: &Cx, out: &mut Vec<Finding>) {
     for (i, s) in m.slots.iter().enumerate() {
         if (0..3).any(|k| s.aabb_min[k] > s.aabb_max[k]) {
             return push(
@@ -628,9 +700,15 @@ fn check_bounds(m: &Model, _all: bool, out: &mut Vec<Finding>) {
 }
 
 /// Parents exist and no node is its own ancestor (O(n) walk).
-fn check_hierarchy(m: &Model, all: bool, out: &mut Vec<Finding>) {
+fn check_hierarchy(m: &Model, cx: &Cx, out: &mut Vec<Finding>) {
     let nodes = m.nodes38();
     let n = nodes.len();
+    // Parents listed before their children (the usual order) are in range
+    // and cannot form a cycle: nothing to walk, nothing to allocate.
+    let backward = |(i, x): (usize, &Node38)| x.parent == NONE16 || (x.parent as usize) < i;
+    if nodes.iter().enumerate().all(backward) {
+        return;
+    }
     let mut parent: Vec<u16> = nodes.iter().map(|x| x.parent).collect();
     for (i, p) in parent.iter_mut().enumerate() {
         if *p != NONE16 && *p as usize >= n {
@@ -644,7 +722,7 @@ fn check_hierarchy(m: &Model, all: bool, out: &mut Vec<Finding>) {
                 ),
                 Some(Fix::Root(i)),
             );
-            if !all {
+            if !cx.all {
                 return;
             }
             *p = NONE16;
@@ -689,7 +767,7 @@ fn check_hierarchy(m: &Model, all: bool, out: &mut Vec<Finding>) {
                     ),
                     Some(Fix::Root(low)),
                 );
-                if !all {
+                if !cx.all {
                     return;
                 }
                 parent[low] = NONE16;
@@ -709,7 +787,7 @@ fn key_count(m: &Model) -> usize {
 
 /// Fallback keys: in range, strictly increasing, >= 2 keys under a map
 /// (msh-animation §5.1, §9.2, §9.5).
-fn check_fallback(m: &Model, all: bool, out: &mut Vec<Finding>) {
+fn check_fallback(m: &Model, cx: &Cx, out: &mut Vec<Finding>) {
     let k = key_count(m);
     let mut prev: Option<u16> = None;
     for (i, node) in m.nodes38().iter().enumerate() {
@@ -734,7 +812,7 @@ fn check_fallback(m: &Model, all: bool, out: &mut Vec<Finding>) {
                 MshError::at("msh.anim.fallback_key", 1, i, d),
                 Some(Fix::RebuildAnim),
             );
-            if !all {
+            if !cx.all {
                 return;
             }
         }
@@ -747,7 +825,7 @@ fn word_count(m: &Model) -> u64 {
 }
 
 /// Frame count usable with the frame maps (msh-animation §2.2, §9.6).
-fn check_frame_count(m: &Model, _all: bool, out: &mut Vec<Finding>) {
+fn check_frame_count(m: &Model, _cx: &Cx, out: &mut Vec<Finding>) {
     let nodes = m.nodes38();
     let words = word_count(m);
     let fc = m.frame_count as u64;
@@ -779,7 +857,7 @@ fn check_frame_count(m: &Model, _all: bool, out: &mut Vec<Finding>) {
 }
 
 /// Frame maps lie inside Res19 (msh-animation §9.3), u64 math.
-fn check_map_range(m: &Model, all: bool, out: &mut Vec<Finding>) {
+fn check_map_range(m: &Model, cx: &Cx, out: &mut Vec<Finding>) {
     let words = word_count(m);
     let fc = m.frame_count as u64;
     for (i, node) in m.nodes38().iter().enumerate() {
@@ -797,7 +875,7 @@ fn check_map_range(m: &Model, all: bool, out: &mut Vec<Finding>) {
                 ),
                 Some(Fix::MapNone(i)),
             );
-            if !all {
+            if !cx.all {
                 return;
             }
         }
@@ -806,7 +884,7 @@ fn check_map_range(m: &Model, all: bool, out: &mut Vec<Finding>) {
 
 /// Key times: finite, strictly increasing within each node's track
 /// (msh-animation §5.1, §9.5). Tracks need valid fallbacks (checked before).
-fn check_key_time(m: &Model, _all: bool, out: &mut Vec<Finding>) {
+fn check_key_time(m: &Model, _cx: &Cx, out: &mut Vec<Finding>) {
     let keys = m.keys.as_deref().unwrap_or(&[]);
     for (i, k) in keys.iter().enumerate() {
         if !k.time.is_finite() {
@@ -852,7 +930,7 @@ fn check_key_time(m: &Model, _all: bool, out: &mut Vec<Finding>) {
 
 /// Map words below the fallback point at a key with a successor
 /// (msh-animation §9.4).
-fn check_map_value(m: &Model, all: bool, out: &mut Vec<Finding>) {
+fn check_map_value(m: &Model, cx: &Cx, out: &mut Vec<Finding>) {
     let words = m.frame_map.as_deref().unwrap_or(&[]);
     let k = key_count(m) as u64;
     let fc = m.frame_count as u64;
@@ -877,7 +955,7 @@ fn check_map_value(m: &Model, all: bool, out: &mut Vec<Finding>) {
                     ),
                     Some(Fix::MapWord(start as usize + j, node.fallback_key)),
                 );
-                if !all {
+                if !cx.all {
                     return;
                 }
             }
@@ -977,4 +1055,70 @@ fn rebuild_anim(m: &mut Model) -> Result<(), MshError> {
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tri(links: [u16; 3]) -> TriDesc16 {
+        TriDesc16 {
+            links,
+            ..TriDesc16::default()
+        }
+    }
+
+    #[test]
+    fn branch_free_link_pass_agrees_with_the_rule() {
+        // Two triangles: links NONE, 0 and 1 are fine, 2 is not.
+        let ok = [tri([NONE16, 0, 1]), tri([1, NONE16, NONE16])];
+        assert!(!any_bad_link(&ok));
+        let bad = [tri([NONE16, 0, 1]), tri([2, NONE16, NONE16])];
+        assert!(any_bad_link(&bad));
+        assert!(any_bad_link(&[tri([0xFFFE, NONE16, NONE16])]));
+        assert!(!any_bad_link(&[]));
+        // More triangles than a u16 can name: every link but NONE is in range.
+        let many = vec![tri([0xFFFE, NONE16, 0]); 0x1_0000];
+        assert!(!any_bad_link(&many));
+    }
+
+    #[test]
+    fn branch_free_finite_pass_agrees_with_is_finite() {
+        let finite = [0.0, -0.0, f32::MAX, f32::MIN, f32::MIN_POSITIVE, 1e-45];
+        assert!(all_finite(&finite));
+        assert!(all_finite(&[]));
+        for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -f32::NAN] {
+            let mut v = finite.to_vec();
+            v.insert(3, bad);
+            assert!(!all_finite(&v), "{bad}");
+        }
+    }
+
+    #[test]
+    fn hierarchy_fast_path_still_reports_forward_parents() {
+        let node = |parent| Node38 {
+            parent,
+            slots: [NONE16; CELLS],
+            ..Node38::default()
+        };
+        let mut m = Model {
+            nodes: Nodes::Node38(vec![node(NONE16), node(0), node(1)]),
+            ..Model::default()
+        };
+        let cx = Cx {
+            all: false,
+            known: Known::default(),
+        };
+        let mut out = Vec::new();
+        check_hierarchy(&m, &cx, &mut out);
+        assert!(out.is_empty());
+        // A parent after its child is fine when there is no cycle ...
+        m.nodes = Nodes::Node38(vec![node(2), node(0), node(NONE16)]);
+        check_hierarchy(&m, &cx, &mut out);
+        assert!(out.is_empty());
+        // ... and a cycle through a forward parent is found.
+        m.nodes = Nodes::Node38(vec![node(2), node(0), node(1)]);
+        check_hierarchy(&m, &cx, &mut out);
+        assert_eq!(out[0].err.rule, "msh.hierarchy.cycle");
+    }
 }
