@@ -240,6 +240,10 @@ pub fn discover(
     // Output names per folder, resolved for collisions at the end.
     let mut planned = PlannedNames::new();
     for file in files {
+        // The commit's own lock files beside game files are not content.
+        if crate::output::is_lock_file(&file) {
+            continue;
+        }
         let rel_dir = rel_dir(root, &file);
         let display = file.display().to_string();
         let name = file

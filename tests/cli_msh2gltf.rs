@@ -419,3 +419,33 @@ fn a_batch_walk_over_the_work_budget_fails_before_reading() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
 }
+
+/// The commit's own lock file left beside a game file
+/// (`.NAME.mshgltf-lock`, docs/safety.md) is not listed by a folder run;
+/// any other file that holds no model still is, as skipped.
+#[test]
+fn a_folder_run_does_not_list_its_own_lock_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = dir.path().join("game");
+    std::fs::create_dir(&game).unwrap();
+    std::fs::copy(sample("anim_rotor.msh"), game.join("anim_rotor.msh")).unwrap();
+    std::fs::write(game.join(".anim_rotor.msh.mshgltf-lock"), b"").unwrap();
+    std::fs::write(game.join("notes.txt"), b"not a model").unwrap();
+    let report = dir.path().join("r.json");
+    let o = bin()
+        .arg(&game)
+        .arg(dir.path().join("out"))
+        .arg("--report")
+        .arg(&report)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("mshgltf-lock"), "{err}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(
+        (r["converted"].as_u64(), r["skipped"].as_u64()),
+        (Some(1), Some(1)),
+        "{r}"
+    );
+}

@@ -32,6 +32,15 @@ pub fn lock_file(target: &Path) -> PathBuf {
     parent_dir(target).join(format!(".{name}.mshgltf-lock"))
 }
 
+/// Whether `path` is named like a [`lock_file`] (`.NAME.mshgltf-lock`):
+/// the run's own empty lock, left beside the file it guards; a batch
+/// does not list it among the files it skipped.
+pub fn is_lock_file(path: &Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+        n.len() > ".mshgltf-lock".len() + 1 && n.starts_with('.') && n.ends_with(".mshgltf-lock")
+    })
+}
+
 /// Locks `path` exclusively (through its [`lock_file`]) and reads it whole,
 /// waiting at most `wait`. `Ok(None)` when the file does not exist
 /// (nothing to lock: the commit then creates it no-clobber, so a

@@ -42,7 +42,7 @@ mod txn;
 
 use std::path::PathBuf;
 
-pub use lock::lock_file;
+pub use lock::{is_lock_file, lock_file};
 pub use plan::{check_target, normalized, same_file, WritePlan};
 pub use temp::install_signal_cleanup;
 pub use txn::{
