@@ -186,8 +186,7 @@ fn an_empty_accessor_past_its_view_is_an_error_not_a_panic() {
     let err = match gltf_import::parse(&bytes, None) {
         Err(e) => e,
         Ok(f) => gltf_import::author(&f, &AuthorOptions::default())
-            .err()
-            .expect("an accessor outside its bufferView is refused"),
+            .expect_err("an accessor outside its bufferView is refused"),
     };
     assert_eq!(err.rule, "gltf.accessor", "{err}");
     assert!(err.to_string().contains("offset 4"), "{err}");
