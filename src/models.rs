@@ -307,7 +307,7 @@ pub fn input_files(jobs: &[ModelJob], opts: &BatchOptions) -> Vec<PathBuf> {
             // The registry and the part archives a unit reads (issue 26),
             // found once per folder of unit files.
             files.extend(
-                crate::unit::assemble::game_dir(&j.file)
+                crate::unit::assemble::game_dir_with(&j.file, &opts.files)
                     .map(|g| archives_in(&g))
                     .unwrap_or_default(),
             );

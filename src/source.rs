@@ -339,10 +339,13 @@ pub fn read_regular(path: &std::path::Path, max_bytes: u64) -> std::io::Result<V
 /// [`read_regular`] with [`crate::output::MAX_UPDATE_BYTES`] the first time
 /// it is asked for (by one thread, the others wait for it) and kept, with
 /// its read error if it failed, until the last clone is dropped. Keyed by
-/// the path as given.
+/// the path as given. It also holds the run's resolved folders
+/// ([`crate::output::Folders`]: [`SharedFiles::canonical_file`] costs no
+/// `readlink` per file; issue 28 item 2).
 #[derive(Clone, Default)]
 pub struct SharedFiles {
     files: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<PathBuf, SharedSlot>>>,
+    folders: crate::output::Folders,
 }
 
 /// One file of [`SharedFiles`]: its bytes, or its read error (kind, text).
@@ -358,6 +361,14 @@ impl std::fmt::Debug for SharedFiles {
 }
 
 impl SharedFiles {
+    /// The canonical path of the existing file `path` (as
+    /// `dunce::canonicalize`), its folder resolved once per run
+    /// ([`crate::output::Folders::canonical_file`]); `None` when it does
+    /// not exist or cannot be resolved.
+    pub fn canonical_file(&self, path: &Path) -> Option<PathBuf> {
+        self.folders.canonical_file(path)
+    }
+
     /// The bytes of `path` when another job asked for them through
     /// [`SharedFiles::get`] already; else read now and not kept (the
     /// caller holds them as long as it needs them: a model archive,
