@@ -251,9 +251,9 @@ pub fn convert_file(
     };
     let src = MissionSource::load_with(tma, mode, opts.game_dir.as_deref(), &opts.files)?;
     let lookup_at = opts.game_dir.clone().unwrap_or_else(|| src.game.clone());
-    let (libs, lib_warnings) = crate::terrain::convert::libraries_for(&lookup_at, None);
-    let libs = libs.map(|l| l.with_texm_order(opts.texm_order));
-    let mut s = src.scene(libs.as_ref(), &opts.convert, &opts.files)?;
+    let (libs, lib_warnings) =
+        crate::terrain::convert::libraries_shared(&lookup_at, None, opts.texm_order, &opts.files);
+    let mut s = src.scene(libs.as_deref(), &opts.convert, &opts.files)?;
     s.warnings.splice(0..0, lib_warnings);
     let lib_files = libs.as_ref().map(|l| l.files()).unwrap_or_default();
     let file = out.display().to_string();
