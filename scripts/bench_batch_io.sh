@@ -9,6 +9,8 @@
 #   - bytes read from files under CORPUS (read/pread64 on their descriptors)
 #     divided by CORPUS's total file bytes (acceptance: <= 1.25);
 #   - readlink/readlinkat calls vs the files written (acceptance: <=);
+#   - bytes read from each library (Material.lib, Textures.lib,
+#     LightMap.lib) as a multiple of its size (read once per run: about 1);
 # then peak RSS (`/usr/bin/time -f %M`) of a batch over CORPUS (1x) and over
 # a folder holding 4 copies of it side by side (4x, hard links under /tmp,
 # removed after), and their ratio (acceptance: 4x <= 1.3 x 1x);
@@ -36,8 +38,10 @@ trace, corpus, size, outputs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(s
 call = re.compile(r'^(\d+)\s+(read|pread64|readlink|readlinkat)\((.*)')
 resumed = re.compile(r'^(\d+)\s+<\.\.\. (read|pread64|readlink|readlinkat) resumed>.*=\s*(-?\d+)')
 ret = re.compile(r'=\s*(-?\d+)(\s.*)?$')
+import collections, os
 pending = {}
 read_in = read_all = links = links_ok = 0
+libs = collections.Counter()
 def done(name, args, n):
     global read_in, read_all, links, links_ok
     if name.startswith('readlink'):
@@ -48,6 +52,8 @@ def done(name, args, n):
         m = re.match(r'\d+<([^>]*)>', args)
         if m and m.group(1).startswith(corpus + '/'):
             read_in += n
+            if os.path.basename(m.group(1)).lower() in ('material.lib', 'textures.lib', 'lightmap.lib'):
+                libs[m.group(1)] += n
 for line in open(trace, errors='replace'):
     m = call.match(line)
     if m:
@@ -66,6 +72,8 @@ print(f"bytes read from the corpus: {read_in} = {read_in / size:.2f}x its size "
       f"(all reads of the process: {read_all})")
 print(f"readlink calls: {links} ({links_ok} succeeded) for {outputs} outputs "
       f"= {links / max(outputs, 1):.2f} per output")
+for path, n in sorted(libs.items()):
+    print(f"{os.path.relpath(path, corpus)}: {n} bytes read = {n / os.path.getsize(path):.2f}x its size")
 EOF
 rm -rf "$work/out" "$work/trace"
 

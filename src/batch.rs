@@ -457,14 +457,172 @@ fn fourcc(t: u32) -> String {
 /// missions ([`crate::mission::pipeline`]); `progress` gets each row as it
 /// is done. Returns the rows in that order (without `d`'s skipped and
 /// failed rows).
+///
+/// A walk over several game folders runs them one after the other
+/// ([`game_groups`]: each game's models, maps and missions), and after each
+/// releases that game's shared inputs (part archives, registry, libraries:
+/// [`crate::source::SharedFiles::release_under`]), so memory holds one
+/// game's files at a time, not every game's (issue 28 item 1). With
+/// `--textures-out` the run stays one group (its PNG names are unique
+/// across the run).
 pub fn run_discovered(
     d: &Discovery,
     opts: &BatchOptions,
     plan: &mut WritePlan,
     progress: &(dyn Fn(&ReportRow) + Sync),
 ) -> Vec<ReportRow> {
-    d.pipelines()
-        .into_iter()
-        .flat_map(|p| p.run(opts, plan, progress))
-        .collect()
+    let groups = if opts.textures_out.is_some() {
+        Vec::new()
+    } else {
+        game_groups(d)
+    };
+    if groups.len() <= 1 {
+        return d
+            .pipelines()
+            .into_iter()
+            .flat_map(|p| p.run(opts, plan, progress))
+            .collect();
+    }
+    let mut by_kind: [Vec<ReportRow>; 3] = Default::default();
+    for (folder, g) in &groups {
+        for (rows, p) in by_kind.iter_mut().zip(g.pipelines()) {
+            rows.extend(p.run(opts, plan, progress));
+        }
+        if let Some(folder) = folder {
+            opts.files.release_under(folder);
+        }
+    }
+    by_kind.into_iter().flatten().collect()
+}
+
+/// The jobs of `d` by game folder: the nearest folder at or above a job's
+/// file that holds `objects.rlb`, `Material.lib` or `Textures.lib` (any
+/// case; `None` for a file under none), the groups in order of their
+/// first job (models, then maps, then missions), each group's jobs in
+/// `d`'s order.
+pub fn game_groups(d: &Discovery) -> Vec<(Option<PathBuf>, Discovery)> {
+    let mut games = GameFolders::default();
+    let mut groups: Vec<(Option<PathBuf>, Discovery)> = Vec::new();
+    let mut at = |games: &mut GameFolders, file: &Path| -> usize {
+        let g = games.of(file);
+        match groups.iter().position(|(f, _)| *f == g) {
+            Some(i) => i,
+            None => {
+                groups.push((g, Discovery::default()));
+                groups.len() - 1
+            }
+        }
+    };
+    let mut slots = Vec::new();
+    for j in &d.jobs {
+        slots.push((0, at(&mut games, &j.file)));
+    }
+    for j in &d.terrains {
+        slots.push((1, at(&mut games, &j.msh)));
+    }
+    for j in &d.missions {
+        slots.push((2, at(&mut games, &j.tma)));
+    }
+    let (mut m, mut t, mut n) = (d.jobs.iter(), d.terrains.iter(), d.missions.iter());
+    for (kind, i) in slots {
+        let g = &mut groups[i].1;
+        match kind {
+            0 => g.jobs.extend(m.next().cloned()),
+            1 => g.terrains.extend(t.next().cloned()),
+            _ => g.missions.extend(n.next().cloned()),
+        }
+    }
+    groups
+}
+
+/// The game folder of each folder looked at ([`game_groups`]), cached.
+#[derive(Default)]
+struct GameFolders(std::collections::HashMap<PathBuf, Option<PathBuf>>);
+
+impl GameFolders {
+    /// The game folder of `file`: the nearest folder at or above its own
+    /// holding a registry or a library.
+    fn of(&mut self, file: &Path) -> Option<PathBuf> {
+        let dir = match file.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        self.folder(dir)
+    }
+
+    fn folder(&mut self, dir: &Path) -> Option<PathBuf> {
+        if let Some(hit) = self.0.get(dir) {
+            return hit.clone();
+        }
+        const MARKERS: [&str; 3] = [
+            crate::unit::assemble::REGISTRY,
+            crate::material::library::MATERIAL_LIB,
+            crate::material::library::TEXTURES_LIB,
+        ];
+        let holds = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                MARKERS.iter().any(|m| m.eq_ignore_ascii_case(&name))
+            });
+        let found = if holds {
+            Some(dir.to_path_buf())
+        } else {
+            match dir.parent() {
+                Some(up) if !up.as_os_str().is_empty() && !dir.ends_with("..") => self.folder(up),
+                _ => None,
+            }
+        };
+        self.0.insert(dir.to_path_buf(), found.clone());
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Jobs are grouped by the nearest folder holding a registry or a
+    /// library; groups keep the order of their first job, and jobs their
+    /// order inside a group.
+    #[test]
+    fn jobs_are_grouped_by_game_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let (g1, g2) = (dir.path().join("game1"), dir.path().join("game2"));
+        for g in [&g1, &g2] {
+            std::fs::create_dir_all(g.join("UNITS/A")).unwrap();
+        }
+        std::fs::write(g1.join("OBJECTS.RLB"), b"").unwrap();
+        std::fs::write(g2.join("textures.lib"), b"").unwrap();
+        let model = |f: &Path| ModelJob::whole_file(f, "x.msh", JobKind::Model, PathBuf::new());
+        let d = Discovery {
+            jobs: vec![
+                model(&g1.join("a.msh")),
+                model(&g2.join("UNITS/A/u.dat")),
+                model(&dir.path().join("loose.msh")),
+                model(&g1.join("UNITS/A/v.dat")),
+            ],
+            missions: vec![MissionJob {
+                tma: g2.join("M/data.tma"),
+                output: PathBuf::new(),
+            }],
+            ..Default::default()
+        };
+        let groups = game_groups(&d);
+        let folders: Vec<Option<PathBuf>> = groups.iter().map(|(f, _)| f.clone()).collect();
+        assert_eq!(folders[..2], [Some(g1.clone()), Some(g2.clone())]);
+        assert_eq!(groups.len(), 3, "{folders:?}");
+        let files =
+            |g: &Discovery| -> Vec<PathBuf> { g.jobs.iter().map(|j| j.file.clone()).collect() };
+        assert_eq!(
+            files(&groups[0].1),
+            [g1.join("a.msh"), g1.join("UNITS/A/v.dat")]
+        );
+        assert_eq!(files(&groups[1].1), [g2.join("UNITS/A/u.dat")]);
+        assert_eq!(groups[1].1.missions, d.missions);
+        assert_eq!(files(&groups[2].1), [dir.path().join("loose.msh")]);
+    }
 }

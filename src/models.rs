@@ -103,18 +103,15 @@ struct LibsFound {
 }
 
 impl LibsFound {
-    /// The libraries of `file`'s folder; a library folder already loaded
-    /// for another folder of this run (in `loaded`) is not read again.
-    fn find(file: &Path, opts: &BatchOptions, loaded: &mut LoadedLibs) -> LibsFound {
+    /// The libraries of `file`'s folder, loaded once per run for every
+    /// folder, map and mission that uses them ([`Libraries::load_shared`]).
+    fn find(file: &Path, opts: &BatchOptions) -> LibsFound {
         let lookup = Libraries::lookup(file, opts.game_dir.as_deref());
         let (libs, errors) = match lookup.dir.as_deref() {
             None => (None, Vec::new()),
             Some(dir) => {
-                let (l, w) = loaded.entry(dir.to_path_buf()).or_insert_with(|| {
-                    let (l, w) = Libraries::load_lenient(dir);
-                    (Arc::new(l.with_texm_order(opts.texm_order)), w)
-                });
-                (Some(Arc::clone(l)), w.clone())
+                let (l, w) = Libraries::load_shared(dir, opts.texm_order, &opts.files);
+                (Some(l), w)
             }
         };
         LibsFound {
@@ -170,10 +167,6 @@ impl LibsFound {
         w
     }
 }
-
-/// The libraries loaded in a run, by library folder, with their load
-/// warnings (issue 28 item 1: once per run, not once per input folder).
-type LoadedLibs = HashMap<PathBuf, (Arc<Libraries>, Vec<String>)>;
 
 /// One input file of the model pipeline: its libraries (found before the
 /// parallel phase), and its bytes, loaded by the first of its jobs to run
@@ -307,7 +300,7 @@ pub fn input_files(jobs: &[ModelJob], opts: &BatchOptions) -> Vec<PathBuf> {
             // The registry and the part archives a unit reads (issue 26),
             // found once per folder of unit files.
             files.extend(
-                crate::unit::assemble::game_dir(&j.file)
+                crate::unit::assemble::game_dir_with(&j.file, &opts.files)
                     .map(|g| archives_in(&g))
                     .unwrap_or_default(),
             );
@@ -356,7 +349,6 @@ pub fn run_planned(
     // of its jobs to run and dropped after the last (issue 28 item 1).
     let mut files: BTreeMap<PathBuf, FileSlot> = BTreeMap::new();
     let mut libs_by_dir: HashMap<PathBuf, LibsFound> = HashMap::new();
-    let mut lib_dirs: LoadedLibs = HashMap::new();
     for j in jobs {
         if let Some(slot) = files.get(&j.file) {
             slot.remaining.fetch_add(1, Ordering::Relaxed);
@@ -366,7 +358,7 @@ pub fn run_planned(
         let dir = j.file.parent().map(Path::to_path_buf).unwrap_or_default();
         let libs = libs_by_dir
             .entry(dir)
-            .or_insert_with(|| LibsFound::find(&j.file, opts, &mut lib_dirs))
+            .or_insert_with(|| LibsFound::find(&j.file, opts))
             .clone();
         let slot = FileSlot {
             libs,

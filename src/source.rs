@@ -339,11 +339,29 @@ pub fn read_regular(path: &std::path::Path, max_bytes: u64) -> std::io::Result<V
 /// [`read_regular`] with [`crate::output::MAX_UPDATE_BYTES`] the first time
 /// it is asked for (by one thread, the others wait for it) and kept, with
 /// its read error if it failed, until the last clone is dropped. Keyed by
-/// the path as given.
+/// the path as given. It also holds the run's resolved folders
+/// ([`crate::output::Folders`]: [`SharedFiles::canonical_file`] costs no
+/// `readlink` per file; issue 28 item 2).
+///
+/// Values derived from a folder's files (the material libraries of a
+/// folder, parsed) are kept beside them ([`SharedFiles::derived`]), and
+/// [`SharedFiles::release_under`] drops both for a game folder whose jobs
+/// are done, so a batch over many games holds one game's files at a time
+/// (issue 28 item 1).
 #[derive(Clone, Default)]
 pub struct SharedFiles {
     files: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<PathBuf, SharedSlot>>>,
+    derived: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<DerivedKey, DerivedSlot>>>,
+    folders: crate::output::Folders,
 }
+
+/// The key of a derived value: the path it derives from, a tag naming the
+/// variant (e.g. a byte order), and the value's type.
+type DerivedKey = (PathBuf, String, std::any::TypeId);
+
+/// One derived value of [`SharedFiles`], made by its first caller.
+type DerivedSlot =
+    std::sync::Arc<std::sync::OnceLock<std::sync::Arc<dyn std::any::Any + Send + Sync>>>;
 
 /// One file of [`SharedFiles`]: its bytes, or its read error (kind, text).
 type SharedSlot = std::sync::Arc<
@@ -358,6 +376,74 @@ impl std::fmt::Debug for SharedFiles {
 }
 
 impl SharedFiles {
+    /// The canonical path of the existing file `path` (as
+    /// `dunce::canonicalize`), its folder resolved once per run
+    /// ([`crate::output::Folders::canonical_file`]); `None` when it does
+    /// not exist or cannot be resolved.
+    pub fn canonical_file(&self, path: &Path) -> Option<PathBuf> {
+        self.folders.canonical_file(path)
+    }
+
+    /// The value derived from `path` (a file or folder) under `tag`, made
+    /// by `init` on the first call (one thread makes it, the others wait)
+    /// and shared until [`SharedFiles::release_under`] drops it or the
+    /// last clone goes: e.g. the material libraries of a folder, loaded
+    /// once per run for the models, maps and missions that use them.
+    pub fn derived<T: std::any::Any + Send + Sync>(
+        &self,
+        path: &Path,
+        tag: &str,
+        init: impl FnOnce() -> T,
+    ) -> std::sync::Arc<T> {
+        let key = (
+            path.to_path_buf(),
+            tag.to_string(),
+            std::any::TypeId::of::<T>(),
+        );
+        let slot = {
+            let mut d = self.derived.lock().unwrap_or_else(|p| p.into_inner());
+            std::sync::Arc::clone(d.entry(key).or_default())
+        };
+        let any = slot
+            .get_or_init(|| {
+                std::sync::Arc::new(init()) as std::sync::Arc<dyn std::any::Any + Send + Sync>
+            })
+            .clone();
+        any.downcast::<T>()
+            .unwrap_or_else(|_| unreachable!("the key holds the value's TypeId"))
+    }
+
+    /// Drops every file and derived value whose path lies in the folder
+    /// `dir` or below it (compared resolved: links and spellings agree),
+    /// when the jobs of the game folder `dir` are done; a later request
+    /// reads the file again. Returns the bytes of the files dropped.
+    pub fn release_under(&self, dir: &Path) -> u64 {
+        let root = self.folders.normalized(dir);
+        let inside = |p: &Path| {
+            let parent = match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            self.folders.normalized(parent).starts_with(&root)
+        };
+        let mut freed = 0u64;
+        {
+            let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
+            files.retain(|p, slot| {
+                let keep = !inside(p);
+                if !keep {
+                    if let Some(Ok(b)) = slot.get() {
+                        freed += b.len() as u64;
+                    }
+                }
+                keep
+            });
+        }
+        let mut d = self.derived.lock().unwrap_or_else(|p| p.into_inner());
+        d.retain(|(p, _, _), _| !self.folders.normalized(p).starts_with(&root));
+        freed
+    }
+
     /// The bytes of `path` when another job asked for them through
     /// [`SharedFiles::get`] already; else read now and not kept (the
     /// caller holds them as long as it needs them: a model archive,
@@ -616,6 +702,36 @@ mod tests {
                 .err()
                 .map(|e| e.rule)
         );
+    }
+
+    /// A derived value is made once and shared; releasing a folder drops
+    /// its files and values (read or made again on the next request) and
+    /// keeps those of other folders.
+    #[test]
+    fn shared_files_release_a_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let (g1, g2) = (dir.path().join("game1"), dir.path().join("game2"));
+        for g in [&g1, &g2] {
+            std::fs::create_dir_all(g.join("sub")).unwrap();
+            std::fs::write(g.join("sub/a.rlb"), b"abc").unwrap();
+        }
+        let files = SharedFiles::default();
+        let made = std::sync::atomic::AtomicUsize::new(0);
+        let make = || made.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        assert_eq!(*files.derived(&g1, "x", make), 1);
+        assert_eq!(*files.derived(&g1, "x", make), 1);
+        assert_eq!(*files.derived(&g1, "y", make), 2);
+        assert_eq!(*files.derived(&g2, "x", make), 3);
+        let a1 = files.get(&g1.join("sub/a.rlb")).unwrap();
+        files.get(&g2.join("sub/a.rlb")).unwrap();
+        std::fs::write(g1.join("sub/a.rlb"), b"changed").unwrap();
+        assert_eq!(*files.get(&g1.join("sub/a.rlb")).unwrap(), *a1);
+        // Through another spelling of the same folder.
+        assert_eq!(files.release_under(&g1.join("sub/..")), 3);
+        assert_eq!(*files.get(&g1.join("sub/a.rlb")).unwrap(), b"changed");
+        assert_eq!(*files.derived(&g1, "x", make), 4);
+        assert_eq!(*files.derived(&g2, "x", make), 3);
+        assert_eq!(files.release_under(&g2), 3);
     }
 
     #[test]

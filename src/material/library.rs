@@ -442,6 +442,26 @@ impl Libraries {
         (libs, warnings)
     }
 
+    /// [`Libraries::load_lenient`] of `dir` decoded with `order`
+    /// ([`Libraries::with_texm_order`]), once per run: the first caller
+    /// loads, every model, map and mission of the run that finds its
+    /// libraries in `dir` shares the result (and its decoded textures)
+    /// through the run's `files` ([`crate::source::SharedFiles::derived`],
+    /// keyed by `dir` as spelt and `order`; issue 28 item 1), until the run
+    /// releases `dir`'s game folder. Returns the libraries and the load
+    /// warnings (one per library file left out).
+    pub fn load_shared(
+        dir: &Path,
+        order: TexmOrder,
+        files: &crate::source::SharedFiles,
+    ) -> (Arc<Libraries>, Vec<String>) {
+        let loaded = files.derived(dir, &format!("libraries {order:?}"), || {
+            let (l, w) = Libraries::load_lenient(dir);
+            (Arc::new(l.with_texm_order(order)), w)
+        });
+        (Arc::clone(&loaded.0), loaded.1.clone())
+    }
+
     /// Finds the directory holding the libraries for a model file or archive
     /// (format-notes §4, gltf-mapping "Materials and textures"): `game_dir`
     /// when it holds libraries (an explicit `--game-dir` always wins), then
@@ -837,6 +857,37 @@ mod tests {
         fn check<T: Send + Sync>() {}
         check::<Libraries>();
         check::<TexturePng>();
+    }
+
+    /// A folder's libraries are loaded once per run and shared (one
+    /// `Arc`, decoded textures included) per byte order; after the run
+    /// releases the folder they are loaded again.
+    #[test]
+    fn load_shared_loads_once_per_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = texm_1x1([9, 9, 9, 255]);
+        let es = [Entry {
+            type_id: TYPE_TEXM,
+            attr1: 0,
+            attr2: 0,
+            attr3: 0,
+            name: b"T.0",
+            data: &t,
+        }];
+        std::fs::write(dir.path().join("Textures.lib"), write(&es).unwrap()).unwrap();
+        let files = crate::source::SharedFiles::default();
+        let (a, w) = Libraries::load_shared(dir.path(), TexmOrder::Retail, &files);
+        assert!(w.is_empty(), "{w:?}");
+        let png = a.texture_png("T.0").unwrap();
+        let (b, _) = Libraries::load_shared(dir.path(), TexmOrder::Retail, &files);
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(Arc::ptr_eq(&png, &b.texture_png("T.0").unwrap()));
+        let (argb, _) = Libraries::load_shared(dir.path(), TexmOrder::Argb, &files);
+        assert!(!Arc::ptr_eq(&a, &argb));
+        assert_eq!(argb.texm_order(), TexmOrder::Argb);
+        files.release_under(dir.path());
+        let (c, _) = Libraries::load_shared(dir.path(), TexmOrder::Retail, &files);
+        assert!(!Arc::ptr_eq(&a, &c));
     }
 
     #[test]

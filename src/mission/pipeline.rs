@@ -61,10 +61,20 @@ pub use crate::source::tma_in;
 /// else the nearest folder above `data.tma` that does (at most
 /// [`GAME_DEPTH`] up).
 pub fn game_of(tma: &Path, game_dir: Option<&Path>) -> Option<PathBuf> {
+    game_of_with(tma, game_dir, &crate::source::SharedFiles::default())
+}
+
+/// [`game_of`] with `tma`'s folder resolved through the run's shared
+/// inputs `files` (once per folder; issue 28 item 2).
+pub fn game_of_with(
+    tma: &Path,
+    game_dir: Option<&Path>,
+    files: &crate::source::SharedFiles,
+) -> Option<PathBuf> {
     if let Some(g) = game_dir.filter(|g| find_in_game(g, REGISTRY).is_some()) {
         return Some(g.to_path_buf());
     }
-    let mut dir = dunce::canonicalize(tma).ok()?.parent()?.to_path_buf();
+    let mut dir = files.canonical_file(tma)?.parent()?.to_path_buf();
     for _ in 0..GAME_DEPTH {
         dir = dir.parent()?.to_path_buf();
         if find_in_game(&dir, REGISTRY).is_some() {
@@ -87,13 +97,27 @@ impl MissionSource {
         mode: Mode,
         game_dir: Option<&Path>,
     ) -> Result<MissionSource, MissionError> {
+        Self::load_with(tma, mode, game_dir, &crate::source::SharedFiles::default())
+    }
+
+    /// [`MissionSource::load`] finding the game folder through the run's
+    /// shared inputs `files` ([`game_of_with`]).
+    ///
+    /// # Errors
+    /// As [`MissionSource::load`].
+    pub fn load_with(
+        tma: &Path,
+        mode: Mode,
+        game_dir: Option<&Path>,
+        files: &crate::source::SharedFiles,
+    ) -> Result<MissionSource, MissionError> {
         let file = tma.display().to_string();
         let bytes =
             crate::source::read_regular(tma, crate::output::MAX_UPDATE_BYTES).map_err(|e| {
                 MissionError::new("io", None, format!("cannot read: {e}")).in_file(&file)
             })?;
         let (mission, warnings) = tma::read(&bytes, mode).map_err(|e| e.in_file(&file))?;
-        let game = game_of(tma, game_dir).ok_or_else(|| {
+        let game = game_of_with(tma, game_dir, files).ok_or_else(|| {
             MissionError::new(
                 "mission.resolve",
                 None,
@@ -122,8 +146,14 @@ impl MissionSource {
 
     /// The mission's name: its folder's name.
     pub fn name(&self) -> String {
-        dunce::canonicalize(&self.path)
-            .ok()
+        self.name_with(&crate::source::SharedFiles::default())
+    }
+
+    /// [`MissionSource::name`], `data.tma`'s folder resolved through the
+    /// run's shared inputs `files`.
+    fn name_with(&self, files: &crate::source::SharedFiles) -> String {
+        files
+            .canonical_file(&self.path)
             .and_then(|p| {
                 p.parent()?
                     .file_name()
@@ -154,7 +184,7 @@ impl MissionSource {
         let source = self.path.display().to_string();
         let input = SceneInput {
             mission: &self.mission,
-            name: &self.name(),
+            name: &self.name_with(shared),
             source: &source,
             sha256: &sha,
             game: &self.game,
@@ -219,11 +249,11 @@ pub fn convert_file(
         crate::msh::read::Mode::Tolerant => Mode::Tolerant,
         _ => Mode::Strict,
     };
-    let src = MissionSource::load(tma, mode, opts.game_dir.as_deref())?;
+    let src = MissionSource::load_with(tma, mode, opts.game_dir.as_deref(), &opts.files)?;
     let lookup_at = opts.game_dir.clone().unwrap_or_else(|| src.game.clone());
-    let (libs, lib_warnings) = crate::terrain::convert::libraries_for(&lookup_at, None);
-    let libs = libs.map(|l| l.with_texm_order(opts.texm_order));
-    let mut s = src.scene(libs.as_ref(), &opts.convert, &opts.files)?;
+    let (libs, lib_warnings) =
+        crate::terrain::convert::libraries_shared(&lookup_at, None, opts.texm_order, &opts.files);
+    let mut s = src.scene(libs.as_deref(), &opts.convert, &opts.files)?;
     s.warnings.splice(0..0, lib_warnings);
     let lib_files = libs.as_ref().map(|l| l.files()).unwrap_or_default();
     let file = out.display().to_string();

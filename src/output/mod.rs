@@ -43,7 +43,7 @@ mod txn;
 use std::path::PathBuf;
 
 pub use lock::{is_lock_file, lock_file};
-pub use plan::{check_target, normalized, same_file, WritePlan};
+pub use plan::{check_target, normalized, same_file, Folders, WritePlan};
 pub use temp::install_signal_cleanup;
 pub use txn::{
     sync_dirs, CommitFailure, Committed, Durability, Transaction, TxnOptions, DEFAULT_LOCK_WAIT,

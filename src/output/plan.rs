@@ -55,6 +55,94 @@ pub fn normalized(path: &Path) -> PathBuf {
     out
 }
 
+/// Resolved folders, by the folder as given: [`normalized`] of each,
+/// computed once and shared by every clone (a batch writes and reads
+/// thousands of files in a few folders; issue 28 item 2). On Unix a folder
+/// is resolved from its parent's resolution when its own name is no
+/// symlink (one `lstat`), so a run costs a `readlink` only for a folder
+/// that is a symlink (and the components of a path given with `..`),
+/// never one per component of every path. Elsewhere each folder is
+/// resolved whole, once.
+#[derive(Debug, Default, Clone)]
+pub struct Folders(Arc<Mutex<HashMap<PathBuf, PathBuf>>>);
+
+impl Folders {
+    /// [`normalized`] of the folder `dir` (absolute, links resolved, `..`
+    /// applied), through the cache.
+    pub fn normalized(&self, dir: &Path) -> PathBuf {
+        let mut cache = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(hit) = cache.get(dir) {
+            return hit.clone();
+        }
+        let out = resolve_dir(&mut cache, dir);
+        cache.insert(dir.to_path_buf(), out.clone());
+        out
+    }
+
+    /// The canonical path of the existing file `path` (what
+    /// `dunce::canonicalize` returns: links and `..` resolved), with its
+    /// folder resolved through the cache when the file itself is no
+    /// symlink; `None` when it does not exist or cannot be resolved.
+    pub fn canonical_file(&self, path: &Path) -> Option<PathBuf> {
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        if cfg!(unix) && !meta.file_type().is_symlink() {
+            if let (Some(dir), Some(Component::Normal(name))) =
+                (path.parent(), path.components().next_back())
+            {
+                return Some(self.normalized(dir).join(name));
+            }
+        }
+        dunce::canonicalize(path).ok()
+    }
+}
+
+/// [`normalized`] of `dir`, resolving on Unix each plain folder as its
+/// parent's resolution (found in or added to `cache`, keyed by absolute
+/// path) plus its name: only a symlink, a `..` or the root is resolved by
+/// [`normalized`] itself.
+fn resolve_dir(cache: &mut HashMap<PathBuf, PathBuf>, dir: &Path) -> PathBuf {
+    if !cfg!(unix) {
+        return normalized(dir);
+    }
+    let abs = if dir.is_absolute() {
+        dir.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(dir)
+    };
+    // Up from `abs` while the last component is a plain name that is no
+    // symlink (or does not exist: appended as `normalized` would).
+    let mut names = Vec::new();
+    let mut cur: &Path = &abs;
+    let mut out = loop {
+        if let Some(hit) = cache.get(cur) {
+            break hit.clone();
+        }
+        let plain = match (cur.parent(), cur.components().next_back()) {
+            (Some(parent), Some(Component::Normal(name))) => {
+                let link = std::fs::symlink_metadata(cur).is_ok_and(|m| m.file_type().is_symlink());
+                (!link).then_some((parent, name))
+            }
+            _ => None,
+        };
+        match plain {
+            Some((parent, name)) => {
+                names.push((cur.to_path_buf(), name));
+                cur = parent;
+            }
+            None => {
+                let n = normalized(cur);
+                cache.insert(cur.to_path_buf(), n.clone());
+                break n;
+            }
+        }
+    };
+    for (at, name) in names.into_iter().rev() {
+        out.push(name);
+        cache.insert(at, out.clone());
+    }
+    out
+}
+
 /// `(device, inode)` of an existing file (following links).
 #[cfg(unix)]
 pub(crate) fn file_id(path: &Path) -> Option<(u64, u64)> {
@@ -91,7 +179,7 @@ pub struct WritePlan {
     /// [`normalized`] folders, by the folder as given (a batch writes
     /// thousands of files into a few folders); shared with the plans made
     /// by [`WritePlan::sharing_folders`].
-    dirs: Arc<Mutex<HashMap<PathBuf, PathBuf>>>,
+    dirs: Folders,
 }
 
 impl WritePlan {
@@ -108,13 +196,7 @@ impl WritePlan {
     /// (not a regular file) and matched to its target by file identity.
     fn key(&mut self, path: &Path) -> PathBuf {
         match (path.parent(), path.file_name()) {
-            (Some(dir), Some(name)) => {
-                let mut dirs = self.dirs.lock().unwrap_or_else(|p| p.into_inner());
-                let d = dirs
-                    .entry(dir.to_path_buf())
-                    .or_insert_with(|| normalized(dir));
-                d.join(name)
-            }
+            (Some(dir), Some(name)) => self.dirs.normalized(dir).join(name),
             _ => normalized(path),
         }
     }
@@ -127,7 +209,7 @@ impl WritePlan {
     pub fn sharing_folders(&self) -> WritePlan {
         WritePlan {
             force: self.force,
-            dirs: Arc::clone(&self.dirs),
+            dirs: self.dirs.clone(),
             ..Default::default()
         }
     }
@@ -318,6 +400,44 @@ mod tests {
         }
     }
 
+    /// The folder cache resolves as [`normalized`] does (links followed,
+    /// a missing tail appended, `..` applied), and a file as
+    /// `dunce::canonicalize` does, through links at any level.
+    #[test]
+    fn folders_resolve_as_normalized() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dunce::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::write(root.join("a/b/f.dat"), b"x").unwrap();
+        let folders = Folders::default();
+        let mut cases = vec![
+            dir.path().join("a/b"),
+            dir.path().join("a"),
+            dir.path().join("a/new/deeper"),
+            dir.path().join("a/b/../b"),
+            dir.path().to_path_buf(),
+        ];
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(root.join("a/b"), root.join("l")).unwrap();
+            std::os::unix::fs::symlink(root.join("a/b/f.dat"), root.join("a/g.dat")).unwrap();
+            cases.extend([dir.path().join("l"), dir.path().join("l/new")]);
+            cases.push(dir.path().join("l/.."));
+            let g = dir.path().join("a/g.dat");
+            assert_eq!(folders.canonical_file(&g), dunce::canonicalize(&g).ok());
+            let via = dir.path().join("l/f.dat");
+            assert_eq!(folders.canonical_file(&via), Some(root.join("a/b/f.dat")));
+        }
+        for c in &cases {
+            assert_eq!(folders.normalized(c), normalized(c), "{}", c.display());
+            // Cached: the same answer again.
+            assert_eq!(folders.normalized(c), normalized(c), "{}", c.display());
+        }
+        let f = dir.path().join("a/b/f.dat");
+        assert_eq!(folders.canonical_file(&f), Some(root.join("a/b/f.dat")));
+        assert_eq!(folders.canonical_file(&dir.path().join("a/none")), None);
+    }
+
     /// A plan sharing another's folders still refuses an output claimed
     /// twice in it, and keeps its own inputs and outputs.
     #[test]
@@ -331,6 +451,6 @@ mod tests {
             job.claim(&dir.path().join("o/./a.glb")),
             Err(OutputError::Collision(..))
         ));
-        assert_eq!(Arc::strong_count(&run.dirs), 2);
+        assert_eq!(Arc::strong_count(&run.dirs.0), 2);
     }
 }

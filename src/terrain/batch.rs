@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::convert::{convert_file, libraries_for};
+use super::convert::{convert_file, libraries_shared};
 use super::export::TerrainExportOptions;
 use super::Mode;
 use crate::output::WritePlan;
@@ -62,10 +62,16 @@ pub fn run(
         let t0 = Instant::now();
         let source = j.msh.display().to_string();
         let mut r = row(source.clone(), Status::Converted);
-        let (libs, lib_warnings) = libraries_for(&j.msh, opts.game_dir.as_deref());
+        // Maps decode textures in the retail order (as `msh2gltf MAP`).
+        let (libs, lib_warnings) = libraries_shared(
+            &j.msh,
+            opts.game_dir.as_deref(),
+            crate::convention::TexmOrder::default(),
+            &opts.files,
+        );
         let force = plan.force();
         let convert = || {
-            convert_file(&j.msh, &j.output, mode, libs.as_ref(), &topts, force)
+            convert_file(&j.msh, &j.output, mode, libs.as_deref(), &topts, force)
                 .map_err(|e| (e.rule.to_string(), e.to_string()))
         };
         let mut result = plan

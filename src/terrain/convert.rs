@@ -32,14 +32,36 @@ pub struct ConvertedMap {
 pub fn libraries_for(msh: &Path, game_dir: Option<&Path>) -> (Option<Libraries>, Vec<String>) {
     let found = Libraries::lookup(msh, game_dir);
     let Some(dir) = found.dir.as_deref() else {
-        let w = format!(
-            "no Material.lib or Textures.lib found (looked in {}): the map's materials are untextured; pass --game-dir",
-            found.searched_text()
-        );
-        return (None, vec![w]);
+        return (None, vec![no_libraries(&found)]);
     };
     let (libs, warnings) = Libraries::load_lenient(dir);
     (Some(libs), warnings)
+}
+
+/// [`libraries_for`] loading through the run's shared inputs `files`
+/// ([`Libraries::load_shared`] with `order`: once per run for every map,
+/// model and mission that uses the folder; issue 28 item 1).
+pub fn libraries_shared(
+    msh: &Path,
+    game_dir: Option<&Path>,
+    order: crate::convention::TexmOrder,
+    files: &crate::source::SharedFiles,
+) -> (Option<std::sync::Arc<Libraries>>, Vec<String>) {
+    let found = Libraries::lookup(msh, game_dir);
+    let Some(dir) = found.dir.as_deref() else {
+        return (None, vec![no_libraries(&found)]);
+    };
+    let (libs, warnings) = Libraries::load_shared(dir, order, files);
+    (Some(libs), warnings)
+}
+
+/// The warning of a map (or mission) for which no library folder was
+/// found, naming where it looked.
+fn no_libraries(found: &crate::material::LibraryLookup) -> String {
+    format!(
+        "no Material.lib or Textures.lib found (looked in {}): the map's materials are untextured; pass --game-dir",
+        found.searched_text()
+    )
 }
 
 /// The work a map's export costs, in [`crate::limits`] units, and what

@@ -32,7 +32,14 @@ pub use crate::source::is_unit_file;
 /// The folder holding `objects.rlb` at or above the unit file's folder
 /// (`UNITS/<class>/x.dat` → the game folder), at most four levels up.
 pub fn game_dir(unit_path: &Path) -> Option<PathBuf> {
-    let mut dir = dunce::canonicalize(unit_path).ok()?.parent()?.to_path_buf();
+    game_dir_with(unit_path, &SharedFiles::default())
+}
+
+/// [`game_dir`] with the unit file's folder resolved through the run's
+/// shared inputs `files` ([`SharedFiles::canonical_file`]: once per
+/// folder, not once per unit; issue 28 item 2).
+pub fn game_dir_with(unit_path: &Path, files: &SharedFiles) -> Option<PathBuf> {
+    let mut dir = files.canonical_file(unit_path)?.parent()?.to_path_buf();
     for _ in 0..4 {
         if find_file(&dir, REGISTRY).is_some() {
             return Some(dir);
@@ -655,7 +662,7 @@ pub fn resolve(path: &Path, data: &[u8]) -> Result<Resolved, UnitError> {
 /// As [`resolve`].
 pub fn resolve_with(path: &Path, data: &[u8], files: &SharedFiles) -> Result<Resolved, UnitError> {
     let unit = dat::read(data)?;
-    let game = game_dir(path).ok_or_else(|| {
+    let game = game_dir_with(path, files).ok_or_else(|| {
         UnitError::new(
             "unit.resolve",
             format!("no {REGISTRY} in the folders above the unit file"),
