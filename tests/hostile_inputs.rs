@@ -12,7 +12,14 @@ use hostile::{cases, Tool};
 fn every_case_exits_with_its_rule() {
     let dir = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();
-    for c in cases() {
+    // Under Wine (the Windows test suite) creating files is about 100x
+    // slower: a case of over 10 000 files (batch_100000_tiny_files, the
+    // walk budget's bench case) would take half an hour to set up. The
+    // walk's budget is the same code on every platform, and
+    // cli_msh2gltf::a_batch_walk_over_the_work_budget_fails_before_reading
+    // tests it there.
+    let big = |c: &hostile::Case| cfg!(windows) && c.files.len() > 10_000;
+    for c in cases().into_iter().filter(|c| !big(c)) {
         let (d, out) = c.run(dir.path());
         let err = String::from_utf8_lossy(&out.stderr);
         let code = out.status.code();
