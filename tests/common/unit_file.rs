@@ -26,10 +26,10 @@ pub fn dat(components: &[(&str, i32, u32, i32)]) -> Vec<u8> {
     out
 }
 
-/// Writes `dir/objects.rlb` (unit-files-notes §3.2): one record per name in
-/// `records`, each naming entry `{record}.msh` of the part archive
+/// The bytes of an `objects.rlb` (unit-files-notes §3.2): one record per
+/// name in `records`, each naming entry `{record}.msh` of the part archive
 /// `archive` (a file name beside it).
-pub fn write_objects_rlb(dir: &std::path::Path, archive: &str, records: &[&str]) {
+pub fn objects_rlb(archive: &str, records: &[&str]) -> Vec<u8> {
     use mshgltf::nres;
     let slots: Vec<Vec<u8>> = records
         .iter()
@@ -51,5 +51,10 @@ pub fn write_objects_rlb(dir: &std::path::Path, archive: &str, records: &[&str])
             data: s,
         })
         .collect();
-    std::fs::write(dir.join("objects.rlb"), nres::write(&recs).unwrap()).unwrap();
+    nres::write(&recs).unwrap()
+}
+
+/// Writes [`objects_rlb`] as `dir/objects.rlb`.
+pub fn write_objects_rlb(dir: &std::path::Path, archive: &str, records: &[&str]) {
+    std::fs::write(dir.join("objects.rlb"), objects_rlb(archive, records)).unwrap();
 }

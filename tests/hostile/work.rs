@@ -6,7 +6,7 @@
 use mshgltf::nres;
 use mshgltf::unit::{cpt, ctl};
 
-pub use super::unit_file::{dat, name32};
+pub use super::unit_file::{dat, name32, objects_rlb};
 use super::{args, base_model, encode, Case, Tool};
 
 /// A `.ctl` with `channels` looping channels on node 0 and no states
@@ -74,28 +74,12 @@ pub fn unit_game(components: &[(&str, i32, u32, i32)]) -> Vec<(String, Vec<u8>)>
     entries[2].name = b"gun.msh";
     entries[2].data = &rotor;
     let parts = nres::write(&entries).unwrap();
-    let slots: Vec<(Vec<u8>, &str)> = ["chassis", "turret", "gun"]
-        .iter()
-        .map(|r| {
-            let mut s = name32("parts.rlb").to_vec();
-            s.extend_from_slice(&name32(&format!("{r}.msh")));
-            (s, *r)
-        })
-        .collect();
-    let recs: Vec<nres::Entry> = slots
-        .iter()
-        .map(|(s, r)| nres::Entry {
-            type_id: 0,
-            attr1: 0,
-            attr2: 0,
-            attr3: 0,
-            name: r.as_bytes(),
-            data: s,
-        })
-        .collect();
     vec![
         ("parts.rlb".into(), parts),
-        ("objects.rlb".into(), nres::write(&recs).unwrap()),
+        (
+            "objects.rlb".into(),
+            objects_rlb("parts.rlb", &["chassis", "turret", "gun"]),
+        ),
         ("UNITS/u.dat".into(), dat(components)),
     ]
 }
