@@ -82,7 +82,7 @@ pub(crate) fn lock_and_read(
         std::thread::sleep(POLL);
     }
     let locked = Locked { _lock: lock };
-    let mut f = match std::fs::File::open(path) {
+    let mut f = match super::retry::io(|| std::fs::File::open(path)) {
         Ok(f) => f,
         // Removed while this run waited: created no-clobber at the commit.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

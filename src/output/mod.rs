@@ -31,12 +31,17 @@
 //!   ([`OutputError::Commit`]) lists what was and was not changed. The kept
 //!   originals are removed only after every rename succeeded and the folders
 //!   were synced.
+//! - **Retries** (`retry.rs`): on Windows, a rename, hard link or open that
+//!   fails because another process briefly holds the file open (`Access
+//!   denied`, a sharing violation) is tried again for about 1.3 s before
+//!   it is an error.
 //! - Temporary files are removed on every error, and on SIGINT/SIGTERM/SIGHUP
 //!   once [`install_signal_cleanup`] ran (the binaries call it first thing);
 //!   a kept original whose target is missing at that moment is put back.
 
 mod lock;
 mod plan;
+mod retry;
 mod temp;
 mod txn;
 

@@ -54,20 +54,20 @@ impl Temp {
     pub(crate) fn persist(mut self, target: &Path, replace: bool) -> Result<(), OutputError> {
         let mut reg = registry();
         let file = self.file.take().expect("temp present until persisted");
-        let res = if replace {
-            file.persist(target)
-                .map(|_| ())
-                .map_err(|e| (e.file, e.error))
-        } else {
-            file.persist_noclobber(target)
-                .map(|_| ())
-                .map_err(|e| (e.file, e.error))
-        };
+        // Retried while Windows reports the target held open (`retry.rs`).
+        let res = super::retry::when_held_open(file, |file| {
+            let r = if replace {
+                file.persist(target)
+            } else {
+                file.persist_noclobber(target)
+            };
+            r.map(|_| ()).map_err(|e| (e.error, e.file))
+        });
         reg.temps.retain(|p| p != &self.path);
         drop(reg);
         match res {
             Ok(()) => Ok(()),
-            Err((f, e)) => {
+            Err((e, f)) => {
                 drop(f);
                 if e.kind() == std::io::ErrorKind::AlreadyExists {
                     Err(OutputError::Exists(target.to_path_buf()))

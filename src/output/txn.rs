@@ -396,7 +396,7 @@ fn keep_aside(path: &Path, no_hard_links: bool) -> Result<PathBuf, OutputError> 
             "hard links disabled (MSHGLTF_TEST_NO_HARD_LINKS)",
         ))
     } else {
-        std::fs::hard_link(path, &aside)
+        super::retry::io(|| std::fs::hard_link(path, &aside))
     };
     if linked.is_err() {
         // Registered first: a signal during the copy removes the partial copy
@@ -417,7 +417,8 @@ fn keep_aside(path: &Path, no_hard_links: bool) -> Result<PathBuf, OutputError> 
 /// Copies `path` to the new file `aside` (never over an existing file) and
 /// flushes it, so the kept bytes survive a power loss after the rename.
 fn copy_aside(path: &Path, aside: &Path) -> Result<(), OutputError> {
-    let mut from = std::fs::File::open(path).map_err(|e| OutputError::io(path, e))?;
+    let mut from =
+        super::retry::io(|| std::fs::File::open(path)).map_err(|e| OutputError::io(path, e))?;
     let mut to = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -460,7 +461,7 @@ fn commit_one(
             // put it back should the target have gone missing anyway).
             let mut reg = registry();
             if std::fs::symlink_metadata(path).is_err() {
-                let _ = std::fs::rename(&aside, path);
+                let _ = super::retry::io(|| std::fs::rename(&aside, path));
             } else {
                 let _ = std::fs::remove_file(&aside);
             }
@@ -483,7 +484,7 @@ fn rollback(done: Vec<Done>) -> CommitFailure {
     let mut reg = registry();
     for d in done.into_iter().rev() {
         match d.aside {
-            Some(a) => match std::fs::rename(&a, &d.path) {
+            Some(a) => match super::retry::io(|| std::fs::rename(&a, &d.path)) {
                 Ok(()) => {
                     reg.drop_aside(&a);
                     f.restored.push(d.path);
