@@ -262,6 +262,14 @@ fn glb_chunks(b: &[u8]) -> (Value, Vec<u8>) {
 }
 
 /// Exports mission `rel` (its data.tma) into `out` with msh2gltf.
+/// The corpus path of the manifest's first mission's `data.tma`.
+fn first_mission(root: &std::path::Path) -> String {
+    common::manifest(root)["missions"][0]["files"]["data.tma"]["path"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 fn export_mission(root: &std::path::Path, rel: &str, out: &std::path::Path) -> (Value, Vec<u8>) {
     let o = common::msh2gltf()
         .arg(root.join(rel))
@@ -281,10 +289,7 @@ fn an_existing_single_mission_output_needs_force() {
     let Some(root) = common::corpus() else {
         return;
     };
-    let m = common::manifest(&root);
-    let rel = m["missions"][0]["files"]["data.tma"]["path"]
-        .as_str()
-        .unwrap();
+    let rel = &first_mission(&root);
     let tmp = tempfile::tempdir().unwrap();
     let glb = tmp.path().join("m.glb");
     std::fs::write(&glb, b"keep").unwrap();
@@ -684,10 +689,7 @@ fn unedited_missions_come_back_byte_for_byte() {
 #[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn a_moved_route_is_a_warning_never_unchanged() {
     let Some(root) = common::corpus() else { return };
-    let man = common::manifest(&root);
-    let rel = man["missions"][0]["files"]["data.tma"]["path"]
-        .as_str()
-        .unwrap();
+    let rel = &first_mission(&root);
     let tmp = tempfile::tempdir().unwrap();
     let glb = tmp.path().join("m.glb");
     let (mut doc, bin) = export_mission(&root, rel, &glb);
@@ -825,10 +827,7 @@ fn a_move_a_delete_and_a_copy_are_written_and_read_back() {
 #[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn a_node_that_cannot_be_written_is_refused_by_name() {
     let Some(root) = common::corpus() else { return };
-    let man = common::manifest(&root);
-    let rel = man["missions"][0]["files"]["data.tma"]["path"]
-        .as_str()
-        .unwrap();
+    let rel = &first_mission(&root);
     let tmp = tempfile::tempdir().unwrap();
     let (mut doc, bin) = export_mission(&root, rel, &tmp.path().join("m.glb"));
     let (n, _) = placed_node(&doc, 0);
@@ -859,10 +858,7 @@ fn a_node_that_cannot_be_written_is_refused_by_name() {
 #[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn an_added_mesh_is_a_warning_never_unchanged() {
     let Some(root) = common::corpus() else { return };
-    let man = common::manifest(&root);
-    let rel = man["missions"][0]["files"]["data.tma"]["path"]
-        .as_str()
-        .unwrap();
+    let rel = &first_mission(&root);
     let tmp = tempfile::tempdir().unwrap();
     let glb = tmp.path().join("m.glb");
     let (mut doc, bin) = export_mission(&root, rel, &glb);
