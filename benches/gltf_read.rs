@@ -54,7 +54,7 @@ impl Sum {
 
 /// Components of an animation output accessor (VEC3, VEC4 or SCALAR).
 fn ncomp(doc: &mshgltf::gltf_import::GltfFile, a: usize) -> usize {
-    match doc.get("accessors", a).ok().and_then(|x| x.get("type")) {
+    match doc.accessor_def(a).ok().and_then(|x| x.get("type")) {
         Some(Value::String(t)) if t == "VEC3" => 3,
         Some(Value::String(t)) if t == "VEC4" => 4,
         _ => 1,

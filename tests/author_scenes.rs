@@ -164,10 +164,7 @@ impl G {
         for (k, v) in self.extra {
             j[k] = v;
         }
-        GltfFile {
-            json: j,
-            buffers: vec![self.bin],
-        }
+        GltfFile::new(j, vec![self.bin])
     }
 }
 

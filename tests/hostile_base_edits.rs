@@ -144,13 +144,7 @@ fn exported_with_libraries() -> (Model, GltfFile) {
         .unwrap()
         .exported;
     let json = serde_json::to_value(&x.root).unwrap();
-    (
-        base,
-        GltfFile {
-            json,
-            buffers: vec![x.bin],
-        },
-    )
+    (base, GltfFile::new(json, vec![x.bin]))
 }
 
 /// Material `m` as exported without a texture.

@@ -951,10 +951,7 @@ fn legacy_rest_transform_edit_is_reported() {
     base.frame_count = 1;
     base.entries.retain(|e| e.type_id != msh::res::FRAME_MAP);
     let e = mshgltf::gltf_export::export(&base, &[], &Default::default()).unwrap();
-    let mut doc = GltfFile {
-        json: serde_json::to_value(&e.root).unwrap(),
-        buffers: vec![e.bin],
-    };
+    let mut doc = GltfFile::new(serde_json::to_value(&e.root).unwrap(), vec![e.bin]);
     let unedited = import(&doc, &base);
     assert!(unedited.report.unchanged, "{:?}", unedited.report);
     assert!(!unedited

@@ -43,7 +43,9 @@ fn export(archive: &Path, entry: &str) -> mshgltf::gltf_import::GltfFile {
         .status()
         .unwrap();
     assert!(st.success());
-    mshgltf::gltf_import::parse(&std::fs::read(&glb).unwrap(), None).unwrap()
+    mshgltf::gltf_import::parse(&std::fs::read(&glb).unwrap(), None)
+        .unwrap()
+        .into_untyped()
 }
 
 /// True when clip animation `a` keys some node's translation at two whole

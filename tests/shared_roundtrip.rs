@@ -86,7 +86,8 @@ fn vertex_edit_leaves_the_animation_alone() {
         let base = msh::decode(bytes, msh::Mode::Strict).unwrap().model;
         let e = export(bytes, stem, CellChoice::default());
         let glb = gltf_export::to_glb(&e).unwrap();
-        let mut doc = gltf_import::parse(&glb, None).unwrap();
+        // Untyped: the accessors are read and edited in `doc.json` below.
+        let mut doc = gltf_import::parse(&glb, None).unwrap().into_untyped();
         let Some(mesh) = doc.json["nodes"]
             .as_array()
             .unwrap()
