@@ -1157,7 +1157,7 @@ fn msh2gltf_export_authors_back_to_the_same_pose() {
 
 /// The GLB of `doc` (its one buffer as the binary chunk).
 fn glb(doc: &GltfFile) -> Vec<u8> {
-    common::glb(&doc.json, &doc.buffers[0])
+    common::glb(&doc.to_json(), &doc.buffers[0])
 }
 
 fn gltf2msh(args: &[&str]) -> std::process::Output {

@@ -43,9 +43,7 @@ fn export(archive: &Path, entry: &str) -> mshgltf::gltf_import::GltfFile {
         .status()
         .unwrap();
     assert!(st.success());
-    mshgltf::gltf_import::parse(&std::fs::read(&glb).unwrap(), None)
-        .unwrap()
-        .into_untyped()
+    mshgltf::gltf_import::parse(&std::fs::read(&glb).unwrap(), None).unwrap()
 }
 
 /// True when clip animation `a` keys some node's translation at two whole
@@ -133,9 +131,11 @@ fn stored_rotation_keys(archive: &Path, entry: &str) -> Vec<(usize, usize)> {
         }
         let node = ch["target"]["node"].as_u64().unwrap() as usize;
         let s = &tl["samplers"][ch["sampler"].as_u64().unwrap() as usize];
-        let n = j["accessors"][s["input"].as_u64().unwrap() as usize]["count"]
-            .as_u64()
-            .unwrap() as usize;
+        let n = doc
+            .accessor_def(s["input"].as_u64().unwrap() as usize)
+            .unwrap()
+            .idx("count")
+            .unwrap();
         let extra = dens[node.to_string()].as_array().map_or(0, Vec::len);
         out.push((node, n - extra));
     }

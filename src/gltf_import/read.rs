@@ -5,9 +5,10 @@
 //! the properties it needs and tolerates everything else (unknown
 //! extensions that are not *required*, Blender's extras, ...). [`parse`]
 //! reads the two hot arrays, `accessors` and `bufferViews`, into typed
-//! slots instead ([`typed`]: no map and no key string per element, which
-//! is most of the tree's cost); [`GltfFile::accessor_def`] and
-//! [`GltfFile::buffer_view_def`] read them, wherever they are. Accessors are
+//! slots instead ([`typed`]: no map and no key string per element), and
+//! [`GltfFile::new`] moves them there from a tree: one representation,
+//! read with [`GltfFile::accessor_def`] and [`GltfFile::buffer_view_def`],
+//! never from `json`. Accessors are
 //! read here, not through the `gltf` crate's readers, because those assume
 //! float data where `KHR_mesh_quantization` allows normalized and plain
 //! integers. [`GltfFile::floats`] and [`GltfFile::indices`] check an
@@ -50,20 +51,26 @@ pub const KHR_MESH_QUANTIZATION: &str = "KHR_mesh_quantization";
 /// A loaded glTF document: its JSON and the bytes of every buffer (buffer
 /// `i` of the JSON is `buffers[i]`).
 ///
-/// [`parse`] keeps `accessors` and `bufferViews` typed, out of `json`
-/// (read them with [`GltfFile::accessor_def`] /
-/// [`GltfFile::buffer_view_def`], add with [`GltfFile::push_accessor`] /
-/// [`GltfFile::push_buffer_view`]; [`GltfFile::to_json`] is the whole
-/// document); a document made by [`GltfFile::new`] keeps them in `json`.
+/// One representation, however the document was made ([`parse`] or
+/// [`GltfFile::new`]): the two hot arrays, `accessors` and `bufferViews`
+/// (glTF 2.0 §5.1, §5.11), are always typed and never in `json`; read
+/// them with [`GltfFile::accessor_def`] / [`GltfFile::buffer_view_def`]
+/// (and [`GltfFile::accessor_count`]), add with
+/// [`GltfFile::push_accessor`] / [`GltfFile::push_buffer_view`], edit with
+/// [`GltfFile::edit_accessor`] / [`GltfFile::edit_buffer_view`].
+/// [`GltfFile::to_json`] is the whole document as one tree.
 #[derive(Debug, Clone)]
 pub struct GltfFile {
-    /// The glTF JSON document, without the arrays kept typed.
+    /// Every other top-level property of the glTF JSON document, as JSON
+    /// (`accessors`/`bufferViews` only when they are not arrays: a value
+    /// the reader sees no elements in, kept so [`GltfFile::to_json`] gives
+    /// back what was read).
     pub json: Value,
     /// Buffer contents, one per `buffers[i]`, at least `byteLength` bytes.
     pub buffers: Vec<Vec<u8>>,
-    /// `accessors`, when kept typed (else in `json`).
+    /// `accessors` when it is an array (`None`: absent or not an array).
     accessors: Option<Vec<Elem>>,
-    /// `bufferViews`, when kept typed (else in `json`).
+    /// `bufferViews` when it is an array (`None`: absent or not an array).
     views: Option<Vec<Elem>>,
 }
 
@@ -805,14 +812,27 @@ fn no_entry(key: &str, i: usize, len: usize) -> ImportError {
 }
 
 impl GltfFile {
-    /// A document whose arrays all stay in `json` (`accessors` and
-    /// `bufferViews` included); `buffers[i]` holds buffer `i`.
-    pub fn new(json: Value, buffers: Vec<Vec<u8>>) -> GltfFile {
+    /// The document of the JSON tree `json` (`accessors` and `bufferViews`
+    /// arrays move to their typed slots, as [`parse`] reads them);
+    /// `buffers[i]` holds buffer `i`.
+    pub fn new(mut json: Value, buffers: Vec<Vec<u8>>) -> GltfFile {
+        let mut typed = |key: &str, keys: &'static [&'static str]| {
+            let o = json.as_object_mut()?;
+            if !o.get(key).is_some_and(Value::is_array) {
+                return None;
+            }
+            let Some(Value::Array(a)) = o.remove(key) else {
+                return None;
+            };
+            Some(a.into_iter().map(|v| Elem::from_value(v, keys)).collect())
+        };
+        let accessors = typed("accessors", ACCESSOR_KEYS);
+        let views = typed("bufferViews", VIEW_KEYS);
         GltfFile {
             json,
             buffers,
-            accessors: None,
-            views: None,
+            accessors,
+            views,
         }
     }
 
@@ -830,12 +850,6 @@ impl GltfFile {
         j
     }
 
-    /// The same document with every array in `json` (as [`GltfFile::new`]
-    /// makes it): for code that edits `accessors` or `bufferViews` there.
-    pub fn into_untyped(self) -> GltfFile {
-        GltfFile::new(self.to_json(), self.buffers)
-    }
-
     /// `json[key][i]`, or a `gltf.index` error naming the array. Not for
     /// the typed arrays: see [`GltfFile::accessor_def`] and
     /// [`GltfFile::buffer_view_def`].
@@ -850,43 +864,80 @@ impl GltfFile {
 
     /// Entries of `accessors` (0 when it is missing or not an array).
     pub fn accessor_count(&self) -> usize {
-        match &self.accessors {
-            Some(l) => l.len(),
-            None => arr(&self.json, "accessors").len(),
-        }
+        self.accessors.as_ref().map_or(0, Vec::len)
     }
 
-    /// Accessor `a` (glTF 2.0 §5.1), typed or from `json`.
+    /// Entries of `bufferViews` (0 when it is missing or not an array).
+    pub fn buffer_view_count(&self) -> usize {
+        self.views.as_ref().map_or(0, Vec::len)
+    }
+
+    /// Accessor `a` (glTF 2.0 §5.1).
     ///
     /// # Errors
     /// `gltf.index` when there is no accessor `a`.
     pub fn accessor_def(&self, a: usize) -> Result<Def<'_>, ImportError> {
-        Self::def_in(&self.accessors, &self.json, "accessors", a)
+        Self::def_in(&self.accessors, "accessors", a)
     }
 
-    /// BufferView `v` (glTF 2.0 §5.11), typed or from `json`.
+    /// BufferView `v` (glTF 2.0 §5.11).
     ///
     /// # Errors
     /// `gltf.index` when there is no bufferView `v`.
     pub fn buffer_view_def(&self, v: usize) -> Result<Def<'_>, ImportError> {
-        Self::def_in(&self.views, &self.json, "bufferViews", v)
+        Self::def_in(&self.views, "bufferViews", v)
     }
 
     fn def_in<'a>(
         list: &'a Option<Vec<Elem>>,
-        json: &'a Value,
         key: &str,
         i: usize,
     ) -> Result<Def<'a>, ImportError> {
-        match list {
-            Some(l) => l.get(i).map(def).ok_or_else(|| no_entry(key, i, l.len())),
-            None => {
-                let a = arr(json, key);
-                a.get(i)
-                    .map(Def::Json)
-                    .ok_or_else(|| no_entry(key, i, a.len()))
-            }
-        }
+        let l = list.as_deref().unwrap_or(&[]);
+        l.get(i).map(def).ok_or_else(|| no_entry(key, i, l.len()))
+    }
+
+    /// Edits accessor `a` as a JSON object (glTF 2.0 §5.1) with `f`: for
+    /// tests and tools that change a document in place.
+    ///
+    /// # Errors
+    /// `gltf.index` when there is no accessor `a`.
+    pub fn edit_accessor(
+        &mut self,
+        a: usize,
+        f: impl FnOnce(&mut Value),
+    ) -> Result<(), ImportError> {
+        Self::edit_in(&mut self.accessors, "accessors", ACCESSOR_KEYS, a, f)
+    }
+
+    /// Edits bufferView `v` as a JSON object (glTF 2.0 §5.11) with `f`.
+    ///
+    /// # Errors
+    /// `gltf.index` when there is no bufferView `v`.
+    pub fn edit_buffer_view(
+        &mut self,
+        v: usize,
+        f: impl FnOnce(&mut Value),
+    ) -> Result<(), ImportError> {
+        Self::edit_in(&mut self.views, "bufferViews", VIEW_KEYS, v, f)
+    }
+
+    fn edit_in(
+        list: &mut Option<Vec<Elem>>,
+        key: &str,
+        keys: &'static [&'static str],
+        i: usize,
+        f: impl FnOnce(&mut Value),
+    ) -> Result<(), ImportError> {
+        let len = list.as_ref().map_or(0, Vec::len);
+        let e = list
+            .as_mut()
+            .and_then(|l| l.get_mut(i))
+            .ok_or_else(|| no_entry(key, i, len))?;
+        let mut v = e.to_value();
+        f(&mut v);
+        *e = Elem::from_value(v, keys);
+        Ok(())
     }
 
     /// Appends accessor `v` (a JSON object, glTF 2.0 §5.1); returns its
@@ -914,16 +965,15 @@ impl GltfFile {
         keys: &'static [&'static str],
         v: Value,
     ) -> usize {
-        if let Some(l) = list {
-            l.push(Elem::from_value(v, keys));
-            return l.len() - 1;
+        if list.is_none() {
+            // It becomes an array: a value that was not one goes.
+            if let Some(o) = json.as_object_mut() {
+                o.remove(key);
+            }
         }
-        if !json.get(key).is_some_and(Value::is_array) {
-            json[key] = Value::Array(Vec::new());
-        }
-        let a = json[key].as_array_mut().expect("made an array above");
-        a.push(v);
-        a.len() - 1
+        let l = list.get_or_insert_with(Vec::new);
+        l.push(Elem::from_value(v, keys));
+        l.len() - 1
     }
 
     /// Reads accessor `a` into tightly packed bytes (glTF 2.0 §3.6.2: byte
@@ -1363,11 +1413,12 @@ mod tests {
             }),
             vec![bin],
         );
-        // The same document as `parse` keeps it (hot arrays typed).
-        let text = serde_json::to_vec(&untyped.json).unwrap();
+        // The same document as `parse` reads it from the text.
+        assert!(untyped.json.get("accessors").is_none() && untyped.accessors.is_some());
+        let text = serde_json::to_vec(&untyped.to_json()).unwrap();
         let mut typed = read_json(&text, &ReadOptions::default()).unwrap();
         assert!(typed.json.get("accessors").is_none() && typed.accessors.is_some());
-        assert_eq!(typed.to_json(), untyped.json);
+        assert_eq!(typed.to_json(), untyped.to_json());
         typed.buffers.clone_from(&untyped.buffers);
         for doc in [untyped, typed] {
             one_pass_checks(&doc);
@@ -1455,16 +1506,24 @@ mod tests {
         assert_eq!(d.accessor_def(4).unwrap().idx("count"), None);
         assert_eq!(d.accessor_def(3).unwrap().get("count"), None);
         let e = d.accessor_def(5).unwrap_err();
-        assert_eq!(e.to_string(), d_untyped_error(&d));
+        assert_eq!(e.rule, "gltf.index");
+        assert!(e
+            .to_string()
+            .contains("accessors[5] does not exist (5 entries)"));
+        // GltfFile::new types the same arrays as parse: one representation.
+        let n = GltfFile::new(d.to_json(), Vec::new());
+        assert!(n.json.get("accessors").is_none() && n.accessor_count() == 5);
+        assert_eq!(n.to_json(), d.to_json());
+        assert_eq!(n.accessor_def(5).unwrap_err().to_string(), e.to_string());
+        let mut n = n;
+        n.edit_accessor(4, |a| a["count"] = json!(7)).unwrap();
+        assert_eq!(n.accessor_def(4).unwrap().idx("count"), Some(7));
+        assert_eq!(
+            n.edit_buffer_view(0, |_| ()).unwrap_err().rule,
+            "gltf.index"
+        );
         let d = read_json(texts[2].as_bytes(), &ReadOptions::default()).unwrap_err();
         assert_eq!(d.rule, "gltf.non_finite");
-    }
-
-    /// The `gltf.index` error of accessor 5 read from the whole tree.
-    fn d_untyped_error(d: &GltfFile) -> String {
-        let u = d.clone().into_untyped();
-        assert!(u.accessors.is_none() && u.json["accessors"].is_array());
-        u.accessor_def(5).unwrap_err().to_string()
     }
 
     #[test]

@@ -595,8 +595,11 @@ mod tests {
         );
         assert_eq!(an[1]["samplers"][0], json!({"input": 0, "output": 1}));
         assert_eq!(t.buffers.len(), 1);
-        assert_eq!(t.json["accessors"][1]["bufferView"], json!(0));
-        assert_eq!(t.json["bufferViews"][0]["buffer"], json!(0));
+        assert_eq!(
+            t.accessor_def(1).unwrap().get("bufferView"),
+            Some(&json!(0))
+        );
+        assert_eq!(t.buffer_view_def(0).unwrap().get("buffer"), Some(&json!(0)));
     }
 
     #[test]
