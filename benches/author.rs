@@ -119,10 +119,7 @@ fn scene(n: usize, nodes: usize, animated: bool) -> GltfFile {
     j["accessors"] = json!(d.accessors);
     j["bufferViews"] = json!(d.views);
     j["buffers"] = json!([{"byteLength": d.bin.len()}]);
-    GltfFile {
-        json: j,
-        buffers: vec![d.bin],
-    }
+    GltfFile::new(j, vec![d.bin])
 }
 
 fn main() {
@@ -160,10 +157,7 @@ fn main() {
             "bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": png.len()}],
             "buffers": [{"byteLength": png.len()}]});
         j["images"][0]["name"] = json!("bench");
-        let tdoc = GltfFile {
-            json: j,
-            buffers: vec![png],
-        };
+        let tdoc = GltfFile::new(j, vec![png]);
         let n = 20;
         let (best, med) = time(5, || {
             for _ in 0..n {

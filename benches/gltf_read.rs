@@ -15,6 +15,10 @@
 //!    against its base + encode, per file, against the crate's read of the
 //!    same GLB.
 //!
+//! Floors of the read: the JSON chunks into a `serde_json::Value`, into
+//! gltf-json's typed `Root` (what a fully typed document costs), and
+//! scanned without building anything.
+//!
 //! Prints the best and median thread CPU time of several rounds and the
 //! ratios (project / crate, lower is faster).
 
@@ -54,7 +58,7 @@ impl Sum {
 
 /// Components of an animation output accessor (VEC3, VEC4 or SCALAR).
 fn ncomp(doc: &mshgltf::gltf_import::GltfFile, a: usize) -> usize {
-    match doc.get("accessors", a).ok().and_then(|x| x.get("type")) {
+    match doc.accessor_def(a).ok().and_then(|x| x.get("type")) {
         Some(Value::String(t)) if t == "VEC3" => 3,
         Some(Value::String(t)) if t == "VEC4" => 4,
         _ => 1,
@@ -227,6 +231,19 @@ fn read_export(dir: &Path) {
             std::hint::black_box(serde_json::from_slice::<Value>(j).unwrap());
         }
     });
+    // The floor of a typed document: the same chunks deserialised into
+    // gltf-json's `Root` (extras kept raw), and of any reader: a scan that
+    // builds nothing.
+    let typed_t = time(rounds, || {
+        for j in &json {
+            std::hint::black_box(serde_json::from_slice::<gltf_json::Root>(j).unwrap());
+        }
+    });
+    let scan_t = time(rounds, || {
+        for j in &json {
+            std::hint::black_box(serde_json::from_slice::<serde::de::IgnoredAny>(j).unwrap());
+        }
+    });
     line("gltf crate: from_slice + readers", crate_t, None);
     line("project: parse + floats/indices", ours_t, Some(crate_t));
     line("gltf crate: from_slice only", crate_parse, None);
@@ -234,6 +251,16 @@ fn read_export(dir: &Path) {
     line(
         "serde_json::Value of the JSON chunk only",
         value_t,
+        Some(crate_parse),
+    );
+    line(
+        "gltf-json Root of the JSON chunk only",
+        typed_t,
+        Some(crate_parse),
+    );
+    line(
+        "JSON chunk scanned only (IgnoredAny)",
+        scan_t,
         Some(crate_parse),
     );
 }

@@ -164,10 +164,7 @@ impl G {
         for (k, v) in self.extra {
             j[k] = v;
         }
-        GltfFile {
-            json: j,
-            buffers: vec![self.bin],
-        }
+        GltfFile::new(j, vec![self.bin])
     }
 }
 
@@ -1160,7 +1157,7 @@ fn msh2gltf_export_authors_back_to_the_same_pose() {
 
 /// The GLB of `doc` (its one buffer as the binary chunk).
 fn glb(doc: &GltfFile) -> Vec<u8> {
-    common::glb(&doc.json, &doc.buffers[0])
+    common::glb(&doc.to_json(), &doc.buffers[0])
 }
 
 fn gltf2msh(args: &[&str]) -> std::process::Output {

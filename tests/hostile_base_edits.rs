@@ -144,13 +144,7 @@ fn exported_with_libraries() -> (Model, GltfFile) {
         .unwrap()
         .exported;
     let json = serde_json::to_value(&x.root).unwrap();
-    (
-        base,
-        GltfFile {
-            json,
-            buffers: vec![x.bin],
-        },
-    )
+    (base, GltfFile::new(json, vec![x.bin]))
 }
 
 /// Material `m` as exported without a texture.
@@ -311,12 +305,12 @@ fn schema_invalid_documents_are_refused() {
     let pos = stride.json["meshes"][0]["primitives"][0]["attributes"]["POSITION"]
         .as_u64()
         .unwrap() as usize;
-    let view = stride.json["accessors"][pos]["bufferView"]
-        .as_u64()
-        .unwrap() as usize;
-    stride.json["bufferViews"][view]["byteStride"] = serde_json::json!(4);
+    let view = stride.accessor_def(pos).unwrap().idx("bufferView").unwrap();
+    stride
+        .edit_buffer_view(view, |v| v["byteStride"] = serde_json::json!(4))
+        .unwrap();
     assert_eq!(rule(&stride, &base), Err("gltf.accessor".into()));
-    let mut min = serde_json::to_vec(&doc.json).unwrap();
+    let mut min = serde_json::to_vec(&doc.to_json()).unwrap();
     let mut v: serde_json::Value = serde_json::from_slice(&min).unwrap();
     v["asset"]["minVersion"] = serde_json::json!("2.5");
     min = serde_json::to_vec(&v).unwrap();

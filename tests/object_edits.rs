@@ -348,7 +348,7 @@ fn cli_prints_each_warning_and_the_report_carries_its_text() {
     let (_, _, mut doc) = exported("anim_rotor.msh");
     doc.json["nodes"][1]["scale"] = json!([1.0, 2.0, 1.0]);
     let glb = tmp.path().join("e.glb");
-    std::fs::write(&glb, common::glb(&doc.json, &doc.buffers[0])).unwrap();
+    std::fs::write(&glb, common::glb(&doc.to_json(), &doc.buffers[0])).unwrap();
     let base = common::sample("anim_rotor.msh");
     let run = |extra: &[&str], out: &str| {
         common::gltf2msh()

@@ -34,8 +34,11 @@ fn round(m: &Model) -> Model {
 
 /// Byte offset in buffer 0 of element `i` of accessor `a`.
 fn elem_offset(doc: &GltfFile, a: usize, i: usize) -> usize {
-    let acc = &doc.json["accessors"][a];
-    let view = &doc.json["bufferViews"][acc["bufferView"].as_u64().unwrap() as usize];
+    let acc = doc.accessor_def(a).unwrap().to_value();
+    let view = doc
+        .buffer_view_def(acc["bufferView"].as_u64().unwrap() as usize)
+        .unwrap()
+        .to_value();
     let comps = match acc["type"].as_str().unwrap() {
         "SCALAR" => 1,
         "VEC2" => 2,
@@ -78,17 +81,13 @@ fn push_accessor(
     b.extend_from_slice(data);
     let len = b.len();
     doc.json["buffers"][0]["byteLength"] = json!(len);
-    let views = doc.json["bufferViews"].as_array_mut().unwrap();
-    views.push(json!({"buffer": 0, "byteOffset": off, "byteLength": data.len()}));
-    let v = views.len() - 1;
-    let accs = doc.json["accessors"].as_array_mut().unwrap();
+    let v = doc.push_buffer_view(json!({"buffer": 0, "byteOffset": off, "byteLength": data.len()}));
     let mut a = json!({"bufferView": v, "count": count, "componentType": ctype, "type": ty});
     if let Some((lo, hi)) = minmax {
         a["min"] = json!([lo]);
         a["max"] = json!([hi]);
     }
-    accs.push(a);
-    accs.len() - 1
+    doc.push_accessor(a)
 }
 
 fn f32_bytes(v: &[f32]) -> Vec<u8> {
@@ -207,9 +206,10 @@ fn moved_vertex_leaves_densified_tracks_alone() {
         .unwrap()
         .iter()
         .map(|s| {
-            doc.json["accessors"][s["input"].as_u64().unwrap() as usize]["count"]
-                .as_u64()
+            doc.accessor_def(s["input"].as_u64().unwrap() as usize)
                 .unwrap()
+                .idx("count")
+                .unwrap() as u64
         })
         .sum::<u64>()
         / 2;
@@ -571,7 +571,7 @@ fn blender_like_reordering_is_not_an_edit() {
 /// The GLB of `doc`: its buffer `uri` dropped, its one buffer padded with
 /// zeros to 4 bytes as the binary chunk.
 fn glb(doc: &GltfFile) -> Vec<u8> {
-    let mut j = doc.json.clone();
+    let mut j = doc.to_json();
     j["buffers"][0].as_object_mut().unwrap().remove("uri");
     let mut bin = doc.buffers[0].clone();
     while bin.len() % 4 != 0 {
@@ -951,10 +951,7 @@ fn legacy_rest_transform_edit_is_reported() {
     base.frame_count = 1;
     base.entries.retain(|e| e.type_id != msh::res::FRAME_MAP);
     let e = mshgltf::gltf_export::export(&base, &[], &Default::default()).unwrap();
-    let mut doc = GltfFile {
-        json: serde_json::to_value(&e.root).unwrap(),
-        buffers: vec![e.bin],
-    };
+    let mut doc = GltfFile::new(serde_json::to_value(&e.root).unwrap(), vec![e.bin]);
     let unedited = import(&doc, &base);
     assert!(unedited.report.unchanged, "{:?}", unedited.report);
     assert!(!unedited

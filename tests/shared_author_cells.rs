@@ -78,10 +78,8 @@ fn shared_all_cells_export_authors_back_with_the_same_cells() {
         let e = c.exported;
         let up = Up::Y;
         for form in 0..3 {
-            let mut doc = GltfFile {
-                json: serde_json::to_value(&e.root).unwrap(),
-                buffers: vec![e.bin.clone()],
-            };
+            let mut doc =
+                GltfFile::new(serde_json::to_value(&e.root).unwrap(), vec![e.bin.clone()]);
             if form > 0 {
                 strip_cells(&mut doc, form == 2);
             }

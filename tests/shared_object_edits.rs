@@ -108,10 +108,7 @@ fn edited_corpus_exports_are_never_unchanged() {
         }
         n += 1;
         let e = common::export_untextured(&m.bytes, &m.display, &m.stem, CellChoice::default());
-        let doc0 = GltfFile {
-            json: serde_json::to_value(&e.root).unwrap(),
-            buffers: vec![e.bin],
-        };
+        let doc0 = GltfFile::new(serde_json::to_value(&e.root).unwrap(), vec![e.bin]);
         let res1 = base.nodes.len();
         for k in 0..2 {
             let mut doc = doc0.clone();
@@ -203,10 +200,10 @@ fn export_with_points(
     let points = mshgltf::unit::cpt::read(&sib.cpt.as_ref()?.data).ok()?;
     (added.control_points > 0).then(|| {
         (
-            GltfFile {
-                json: serde_json::to_value(&c.exported.root).unwrap(),
-                buffers: vec![c.exported.bin],
-            },
+            GltfFile::new(
+                serde_json::to_value(&c.exported.root).unwrap(),
+                vec![c.exported.bin],
+            ),
             points,
         )
     })

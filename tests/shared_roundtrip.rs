@@ -95,14 +95,15 @@ fn vertex_edit_leaves_the_animation_alone() {
         else {
             continue;
         };
-        let a = &doc.json["accessors"][doc.json["meshes"][mesh as usize]["primitives"][0]
-            ["attributes"]["POSITION"]
-            .as_u64()
-            .unwrap() as usize];
-        let view = &doc.json["bufferViews"][a["bufferView"].as_u64().unwrap() as usize];
-        let off = (view["byteOffset"].as_u64().unwrap_or(0) + a["byteOffset"].as_u64().unwrap_or(0))
-            as usize
-            + 4;
+        let a = doc
+            .accessor_def(
+                doc.json["meshes"][mesh as usize]["primitives"][0]["attributes"]["POSITION"]
+                    .as_u64()
+                    .unwrap() as usize,
+            )
+            .unwrap();
+        let view = doc.buffer_view_def(a.idx("bufferView").unwrap()).unwrap();
+        let off = view.idx("byteOffset").unwrap_or(0) + a.idx("byteOffset").unwrap_or(0) + 4;
         let y = f32::from_le_bytes(doc.buffers[0][off..off + 4].try_into().unwrap());
         doc.buffers[0][off..off + 4].copy_from_slice(&(y + 0.25).to_le_bytes());
         let imp = match gltf_import::import_with_base(&doc, &base, &ImportOptions::default()) {

@@ -41,9 +41,8 @@ pub fn check(doc: &GltfFile, max_work: u64) -> Result<(), ImportError> {
 pub fn check_scene(doc: &GltfFile, max_work: u64, simplify: bool) -> Result<(), ImportError> {
     let nodes = arr(&doc.json, "nodes");
     let meshes = arr(&doc.json, "meshes");
-    let accessors = arr(&doc.json, "accessors");
     let count = |a: Option<usize>| -> u64 {
-        a.and_then(|a| accessors.get(a))
+        a.and_then(|a| doc.accessor_def(a).ok())
             .and_then(|x| x.get("count"))
             .and_then(Value::as_u64)
             .unwrap_or(0)

@@ -399,7 +399,6 @@ fn push_sampler(doc: &mut GltfFile, t: usize, frames: &[f32], values: &[f32], fp
     let b = doc.buffers.len();
     let len = data.len();
     doc.buffers.push(data);
-    let j = &mut doc.json;
     let push = |j: &mut Value, key: &str, v: Value| -> usize {
         if !j[key].is_array() {
             j[key] = Value::Array(Vec::new());
@@ -408,31 +407,28 @@ fn push_sampler(doc: &mut GltfFile, t: usize, frames: &[f32], values: &[f32], fp
         a.push(v);
         a.len() - 1
     };
-    push(j, "buffers", serde_json::json!({"byteLength": len}));
-    let view = push(
-        j,
-        "bufferViews",
-        serde_json::json!({"buffer": b, "byteOffset": 0, "byteLength": len}),
+    push(
+        &mut doc.json,
+        "buffers",
+        serde_json::json!({"byteLength": len}),
     );
+    let view =
+        doc.push_buffer_view(serde_json::json!({"buffer": b, "byteOffset": 0, "byteLength": len}));
     let n = times.len();
     let ty = if values.len() == n * 4 {
         "VEC4"
     } else {
         "VEC3"
     };
-    let input = push(
-        j,
-        "accessors",
+    let input = doc.push_accessor(
         serde_json::json!({"bufferView": view, "componentType": 5126, "count": n, "type": "SCALAR",
                            "min": [times[0]], "max": [times[n - 1]]}),
     );
-    let output = push(
-        j,
-        "accessors",
+    let output = doc.push_accessor(
         serde_json::json!({"bufferView": view, "byteOffset": 4 * n, "componentType": 5126, "count": n, "type": ty}),
     );
     push(
-        &mut j["animations"][t],
+        &mut doc.json["animations"][t],
         "samplers",
         serde_json::json!({"input": input, "output": output, "interpolation": "LINEAR"}),
     )
@@ -455,10 +451,7 @@ fn rest_value(doc: &GltfFile, g: usize, slot: usize) -> Vec<f32> {
 /// A copy of `doc` whose timeline carries every edit over its clip's range
 /// (timeline keys outside the range kept, the clip's keys inside).
 fn splice(doc: &GltfFile, edits: &[Edit], fps: f32) -> Result<GltfFile, ImportError> {
-    let mut d = GltfFile {
-        json: doc.json.clone(),
-        buffers: doc.buffers.clone(),
-    };
+    let mut d = doc.clone();
     let t = match timeline_index(&d) {
         Some(t) => t,
         None => {

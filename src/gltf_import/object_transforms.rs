@@ -455,11 +455,7 @@ fn push_floats(doc: &mut GltfFile, vals: &[f32], ty: &str, minmax: bool) -> usiz
         a.len() - 1
     };
     push(&mut doc.json, "buffers", json!({ "byteLength": len }));
-    let view = push(
-        &mut doc.json,
-        "bufferViews",
-        json!({"buffer": b, "byteOffset": 0, "byteLength": len}),
-    );
+    let view = doc.push_buffer_view(json!({"buffer": b, "byteOffset": 0, "byteLength": len}));
     let mut acc =
         json!({"bufferView": view, "componentType": 5126, "count": vals.len() / n, "type": ty});
     if minmax && !vals.is_empty() {
@@ -484,7 +480,7 @@ fn push_floats(doc: &mut GltfFile, vals: &[f32], ty: &str, minmax: bool) -> usiz
         acc["min"] = json!(lo);
         acc["max"] = json!(hi);
     }
-    push(&mut doc.json, "accessors", acc)
+    doc.push_accessor(acc)
 }
 
 /// Bakes each mesh's residual into its vertices when every node showing it

@@ -3,7 +3,12 @@
 //!
 //! The document is kept as a [`serde_json::Value`]: the importer reads only
 //! the properties it needs and tolerates everything else (unknown
-//! extensions that are not *required*, Blender's extras, ...). Accessors are
+//! extensions that are not *required*, Blender's extras, ...). [`parse`]
+//! reads the two hot arrays, `accessors` and `bufferViews`, into typed
+//! slots instead ([`typed`]: no map and no key string per element), and
+//! [`GltfFile::new`] moves them there from a tree: one representation,
+//! read with [`GltfFile::accessor_def`] and [`GltfFile::buffer_view_def`],
+//! never from `json`. Accessors are
 //! read here, not through the `gltf` crate's readers, because those assume
 //! float data where `KHR_mesh_quantization` allows normalized and plain
 //! integers. [`GltfFile::floats`] and [`GltfFile::indices`] check an
@@ -16,6 +21,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::ImportError;
+
+pub mod typed;
+
+use typed::{Elem, ACCESSOR_KEYS, VIEW_KEYS};
 
 /// Extensions a file may *require* and still be imported: the importer
 /// reads their data ([`KHR_MESH_QUANTIZATION`] accessors,
@@ -41,12 +50,69 @@ pub const KHR_MESH_QUANTIZATION: &str = "KHR_mesh_quantization";
 
 /// A loaded glTF document: its JSON and the bytes of every buffer (buffer
 /// `i` of the JSON is `buffers[i]`).
+///
+/// One representation, however the document was made ([`parse`] or
+/// [`GltfFile::new`]): the two hot arrays, `accessors` and `bufferViews`
+/// (glTF 2.0 §5.1, §5.11), are always typed and never in `json`; read
+/// them with [`GltfFile::accessor_def`] / [`GltfFile::buffer_view_def`]
+/// (and [`GltfFile::accessor_count`]), add with
+/// [`GltfFile::push_accessor`] / [`GltfFile::push_buffer_view`], edit with
+/// [`GltfFile::edit_accessor`] / [`GltfFile::edit_buffer_view`].
+/// [`GltfFile::to_json`] is the whole document as one tree.
 #[derive(Debug, Clone)]
 pub struct GltfFile {
-    /// The glTF JSON document.
+    /// Every other top-level property of the glTF JSON document, as JSON
+    /// (`accessors`/`bufferViews` only when they are not arrays: a value
+    /// the reader sees no elements in, kept so [`GltfFile::to_json`] gives
+    /// back what was read).
     pub json: Value,
     /// Buffer contents, one per `buffers[i]`, at least `byteLength` bytes.
     pub buffers: Vec<Vec<u8>>,
+    /// `accessors` when it is an array (`None`: absent or not an array).
+    accessors: Option<Vec<Elem>>,
+    /// `bufferViews` when it is an array (`None`: absent or not an array).
+    views: Option<Vec<Elem>>,
+}
+
+/// One accessor or bufferView of a [`GltfFile`], typed or a JSON tree;
+/// [`Def::get`] reads a property the same from both.
+#[derive(Debug, Clone, Copy)]
+pub enum Def<'a> {
+    /// An object in typed slots.
+    Typed(&'a typed::Obj),
+    /// A JSON tree (an element of `json`'s array, or a typed element that
+    /// is not an object).
+    Json(&'a Value),
+}
+
+impl<'a> Def<'a> {
+    /// A property's value (`None` when missing, or not an object).
+    pub fn get(self, key: &str) -> Option<&'a Value> {
+        match self {
+            Def::Typed(o) => o.get(key),
+            Def::Json(v) => v.get(key),
+        }
+    }
+
+    /// A property as an index ([`idx`]).
+    pub fn idx(self, key: &str) -> Option<usize> {
+        self.get(key).and_then(Value::as_u64).map(|x| x as usize)
+    }
+
+    /// The element as a JSON tree.
+    pub fn to_value(self) -> Value {
+        match self {
+            Def::Typed(o) => o.to_value(),
+            Def::Json(v) => v.clone(),
+        }
+    }
+}
+
+fn def(e: &Elem) -> Def<'_> {
+    match e {
+        Elem::Obj(o) => Def::Typed(o),
+        Elem::Other(v) => Def::Json(v),
+    }
 }
 
 fn err(rule: &'static str, detail: impl Into<String>) -> ImportError {
@@ -147,23 +213,24 @@ pub fn parse_with(
     } else {
         (bytes, None)
     };
-    let json = read_json(json_bytes, opts)?;
-    check_asset(&json)?;
-    check_external_budget(&json, opts)?;
+    let mut doc = read_json(json_bytes, opts)?;
+    check_asset(&doc.json)?;
+    check_external_budget(&doc.json, opts)?;
     let mut blob = blob;
-    let mut buffers = Vec::new();
-    for (i, b) in arr(&json, "buffers").iter().enumerate() {
-        buffers.push(load_buffer(i, b, &mut blob, base_dir, opts, files)?);
+    for (i, b) in arr(&doc.json, "buffers").iter().enumerate() {
+        let data = load_buffer(i, b, &mut blob, base_dir, opts, files)?;
+        doc.buffers.push(data);
     }
-    Ok(GltfFile { json, buffers })
+    Ok(doc)
 }
 
-/// The JSON document: at most [`crate::limits::max_json_bytes`] of the
-/// work budget, an object, with no number that overflows f32.
+/// The JSON document (no buffers yet): at most
+/// [`crate::limits::max_json_bytes`] of the work budget, an object, with
+/// no number that overflows f32; `accessors` and `bufferViews` typed.
 ///
 /// # Errors
 /// `limits.work`, `gltf.json`, `gltf.non_finite`.
-fn read_json(json_bytes: &[u8], opts: &ReadOptions) -> Result<Value, ImportError> {
+fn read_json(json_bytes: &[u8], opts: &ReadOptions) -> Result<GltfFile, ImportError> {
     let max_json = crate::limits::max_json_bytes(opts.max_work);
     if json_bytes.len() as u64 > max_json {
         return Err(err(
@@ -174,16 +241,38 @@ fn read_json(json_bytes: &[u8], opts: &ReadOptions) -> Result<Value, ImportError
             ),
         ));
     }
-    let json: Value =
-        serde_json::from_slice(json_bytes).map_err(|e| err("gltf.json", e.to_string()))?;
-    if !json.is_object() {
-        return Err(err("gltf.json", "the document is not a JSON object"));
+    // Set when a number overflows f32 (checked while the tree is built).
+    let big = std::cell::Cell::new(false);
+    let first = json_bytes
+        .iter()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+    let doc = if first == Some(&b'{') {
+        let mut de = serde_json::Deserializer::from_slice(json_bytes);
+        let root = serde::de::DeserializeSeed::deserialize(typed::RootSeed(&big), &mut de)
+            .and_then(|r| de.end().map(|()| r))
+            .map_err(|e| err("gltf.json", e.to_string()))?;
+        GltfFile {
+            json: Value::Object(root.json),
+            buffers: Vec::new(),
+            accessors: root.accessors,
+            views: root.views,
+        }
+    } else {
+        // Not an object (or not JSON): the tree, for the same error.
+        let json: Value =
+            serde_json::from_slice(json_bytes).map_err(|e| err("gltf.json", e.to_string()))?;
+        if !json.is_object() {
+            return Err(err("gltf.json", "the document is not a JSON object"));
+        }
+        big.set(!all_f32(&json));
+        GltfFile::new(json, Vec::new())
+    };
+    if big.get() {
+        // Only now build the JSON pointers (one string per level) to name
+        // it, in the whole tree's key order.
+        check_numbers(&doc.to_json(), &mut String::new())?;
     }
-    if !all_f32(&json) {
-        // Only now build the JSON pointers (one string per level) to name it.
-        check_numbers(&json, &mut String::new())?;
-    }
-    Ok(json)
+    Ok(doc)
 }
 
 /// The asset version (2.x, `minVersion` 2.0 when given) and the required
@@ -714,18 +803,177 @@ fn type_components(t: &str) -> Option<usize> {
     })
 }
 
+/// The `gltf.index` error of `key[i]` in an array of `len` entries.
+fn no_entry(key: &str, i: usize, len: usize) -> ImportError {
+    err(
+        "gltf.index",
+        format!("{key}[{i}] does not exist ({len} entries)"),
+    )
+}
+
 impl GltfFile {
-    /// `json[key][i]`, or a `gltf.index` error naming the array.
+    /// The document of the JSON tree `json` (`accessors` and `bufferViews`
+    /// arrays move to their typed slots, as [`parse`] reads them);
+    /// `buffers[i]` holds buffer `i`.
+    pub fn new(mut json: Value, buffers: Vec<Vec<u8>>) -> GltfFile {
+        let mut typed = |key: &str, keys: &'static [&'static str]| {
+            let o = json.as_object_mut()?;
+            if !o.get(key).is_some_and(Value::is_array) {
+                return None;
+            }
+            let Some(Value::Array(a)) = o.remove(key) else {
+                return None;
+            };
+            Some(a.into_iter().map(|v| Elem::from_value(v, keys)).collect())
+        };
+        let accessors = typed("accessors", ACCESSOR_KEYS);
+        let views = typed("bufferViews", VIEW_KEYS);
+        GltfFile {
+            json,
+            buffers,
+            accessors,
+            views,
+        }
+    }
+
+    /// The whole document as one JSON tree: `json` with the typed arrays
+    /// put back (the tree [`parse`] read).
+    pub fn to_json(&self) -> Value {
+        let mut j = self.json.clone();
+        if let Some(o) = j.as_object_mut() {
+            for (key, list) in [("accessors", &self.accessors), ("bufferViews", &self.views)] {
+                if let Some(l) = list {
+                    o.insert(key.into(), l.iter().map(Elem::to_value).collect());
+                }
+            }
+        }
+        j
+    }
+
+    /// `json[key][i]`, or a `gltf.index` error naming the array. Not for
+    /// the typed arrays: see [`GltfFile::accessor_def`] and
+    /// [`GltfFile::buffer_view_def`].
     pub fn get(&self, key: &str, i: usize) -> Result<&Value, ImportError> {
-        arr(&self.json, key).get(i).ok_or_else(|| {
-            err(
-                "gltf.index",
-                format!(
-                    "{key}[{i}] does not exist ({} entries)",
-                    arr(&self.json, key).len()
-                ),
-            )
-        })
+        debug_assert!(
+            !matches!(key, "accessors" | "bufferViews"),
+            "{key}: use accessor_def / buffer_view_def"
+        );
+        let a = arr(&self.json, key);
+        a.get(i).ok_or_else(|| no_entry(key, i, a.len()))
+    }
+
+    /// Entries of `accessors` (0 when it is missing or not an array).
+    pub fn accessor_count(&self) -> usize {
+        self.accessors.as_ref().map_or(0, Vec::len)
+    }
+
+    /// Entries of `bufferViews` (0 when it is missing or not an array).
+    pub fn buffer_view_count(&self) -> usize {
+        self.views.as_ref().map_or(0, Vec::len)
+    }
+
+    /// Accessor `a` (glTF 2.0 §5.1).
+    ///
+    /// # Errors
+    /// `gltf.index` when there is no accessor `a`.
+    pub fn accessor_def(&self, a: usize) -> Result<Def<'_>, ImportError> {
+        Self::def_in(&self.accessors, "accessors", a)
+    }
+
+    /// BufferView `v` (glTF 2.0 §5.11).
+    ///
+    /// # Errors
+    /// `gltf.index` when there is no bufferView `v`.
+    pub fn buffer_view_def(&self, v: usize) -> Result<Def<'_>, ImportError> {
+        Self::def_in(&self.views, "bufferViews", v)
+    }
+
+    fn def_in<'a>(
+        list: &'a Option<Vec<Elem>>,
+        key: &str,
+        i: usize,
+    ) -> Result<Def<'a>, ImportError> {
+        let l = list.as_deref().unwrap_or(&[]);
+        l.get(i).map(def).ok_or_else(|| no_entry(key, i, l.len()))
+    }
+
+    /// Edits accessor `a` as a JSON object (glTF 2.0 §5.1) with `f`: for
+    /// tests and tools that change a document in place.
+    ///
+    /// # Errors
+    /// `gltf.index` when there is no accessor `a`.
+    pub fn edit_accessor(
+        &mut self,
+        a: usize,
+        f: impl FnOnce(&mut Value),
+    ) -> Result<(), ImportError> {
+        Self::edit_in(&mut self.accessors, "accessors", ACCESSOR_KEYS, a, f)
+    }
+
+    /// Edits bufferView `v` as a JSON object (glTF 2.0 §5.11) with `f`.
+    ///
+    /// # Errors
+    /// `gltf.index` when there is no bufferView `v`.
+    pub fn edit_buffer_view(
+        &mut self,
+        v: usize,
+        f: impl FnOnce(&mut Value),
+    ) -> Result<(), ImportError> {
+        Self::edit_in(&mut self.views, "bufferViews", VIEW_KEYS, v, f)
+    }
+
+    fn edit_in(
+        list: &mut Option<Vec<Elem>>,
+        key: &str,
+        keys: &'static [&'static str],
+        i: usize,
+        f: impl FnOnce(&mut Value),
+    ) -> Result<(), ImportError> {
+        let len = list.as_ref().map_or(0, Vec::len);
+        let e = list
+            .as_mut()
+            .and_then(|l| l.get_mut(i))
+            .ok_or_else(|| no_entry(key, i, len))?;
+        let mut v = e.to_value();
+        f(&mut v);
+        *e = Elem::from_value(v, keys);
+        Ok(())
+    }
+
+    /// Appends accessor `v` (a JSON object, glTF 2.0 §5.1); returns its
+    /// index. `accessors` becomes an array first when it is not one.
+    pub fn push_accessor(&mut self, v: Value) -> usize {
+        Self::push_in(
+            &mut self.accessors,
+            &mut self.json,
+            "accessors",
+            ACCESSOR_KEYS,
+            v,
+        )
+    }
+
+    /// Appends bufferView `v` (a JSON object, glTF 2.0 §5.11); returns its
+    /// index. `bufferViews` becomes an array first when it is not one.
+    pub fn push_buffer_view(&mut self, v: Value) -> usize {
+        Self::push_in(&mut self.views, &mut self.json, "bufferViews", VIEW_KEYS, v)
+    }
+
+    fn push_in(
+        list: &mut Option<Vec<Elem>>,
+        json: &mut Value,
+        key: &str,
+        keys: &'static [&'static str],
+        v: Value,
+    ) -> usize {
+        if list.is_none() {
+            // It becomes an array: a value that was not one goes.
+            if let Some(o) = json.as_object_mut() {
+                o.remove(key);
+            }
+        }
+        let l = list.get_or_insert_with(Vec::new);
+        l.push(Elem::from_value(v, keys));
+        l.len() - 1
     }
 
     /// Reads accessor `a` into tightly packed bytes (glTF 2.0 §3.6.2: byte
@@ -769,7 +1017,7 @@ impl GltfFile {
     /// The checked layout of accessor `a` (glTF 2.0 §3.6.2): every check of
     /// [`GltfFile::accessor`], in its order, before any value is decoded.
     fn layout(&self, a: usize) -> Result<Layout<'_>, ImportError> {
-        let acc = self.get("accessors", a)?;
+        let acc = self.accessor_def(a)?;
         let bad = |d: String| err("gltf.accessor", format!("accessor {a}: {d}"));
         let component = acc
             .get("componentType")
@@ -787,12 +1035,12 @@ impl GltfFile {
             .get("normalized")
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        let count = idx(acc, "count").ok_or_else(|| bad("no count".into()))?;
+        let count = acc.idx("count").ok_or_else(|| bad("no count".into()))?;
         let elem = ncomp * component.size();
         count
             .checked_mul(elem)
             .ok_or_else(|| bad("count overflows".into()))?;
-        let data = match idx(acc, "bufferView") {
+        let data = match acc.idx("bufferView") {
             None => {
                 // Zeros (usually the base of a sparse accessor): no data backs
                 // them, so the model limits bound them.
@@ -805,7 +1053,7 @@ impl GltfFile {
             }
             Some(v) => {
                 let (view, stride) = self.view(v)?;
-                let off = idx(acc, "byteOffset").unwrap_or(0);
+                let off = acc.idx("byteOffset").unwrap_or(0);
                 if let Some(st) = stride.filter(|&st| st != 0 && st < elem) {
                     // glTF 2.0 §3.6.2.4: byteStride >= the element size.
                     return Err(bad(format!(
@@ -905,16 +1153,16 @@ impl GltfFile {
 
     /// The bytes of bufferView `v` and its byte stride.
     fn view(&self, v: usize) -> Result<(&[u8], Option<usize>), ImportError> {
-        let view = self.get("bufferViews", v)?;
-        let b = idx(view, "buffer").unwrap_or(0);
+        let view = self.buffer_view_def(v)?;
+        let b = view.idx("buffer").unwrap_or(0);
         let buf = self.buffers.get(b).ok_or_else(|| {
             err(
                 "gltf.accessor",
                 format!("bufferView {v}: buffer {b} does not exist"),
             )
         })?;
-        let off = idx(view, "byteOffset").unwrap_or(0);
-        let len = idx(view, "byteLength").unwrap_or(0);
+        let off = view.idx("byteOffset").unwrap_or(0);
+        let len = view.idx("byteLength").unwrap_or(0);
         let data = buf.get(off..off.saturating_add(len)).ok_or_else(|| {
             err(
                 "gltf.accessor",
@@ -924,7 +1172,7 @@ impl GltfFile {
                 ),
             )
         })?;
-        Ok((data, idx(view, "byteStride")))
+        Ok((data, view.idx("byteStride")))
     }
 
     /// Accessor `a` as f32 values, `ncomp` per element (normalized integers
@@ -1144,8 +1392,8 @@ mod tests {
         let sparse = json!({"count": 2,
             "indices": {"bufferView": 2, "componentType": 5123},
             "values": {"bufferView": 3}});
-        let doc = GltfFile {
-            json: json!({
+        let untyped = GltfFile::new(
+            json!({
                 "asset": {"version": "2.0"},
                 "buffers": [{"byteLength": bin.len()}],
                 "bufferViews": [
@@ -1163,8 +1411,21 @@ mod tests {
                     {"bufferView": 0, "byteOffset": 4, "componentType": 5126, "count": 2, "type": "VEC2"}
                 ]
             }),
-            buffers: vec![bin],
-        };
+            vec![bin],
+        );
+        // The same document as `parse` reads it from the text.
+        assert!(untyped.json.get("accessors").is_none() && untyped.accessors.is_some());
+        let text = serde_json::to_vec(&untyped.to_json()).unwrap();
+        let mut typed = read_json(&text, &ReadOptions::default()).unwrap();
+        assert!(typed.json.get("accessors").is_none() && typed.accessors.is_some());
+        assert_eq!(typed.to_json(), untyped.to_json());
+        typed.buffers.clone_from(&untyped.buffers);
+        for doc in [untyped, typed] {
+            one_pass_checks(&doc);
+        }
+    }
+
+    fn one_pass_checks(doc: &GltfFile) {
         let want0 = [-1.0, -2.0, -3.0, 10.0, 11.0, 12.0, 7.5, 8.5, 9.5];
         assert_eq!(doc.floats(0, 3, "t").unwrap(), want0);
         let want1 = [
@@ -1189,6 +1450,80 @@ mod tests {
         let e = doc.floats(0, 2, "t").unwrap_err();
         assert_eq!(e.rule, "gltf.accessor");
         assert_eq!(doc.indices(0).unwrap_err().rule, "gltf.accessor");
+    }
+
+    /// The tree reader `read_json` had before the typed arrays: the same
+    /// document, or the same error rule and message.
+    fn tree_read(text: &[u8]) -> Result<Value, ImportError> {
+        let json: Value =
+            serde_json::from_slice(text).map_err(|e| err("gltf.json", e.to_string()))?;
+        if !json.is_object() {
+            return Err(err("gltf.json", "the document is not a JSON object"));
+        }
+        check_numbers(&json, &mut String::new())?;
+        Ok(json)
+    }
+
+    /// Typed `accessors`/`bufferViews` read the same document as the tree,
+    /// and refuse the same documents with the same rule and message: odd
+    /// shapes, escaped and duplicate keys, numbers over f32 (the first in
+    /// key order is named), syntax errors, non-objects.
+    #[test]
+    fn typed_arrays_read_what_the_tree_reads() {
+        use serde_json::json;
+        let texts: &[&str] = &[
+            r#"{"asset":{"version":"2.0"},"accessors":[{"count":3,"type":"VEC3","min":[1e39]}],"nodes":[{"translation":[1e40,0,0]}]}"#,
+            r#"{"nodes":[{"translation":[1e40,0,0]}],"bufferViews":[{"byteLength":1e39}]}"#,
+            r#"{"accessors":5,"bufferViews":{"a":[1,2,{"b":-1e300}]}}"#,
+            r#"{"accessors":[5,null,"x",[1,2.5],{"count":3,"count":4.0,"count":-2,"extras":{"k":[true]}}]}"#,
+            r#"{"accessors":[],"accessors":7,"bufferViews":3,"bufferViews":[{"name":"é","byteStride":4,"target":34962}]}"#,
+            r#"  {"accessors":[{"sparse":{"count":1}}] , "x": 1} "#,
+            r#"{"accessors":[{"count":1}],}"#,
+            r#"{"accessors":[{"count":1e400}]}"#,
+            r#"{"accessors":[{"count":1}]} x"#,
+            r#"[1,2]"#,
+            r#""text""#,
+            "",
+            r#"{"a":"#,
+        ];
+        for t in texts {
+            let typed = read_json(t.as_bytes(), &ReadOptions::default());
+            match (typed, tree_read(t.as_bytes())) {
+                (Ok(d), Ok(want)) => assert_eq!(d.to_json(), want, "{t}"),
+                (Err(e), Err(want)) => {
+                    assert_eq!(
+                        (e.rule, e.to_string()),
+                        (want.rule, want.to_string()),
+                        "{t}"
+                    );
+                }
+                (got, want) => panic!("{t}: {:?} against {want:?}", got.map(|d| d.to_json())),
+            }
+        }
+        let d = read_json(texts[3].as_bytes(), &ReadOptions::default()).unwrap();
+        assert_eq!(d.accessor_count(), 5);
+        assert_eq!(d.accessor_def(4).unwrap().get("count"), Some(&json!(-2)));
+        assert_eq!(d.accessor_def(4).unwrap().idx("count"), None);
+        assert_eq!(d.accessor_def(3).unwrap().get("count"), None);
+        let e = d.accessor_def(5).unwrap_err();
+        assert_eq!(e.rule, "gltf.index");
+        assert!(e
+            .to_string()
+            .contains("accessors[5] does not exist (5 entries)"));
+        // GltfFile::new types the same arrays as parse: one representation.
+        let n = GltfFile::new(d.to_json(), Vec::new());
+        assert!(n.json.get("accessors").is_none() && n.accessor_count() == 5);
+        assert_eq!(n.to_json(), d.to_json());
+        assert_eq!(n.accessor_def(5).unwrap_err().to_string(), e.to_string());
+        let mut n = n;
+        n.edit_accessor(4, |a| a["count"] = json!(7)).unwrap();
+        assert_eq!(n.accessor_def(4).unwrap().idx("count"), Some(7));
+        assert_eq!(
+            n.edit_buffer_view(0, |_| ()).unwrap_err().rule,
+            "gltf.index"
+        );
+        let d = read_json(texts[2].as_bytes(), &ReadOptions::default()).unwrap_err();
+        assert_eq!(d.rule, "gltf.non_finite");
     }
 
     #[test]

@@ -637,8 +637,9 @@ pub fn primitive_work(doc: &GltfFile) -> (u64, String) {
     let j = &doc.json;
     let count = |a: &Value| {
         a.as_u64()
-            .and_then(|a| j["accessors"].get(a as usize))
-            .and_then(|a| a["count"].as_u64())
+            .and_then(|a| doc.accessor_def(a as usize).ok())
+            .and_then(|a| a.get("count"))
+            .and_then(Value::as_u64)
             .unwrap_or(0)
     };
     let (mut prims, mut elements) = (0u64, 0u64);

@@ -271,10 +271,7 @@ mod tests {
     }
 
     fn run(doc: Value) -> Result<CptEdit, UnitError> {
-        let doc = GltfFile {
-            json: doc,
-            buffers: Vec::new(),
-        };
+        let doc = GltfFile::new(doc, Vec::new());
         let parent = crate::gltf_import::matching::parents(&doc).unwrap();
         let res1_of: Vec<Option<usize>> = (0..parent.len()).map(|g| (g < 2).then_some(g)).collect();
         read_points(&doc, &parent, &res1_of, &base(), Up::Y)

@@ -239,7 +239,8 @@ pub fn part_document(
         out_nodes[0]["children"] = Value::from(hung);
     }
     restore_names(&mut out_nodes, &own.json);
-    let mut json = doc.json.clone();
+    // The whole tree: the part's own accessors and views are appended.
+    let mut json = doc.to_json();
     let mut buffers = doc.buffers.clone();
     let mut anims = part_animations(&doc.json, &new_of);
     if k > 0 {
@@ -265,7 +266,7 @@ pub fn part_document(
         }
     }
     json["scenes"] = json!([scene]);
-    Ok(GltfFile { json, buffers })
+    Ok(GltfFile::new(json, buffers))
 }
 
 /// Gives each Res1 node (`extras.msh.node`) the name it has in the part's
@@ -472,10 +473,7 @@ mod tests {
     use super::*;
 
     fn doc(json: Value) -> GltfFile {
-        GltfFile {
-            json,
-            buffers: vec![],
-        }
+        GltfFile::new(json, vec![])
     }
 
     /// A chassis (node 0, node 1 socket) with a turret mounted on node 1
@@ -597,8 +595,11 @@ mod tests {
         );
         assert_eq!(an[1]["samplers"][0], json!({"input": 0, "output": 1}));
         assert_eq!(t.buffers.len(), 1);
-        assert_eq!(t.json["accessors"][1]["bufferView"], json!(0));
-        assert_eq!(t.json["bufferViews"][0]["buffer"], json!(0));
+        assert_eq!(
+            t.accessor_def(1).unwrap().get("bufferView"),
+            Some(&json!(0))
+        );
+        assert_eq!(t.buffer_view_def(0).unwrap().get("buffer"), Some(&json!(0)));
     }
 
     #[test]

@@ -249,14 +249,7 @@ pub fn export_sample(name: &str, cells: CellChoice) -> (Model, Vec<u8>, GltfFile
     let base = msh::decode(&bytes, msh::Mode::Strict).unwrap().model;
     let e = export_untextured(&bytes, name, "m", cells);
     let json = serde_json::to_value(&e.root).unwrap();
-    (
-        base,
-        bytes,
-        GltfFile {
-            json,
-            buffers: vec![e.bin],
-        },
-    )
+    (base, bytes, GltfFile::new(json, vec![e.bin]))
 }
 
 /// The `--texm-order` arguments of each side (gltf2msh's, msh2gltf's): when
