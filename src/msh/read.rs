@@ -372,7 +372,7 @@ fn decode_model(
         positions: records(s.req(res::POSITIONS).data, 12, |c| {
             let p = vec3_at(c, 0);
             for v in p {
-                exp_top = exp_top.max(v.to_bits() & validate::F32_EXP);
+                exp_top = exp_top.max(validate::exp_bits(v));
             }
             p
         }),
@@ -389,7 +389,7 @@ fn decode_model(
             records(e.data, 16, |c| {
                 let t = tri_desc(c);
                 for l in t.links {
-                    link_top = link_top.max(l.wrapping_add(1));
+                    link_top = link_top.max(validate::link_end(l));
                 }
                 t
             })
@@ -406,8 +406,8 @@ fn decode_model(
         frame_count: res19.map_or(1, |e| e.attr2),
     };
     let known = validate::Known {
-        res7_links_ok: link_top as usize <= model.tris.as_ref().map_or(0, Vec::len),
-        positions_finite: exp_top != validate::F32_EXP,
+        res7_links_ok: validate::links_in_range(link_top, model.tris.as_ref().map_or(0, Vec::len)),
+        positions_finite: validate::finite_top(exp_top),
     };
     Ok((model, known))
 }

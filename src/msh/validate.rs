@@ -555,20 +555,44 @@ fn check_res7_link(m: &Model, cx: &Cx, out: &mut Vec<Finding>) {
 /// bad exactly when `link + 1 > count`); the caller then finds which.
 fn any_bad_link(tris: &[TriDesc16]) -> bool {
     let top = tris.iter().fold(0u16, |top, t| {
-        top.max(t.links[0].wrapping_add(1))
-            .max(t.links[1].wrapping_add(1))
-            .max(t.links[2].wrapping_add(1))
+        top.max(link_end(t.links[0]))
+            .max(link_end(t.links[1]))
+            .max(link_end(t.links[2]))
     });
-    top as usize > tris.len()
+    !links_in_range(top, tris.len())
+}
+
+/// `link + 1` of a Res7 link, [`NONE16`] wrapping to 0 (msh-core §6.4):
+/// the largest over a stream is what [`links_in_range`] takes, so the
+/// decoder (fused) and [`check_res7_link`] apply one rule.
+pub(crate) fn link_end(link: u16) -> u16 {
+    link.wrapping_add(1)
+}
+
+/// Whether every Res7 link is NONE or below `count` triangles, given the
+/// largest [`link_end`] of the stream.
+pub(crate) fn links_in_range(top_link_end: u16, count: usize) -> bool {
+    top_link_end as usize <= count
 }
 
 /// Exponent bits of an `f32`: all set means NaN or an infinity.
-pub(crate) const F32_EXP: u32 = 0x7F80_0000;
+const F32_EXP: u32 = 0x7F80_0000;
 
-/// True when every value is finite: one branch-free pass over the bits
-/// (the largest masked exponent is below all-ones).
+/// The exponent bits of `x` ([`F32_EXP`] exactly for NaN and
+/// infinities): the largest over a stream is what [`finite_top`] takes,
+/// so the decoder (fused) and [`check_floats`] apply one rule.
+pub(crate) fn exp_bits(x: f32) -> u32 {
+    x.to_bits() & F32_EXP
+}
+
+/// Whether every value was finite, given the largest [`exp_bits`].
+pub(crate) fn finite_top(top_exp_bits: u32) -> bool {
+    top_exp_bits != F32_EXP
+}
+
+/// True when every value is finite: one branch-free pass over the bits.
 fn all_finite(v: &[f32]) -> bool {
-    v.iter().fold(0u32, |top, x| top.max(x.to_bits() & F32_EXP)) != F32_EXP
+    finite_top(v.iter().fold(0u32, |top, &x| top.max(exp_bits(x))))
 }
 
 fn finite3(v: &[f32; 3]) -> bool {
