@@ -179,6 +179,11 @@ fn an_unlistable_subfolder_costs_only_itself() {
 
 /// Writes `files` into a fresh folder and runs `tool` there with `args`
 /// and `--max-work budget`; returns the folder, the exit code and stderr.
+/// The JSON report `r.json` a [`run_in`] run wrote in its folder.
+fn report_in(d: &tempfile::TempDir) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(d.path().join("r.json")).unwrap()).unwrap()
+}
+
 fn run_in(
     files: &[(String, Vec<u8>)],
     tool: Tool,
@@ -245,8 +250,7 @@ fn an_archive_directory_is_counted_before_it_is_listed() {
         err.contains("limits.work: 10 directory entries make 640 work units"),
         "{err}"
     );
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(d.path().join("r.json")).unwrap()).unwrap();
+    let r = report_in(&d);
     assert_eq!(
         (r["failed"].as_u64(), r["converted"].as_u64()),
         (Some(1), Some(0))
@@ -299,8 +303,7 @@ fn archives_in_a_folder_walk_share_the_discovery_budget() {
         err.contains("limits.work: 10 directory entries make 640 work units, over the 639 left of the budget of 767 (the discovery spent 128 before this archive)"),
         "{err}"
     );
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(d.path().join("r.json")).unwrap()).unwrap();
+    let r = report_in(&d);
     assert_eq!(
         (r["failed"].as_u64(), r["converted"].as_u64()),
         (Some(1), Some(1)),
