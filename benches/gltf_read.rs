@@ -69,7 +69,7 @@ fn ncomp(doc: &mshgltf::gltf_import::GltfFile, a: usize) -> usize {
 fn ours(glb: &[u8]) -> Sum {
     let doc = mshgltf::gltf_import::parse(glb, None).unwrap();
     let mut s = Sum::default();
-    for m in arr(&doc.json, "meshes") {
+    for m in doc.meshes() {
         for p in arr(m, "primitives") {
             let at = p.get("attributes").unwrap();
             for (k, n) in [
@@ -87,7 +87,7 @@ fn ours(glb: &[u8]) -> Sum {
             }
         }
     }
-    for an in arr(&doc.json, "animations") {
+    for an in doc.animations() {
         for sm in arr(an, "samplers") {
             let (i, o) = (idx(sm, "input").unwrap(), idx(sm, "output").unwrap());
             s.f(doc.floats(i, 1, "input").unwrap());

@@ -215,7 +215,7 @@ fn new_entries<'a>(old: &'a [u8], new: &'a [u8]) -> Vec<nres::Entry<'a>> {
 /// Materials of a msh2gltf GLB by WEAR name: (baseColorFactor, PNG pixels).
 fn exported(path: &Path) -> Vec<(String, [f32; 4], Option<RgbaImage>)> {
     let doc = gltf_import::parse(&std::fs::read(path).unwrap(), None).unwrap();
-    doc.json["materials"]
+    doc.to_json()["materials"]
         .as_array()
         .unwrap()
         .iter()
@@ -233,7 +233,9 @@ fn exported(path: &Path) -> Vec<(String, [f32; 4], Option<RgbaImage>)> {
             let img = m["pbrMetallicRoughness"]["baseColorTexture"]["index"]
                 .as_u64()
                 .map(|t| {
-                    let src = doc.json["textures"][t as usize]["source"].as_u64().unwrap();
+                    let src = doc.to_json()["textures"][t as usize]["source"]
+                        .as_u64()
+                        .unwrap();
                     let b = materials::image_bytes(&doc, None, src as usize).unwrap();
                     image::load_from_memory(&b).unwrap().to_rgba8()
                 });

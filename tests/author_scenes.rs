@@ -268,14 +268,14 @@ fn sample(doc: &GltfFile, s: &Value, t: f32, n: usize, rot: bool) -> Vec<f32> {
 }
 
 fn local(doc: &GltfFile, g: usize, t: f32) -> Mat4 {
-    let nd = &doc.json["nodes"][g];
+    let nd = &doc.to_json()["nodes"][g];
     if let Some(m) = fl(nd, "matrix") {
         return Mat4::from_cols_slice(&m);
     }
     let mut tr = fl(nd, "translation").map_or(Vec3::ZERO, |v| Vec3::from_slice(&v));
     let mut r = fl(nd, "rotation").map_or(Quat::IDENTITY, |v| Quat::from_slice(&v));
     let mut s = fl(nd, "scale").map_or(Vec3::ONE, |v| Vec3::from_slice(&v));
-    if let Some(anims) = doc.json["animations"].as_array() {
+    if let Some(anims) = doc.to_json()["animations"].as_array() {
         for a in anims {
             for c in a["channels"].as_array().unwrap() {
                 if c["target"]["node"].as_u64() != Some(g as u64) {
@@ -296,7 +296,8 @@ fn local(doc: &GltfFile, g: usize, t: f32) -> Mat4 {
 
 /// Triangles (world-space corners) of every named mesh node at time `t`.
 fn reference(doc: &GltfFile, t: f32) -> HashMap<String, Vec<[Vec3; 3]>> {
-    let nodes = doc.json["nodes"].as_array().unwrap();
+    let tree = doc.to_json();
+    let nodes = tree["nodes"].as_array().unwrap();
     let mut parent = vec![None; nodes.len()];
     for (i, n) in nodes.iter().enumerate() {
         for c in n["children"].as_array().into_iter().flatten() {
@@ -319,7 +320,7 @@ fn reference(doc: &GltfFile, t: f32) -> HashMap<String, Vec<[Vec3; 3]>> {
         };
         let w = world(g);
         let mut tris = Vec::new();
-        for p in doc.json["meshes"][mesh as usize]["primitives"]
+        for p in doc.to_json()["meshes"][mesh as usize]["primitives"]
             .as_array()
             .unwrap()
         {
@@ -789,7 +790,8 @@ fn static_rotation_under_non_uniform_scale_is_baked_exactly() {
 
 /// glTF world matrix of node `g` at time `t` (reference evaluator).
 fn ref_world(doc: &GltfFile, g: usize, t: f32) -> Mat4 {
-    let nodes = doc.json["nodes"].as_array().unwrap();
+    let tree = doc.to_json();
+    let nodes = tree["nodes"].as_array().unwrap();
     let parent = |c: usize| {
         nodes.iter().position(|n| {
             n["children"]
@@ -889,7 +891,7 @@ fn rigid_baking_keeps_node_origins_under_scaled_parents() {
     .unwrap();
     let bytes = msh::encode(&a.model).unwrap();
     let back = msh::decode(&bytes, msh::Mode::Strict).unwrap().model;
-    let names: HashMap<String, usize> = doc.json["nodes"]
+    let names: HashMap<String, usize> = doc.to_json()["nodes"]
         .as_array()
         .unwrap()
         .iter()
@@ -979,7 +981,7 @@ fn uniformly_scaled_animated_parents_are_exact() {
     // The same tank with a uniform hull scale: no shear, every triangle
     // corner matches at every frame (check), nothing reported.
     let mut doc = scaled_tank();
-    for n in doc.json["nodes"].as_array_mut().unwrap() {
+    for n in doc.tree_mut()["nodes"].as_array_mut().unwrap() {
         if n["name"] == "hull" {
             n["scale"] = json!([1.5, 1.5, 1.5]);
         }

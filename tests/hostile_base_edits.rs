@@ -26,8 +26,8 @@ fn rule(doc: &GltfFile, base: &Model) -> Result<bool, String> {
 
 /// glTF nodes that carry a mesh.
 fn with_mesh(doc: &GltfFile) -> Vec<usize> {
-    (0..doc.json["nodes"].as_array().unwrap().len())
-        .filter(|&i| doc.json["nodes"][i].get("mesh").is_some())
+    (0..doc.to_json()["nodes"].as_array().unwrap().len())
+        .filter(|&i| doc.to_json()["nodes"][i].get("mesh").is_some())
         .collect()
 }
 
@@ -60,7 +60,10 @@ fn unedited_documents_are_unchanged_at_every_cell() {
 fn deleting_a_mesh_is_refused() {
     let (base, mut doc) = exported("lod_tower.msh", CellChoice::default());
     let g = with_mesh(&doc)[0];
-    doc.json["nodes"][g].as_object_mut().unwrap().remove("mesh");
+    doc.tree_mut()["nodes"][g]
+        .as_object_mut()
+        .unwrap()
+        .remove("mesh");
     assert_eq!(rule(&doc, &base), Err("gltf.match.mesh".into()));
 }
 
@@ -70,13 +73,13 @@ fn re_pointing_a_node_is_refused() {
     let m = with_mesh(&doc);
     let meshes: Vec<_> = m
         .iter()
-        .map(|&g| doc.json["nodes"][g]["mesh"].clone())
+        .map(|&g| doc.to_json()["nodes"][g]["mesh"].clone())
         .collect();
     let other = m
         .iter()
-        .position(|&g| doc.json["nodes"][g]["mesh"] != meshes[0])
+        .position(|&g| doc.to_json()["nodes"][g]["mesh"] != meshes[0])
         .expect("two nodes with different meshes");
-    doc.json["nodes"][m[0]]["mesh"] = meshes[other].clone();
+    doc.tree_mut()["nodes"][m[0]]["mesh"] = meshes[other].clone();
     assert_eq!(rule(&doc, &base), Err("gltf.match.mesh".into()));
 }
 
@@ -90,32 +93,32 @@ fn re_pointing_a_cell_node_is_refused() {
         },
     );
     let m = with_mesh(&doc);
-    let first = doc.json["nodes"][m[0]]["mesh"].clone();
+    let first = doc.to_json()["nodes"][m[0]]["mesh"].clone();
     let other = m
         .iter()
-        .find(|&&g| doc.json["nodes"][g]["mesh"] != first)
+        .find(|&&g| doc.to_json()["nodes"][g]["mesh"] != first)
         .copied()
         .expect("two cell nodes with different meshes");
-    doc.json["nodes"][m[0]]["mesh"] = doc.json["nodes"][other]["mesh"].clone();
+    doc.tree_mut()["nodes"][m[0]]["mesh"] = doc.to_json()["nodes"][other]["mesh"].clone();
     assert_eq!(rule(&doc, &base), Err("gltf.match.mesh".into()));
 }
 
 #[test]
 fn detaching_a_node_is_refused() {
     let (base, mut doc) = exported("anim_rotor.msh", CellChoice::default());
-    let nodes = doc.json["nodes"].as_array().unwrap().clone();
+    let nodes = doc.to_json()["nodes"].as_array().unwrap().clone();
     let (p, _) = nodes
         .iter()
         .enumerate()
         .find(|(_, n)| n.get("children").is_some())
         .expect("a parent");
-    let child = doc.json["nodes"][p]["children"][0].clone();
-    doc.json["nodes"][p]
+    let child = doc.to_json()["nodes"][p]["children"][0].clone();
+    doc.tree_mut()["nodes"][p]
         .as_object_mut()
         .unwrap()
         .remove("children");
-    let s = doc.json["scene"].as_u64().unwrap_or(0) as usize;
-    doc.json["scenes"][s]["nodes"]
+    let s = doc.to_json()["scene"].as_u64().unwrap_or(0) as usize;
+    doc.tree_mut()["scenes"][s]["nodes"]
         .as_array_mut()
         .unwrap()
         .push(child);
@@ -160,22 +163,22 @@ fn m_untextured(m: &mut serde_json::Value) {
 fn material_edits_with_base_are_refused_naming_what_changed() {
     let (base, doc) = exported_with_libraries();
     assert_eq!(rule(&doc, &base), Ok(true));
-    let mats = doc.json["materials"].as_array().unwrap().len();
+    let mats = doc.to_json()["materials"].as_array().unwrap().len();
     assert!(mats > 0);
     let textured = (0..mats)
         .find(|&i| {
-            doc.json["materials"][i]["pbrMetallicRoughness"]
+            doc.to_json()["materials"][i]["pbrMetallicRoughness"]
                 .get("baseColorTexture")
                 .is_some()
         })
         .expect("a textured material in the demo");
-    let name = doc.json["materials"][0]["name"]
+    let name = doc.to_json()["materials"][0]["name"]
         .as_str()
         .unwrap()
         .to_string();
     // Colour.
     let mut d = doc.clone();
-    d.json["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"] =
+    d.tree_mut()["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"] =
         serde_json::json!([0.9, 0.1, 0.1, 1.0]);
     let e = gltf_import::import_with_base(&d, &base, &ImportOptions::default()).unwrap_err();
     assert_eq!(e.rule, "gltf.material_edit");
@@ -187,42 +190,47 @@ fn material_edits_with_base_are_refused_naming_what_changed() {
     // exported OPAQUE and still OPAQUE is not compared (glTF ignores it,
     // Blender's importer drops it).
     let mut d = doc.clone();
-    d.json["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"][3] = serde_json::json!(0.5);
-    assert_eq!(doc.json["materials"][0]["alphaMode"], "OPAQUE");
+    d.tree_mut()["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"][3] =
+        serde_json::json!(0.5);
+    assert_eq!(doc.to_json()["materials"][0]["alphaMode"], "OPAQUE");
     assert_eq!(rule(&d, &base), Ok(true));
-    d.json["materials"][0]["alphaMode"] = serde_json::json!("BLEND");
+    d.tree_mut()["materials"][0]["alphaMode"] = serde_json::json!("BLEND");
     let e = gltf_import::import_with_base(&d, &base, &ImportOptions::default()).unwrap_err();
     assert!(e.detail.contains("opacity"), "{e}");
     // Blender 4.2+ writes an untextured BLEND material of alpha 1 as
     // OPAQUE: not an edit; with a texture (or an alpha below 1) it is.
     let mut d = doc.clone();
-    let m = &mut d.json["materials"][0];
+    let mut tree = d.tree_mut();
+    let m = &mut tree["materials"][0];
     m["extras"]["msh"]["exported"]["alpha_mode"] = serde_json::json!("BLEND");
     m["extras"]["msh"]["exported"]["color"][3] = serde_json::json!(1.0);
     m["pbrMetallicRoughness"]["baseColorFactor"][3] = serde_json::json!(1.0);
     m["alphaMode"] = serde_json::json!("OPAQUE");
     let textured_now = m["pbrMetallicRoughness"].get("baseColorTexture").is_some();
+    drop(tree);
     let e = gltf_import::import_with_base(&d, &base, &ImportOptions::default());
     assert_eq!(e.is_err(), textured_now, "{e:?}");
-    m_untextured(&mut d.json["materials"][0]);
+    m_untextured(&mut d.tree_mut()["materials"][0]);
     assert_eq!(rule(&d, &base), Ok(true));
-    d.json["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"][3] = serde_json::json!(0.5);
+    d.tree_mut()["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"][3] =
+        serde_json::json!(0.5);
     let e = gltf_import::import_with_base(&d, &base, &ImportOptions::default()).unwrap_err();
     assert!(e.detail.contains("alphaMode BLEND -> OPAQUE"), "{e}");
     // Texture: another image name, or removed.
     let mut d = doc.clone();
-    let t = doc.json["materials"][textured]["pbrMetallicRoughness"]["baseColorTexture"]["index"]
+    let t = doc.to_json()["materials"][textured]["pbrMetallicRoughness"]["baseColorTexture"]
+        ["index"]
         .as_u64()
         .unwrap() as usize;
-    let img = doc.json["textures"][t]["source"].as_u64().unwrap() as usize;
-    d.json["images"][img]["name"] = serde_json::json!("RUST");
+    let img = doc.to_json()["textures"][t]["source"].as_u64().unwrap() as usize;
+    d.tree_mut()["images"][img]["name"] = serde_json::json!("RUST");
     let e = gltf_import::import_with_base(&d, &base, &ImportOptions::default()).unwrap_err();
     assert!(
         e.detail.contains("texture") && e.detail.contains("RUST"),
         "{e}"
     );
     let mut d = doc.clone();
-    d.json["materials"][textured]["pbrMetallicRoughness"]
+    d.tree_mut()["materials"][textured]["pbrMetallicRoughness"]
         .as_object_mut()
         .unwrap()
         .remove("baseColorTexture");
@@ -230,15 +238,16 @@ fn material_edits_with_base_are_refused_naming_what_changed() {
     assert!(e.detail.contains("texture"), "{e}");
     // A Blender duplicate suffix on the image is not an edit.
     let mut d = doc.clone();
-    let old = doc.json["images"][img]["name"].as_str().unwrap();
-    d.json["images"][img]["name"] = serde_json::json!(format!("{old}.001"));
+    let tree = doc.to_json();
+    let old = tree["images"][img]["name"].as_str().unwrap();
+    d.tree_mut()["images"][img]["name"] = serde_json::json!(format!("{old}.001"));
     assert_eq!(rule(&d, &base), Ok(true));
 }
 
 #[test]
 fn extras_written_as_numbers_match_like_booleans() {
     let (base, mut doc) = exported("anim_rotor.msh", CellChoice::default());
-    for m in doc.json["materials"].as_array_mut().unwrap() {
+    for m in doc.tree_mut()["materials"].as_array_mut().unwrap() {
         let e = &mut m["extras"]["msh"];
         let k = e["material_index"].as_u64().unwrap();
         e["material_index"] = serde_json::json!(k as f64);
@@ -246,7 +255,7 @@ fn extras_written_as_numbers_match_like_booleans() {
             e["lit"] = serde_json::json!(1);
         }
     }
-    for n in doc.json["nodes"].as_array_mut().unwrap() {
+    for n in doc.tree_mut()["nodes"].as_array_mut().unwrap() {
         if let Some(r) = n["extras"]["msh"]["node"].as_u64() {
             n["extras"]["msh"]["node"] = serde_json::json!(r as f64);
         }
@@ -258,11 +267,11 @@ fn extras_written_as_numbers_match_like_booleans() {
 #[test]
 fn invalid_hierarchies_are_refused() {
     let (base, doc) = exported("anim_rotor.msh", CellChoice::default());
-    let nodes = doc.json["nodes"].as_array().unwrap().len();
+    let nodes = doc.to_json()["nodes"].as_array().unwrap().len();
     // A child listed twice: a second parent names a node that has one.
     let (child, parent) = (0..nodes)
         .find_map(|p| {
-            doc.json["nodes"][p]["children"]
+            doc.to_json()["nodes"][p]["children"]
                 .as_array()
                 .and_then(|c| c.first())
                 .map(|c| (c.as_u64().unwrap(), p))
@@ -272,23 +281,25 @@ fn invalid_hierarchies_are_refused() {
         .find(|&p| p != parent && p as u64 != child)
         .unwrap();
     let mut twice = doc.clone();
-    let ch = twice.json["nodes"][other]
+    let mut tree = twice.tree_mut();
+    let ch = tree["nodes"][other]
         .as_object_mut()
         .unwrap()
         .entry("children")
         .or_insert(serde_json::json!([]));
     ch.as_array_mut().unwrap().push(serde_json::json!(child));
+    drop(tree);
     assert_eq!(rule(&twice, &base), Err("gltf.hierarchy".into()));
     // The same child twice under one parent.
     let mut dup = doc.clone();
-    dup.json["nodes"][parent]["children"]
+    dup.tree_mut()["nodes"][parent]["children"]
         .as_array_mut()
         .unwrap()
         .push(serde_json::json!(child));
     assert_eq!(rule(&dup, &base), Err("gltf.hierarchy".into()));
     // No scene.
     let mut none = doc.clone();
-    none.json.as_object_mut().unwrap().remove("scenes");
+    none.tree_mut().as_object_mut().unwrap().remove("scenes");
     assert_eq!(rule(&none, &base), Err("gltf.hierarchy".into()));
     // The unedited document is still unchanged.
     assert_eq!(rule(&doc, &base), Ok(true));
@@ -299,10 +310,10 @@ fn invalid_hierarchies_are_refused() {
 fn schema_invalid_documents_are_refused() {
     let (base, doc) = exported("static_box.msh", CellChoice::default());
     let mut neg = doc.clone();
-    neg.json["meshes"][0]["primitives"][0]["mode"] = serde_json::json!(-1);
+    neg.tree_mut()["meshes"][0]["primitives"][0]["mode"] = serde_json::json!(-1);
     assert_eq!(rule(&neg, &base), Err("gltf.mode".into()));
     let mut stride = doc.clone();
-    let pos = stride.json["meshes"][0]["primitives"][0]["attributes"]["POSITION"]
+    let pos = stride.to_json()["meshes"][0]["primitives"][0]["attributes"]["POSITION"]
         .as_u64()
         .unwrap() as usize;
     let view = stride.accessor_def(pos).unwrap().idx("bufferView").unwrap();

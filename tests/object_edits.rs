@@ -45,7 +45,7 @@ fn close(a: [f32; 3], b: [f32; 3], tol: f32) -> bool {
 #[test]
 fn object_scale_of_a_static_model_is_baked_into_its_vertices() {
     let (base, _, mut doc) = exported("static_box.msh");
-    doc.json["nodes"][0]["scale"] = json!([1.5, 1.5, 1.5]);
+    doc.tree_mut()["nodes"][0]["scale"] = json!([1.5, 1.5, 1.5]);
     let imp = import(&doc, &base);
     assert!(!imp.report.unchanged);
     assert!(imp.report.warnings.is_empty(), "{:?}", imp.report.warnings);
@@ -64,7 +64,7 @@ fn object_scale_of_a_static_model_is_baked_into_its_vertices() {
 fn object_scale_of_an_animated_root_scales_vertices_and_every_child_key() {
     let (base, _, mut doc) = exported("anim_rotor.msh");
     let q = layout(&doc, &base);
-    doc.json["nodes"][0]["scale"] = json!([1.5, 1.5, 1.5]);
+    doc.tree_mut()["nodes"][0]["scale"] = json!([1.5, 1.5, 1.5]);
     let imp = import(&doc, &base);
     assert!(!imp.report.unchanged);
     assert!(imp.report.warnings.is_empty(), "{:?}", imp.report.warnings);
@@ -88,7 +88,7 @@ fn object_scale_of_an_animated_root_scales_vertices_and_every_child_key() {
 #[test]
 fn non_uniform_scale_above_rotation_keys_is_named_in_a_warning() {
     let (base, _, mut doc) = exported("anim_rotor.msh");
-    doc.json["nodes"][1]["scale"] = json!([1.0, 2.0, 1.0]);
+    doc.tree_mut()["nodes"][1]["scale"] = json!([1.0, 2.0, 1.0]);
     let imp = import(&doc, &base);
     assert!(!imp.report.unchanged);
     let w = imp.report.warnings.join("\n");
@@ -101,7 +101,7 @@ fn non_uniform_scale_above_rotation_keys_is_named_in_a_warning() {
 #[test]
 fn a_mirroring_or_zero_scale_is_refused_with_a_warning_naming_the_node() {
     let (base, _, mut doc) = exported("static_box.msh");
-    doc.json["nodes"][0]["scale"] = json!([-1.0, 1.0, 1.0]);
+    doc.tree_mut()["nodes"][0]["scale"] = json!([-1.0, 1.0, 1.0]);
     let imp = import(&doc, &base);
     assert!(!imp.report.unchanged);
     assert_eq!(imp.model, base);
@@ -109,7 +109,7 @@ fn a_mirroring_or_zero_scale_is_refused_with_a_warning_naming_the_node() {
     assert!(w.contains("\"box\"") && w.contains("mirrored"), "{w}");
     // A zero scale (an object hidden by scaling it to nothing) is not
     // written either: the mesh keeps its shape.
-    doc.json["nodes"][0]["scale"] = json!([0.0, 0.0, 0.0]);
+    doc.tree_mut()["nodes"][0]["scale"] = json!([0.0, 0.0, 0.0]);
     let imp = import(&doc, &base);
     assert!(!imp.report.unchanged);
     assert_eq!(imp.model, base);
@@ -121,9 +121,10 @@ fn a_mirroring_or_zero_scale_is_refused_with_a_warning_naming_the_node() {
 fn unkeyed_move_of_an_animated_node_is_applied_to_every_key() {
     let (base, _, mut doc) = exported("anim_rotor.msh");
     let q = layout(&doc, &base);
-    let t0: Vec<f32> = serde_json::from_value(doc.json["nodes"][1]["translation"].clone()).unwrap();
+    let t0: Vec<f32> =
+        serde_json::from_value(doc.to_json()["nodes"][1]["translation"].clone()).unwrap();
     let d = [0.3f32, 0.0, -0.2];
-    doc.json["nodes"][1]["translation"] = json!([t0[0] + d[0], t0[1] + d[1], t0[2] + d[2]]);
+    doc.tree_mut()["nodes"][1]["translation"] = json!([t0[0] + d[0], t0[1] + d[1], t0[2] + d[2]]);
     let imp = import(&doc, &base);
     assert!(!imp.report.unchanged);
     assert!(imp.report.warnings.is_empty(), "{:?}", imp.report.warnings);
@@ -144,8 +145,8 @@ fn the_pose_at_another_frame_is_not_an_edit() {
     let q = layout(&doc, &base);
     let s = Sampler::new(&base, q).unwrap();
     let p = s.node_pose(1, 7.0);
-    doc.json["nodes"][1]["translation"] = json!(axes::vec3(Up::Y, p.pos));
-    doc.json["nodes"][1]["rotation"] = json!(axes::engine_quat_to_gltf(Up::Y, p.q));
+    doc.tree_mut()["nodes"][1]["translation"] = json!(axes::vec3(Up::Y, p.pos));
+    doc.tree_mut()["nodes"][1]["rotation"] = json!(axes::engine_quat_to_gltf(Up::Y, p.q));
     let imp = import(&doc, &base);
     assert!(imp.report.unchanged, "{:?}", imp.report);
     assert_eq!(msh::encode(&imp.model).unwrap(), bytes);
@@ -162,9 +163,9 @@ fn unkeyed_turn_at_the_current_frame_is_applied_to_every_key() {
     let r = axes::engine_quat_to_gltf(Up::Y, p.q);
     let turn = glam::Quat::from_rotation_x(std::f32::consts::FRAC_PI_6);
     let rq = (turn * glam::Quat::from_xyzw(r[0], r[1], r[2], r[3])).normalize();
-    doc.json["nodes"][1]["translation"] = json!(axes::vec3(Up::Y, p.pos));
-    doc.json["nodes"][1]["rotation"] = json!(rq.to_array());
-    doc.json["scenes"][0]["extras"]["msh"]["frame_current"] = json!(4);
+    doc.tree_mut()["nodes"][1]["translation"] = json!(axes::vec3(Up::Y, p.pos));
+    doc.tree_mut()["nodes"][1]["rotation"] = json!(rq.to_array());
+    doc.tree_mut()["scenes"][0]["extras"]["msh"]["frame_current"] = json!(4);
     let imp = import(&doc, &base);
     assert!(!imp.report.unchanged);
     assert!(imp.report.warnings.is_empty(), "{:?}", imp.report.warnings);
@@ -192,7 +193,8 @@ fn add_points(doc: &mut GltfFile, points: &[(&str, usize, [f32; 3], [f32; 3])]) 
     for (i, (name, node, pos, dir)) in points.iter().enumerate() {
         let d = axes::vec3(Up::Y, *dir);
         let r = glam::Quat::from_rotation_arc(glam::Vec3::Y, glam::Vec3::from_array(d).normalize());
-        let nodes = doc.json["nodes"].as_array_mut().unwrap();
+        let mut tree = doc.tree_mut();
+        let nodes = tree["nodes"].as_array_mut().unwrap();
         nodes.push(json!({
             "name": name,
             "translation": axes::vec3(Up::Y, *pos),
@@ -202,13 +204,13 @@ fn add_points(doc: &mut GltfFile, points: &[(&str, usize, [f32; 3], [f32; 3])]) 
                 "position": pos, "direction": dir, "magnitude": 1.0}}}
         }));
         let g = nodes.len() - 1;
-        let parent = &mut doc.json["nodes"][*node];
+        let parent = &mut tree["nodes"][*node];
         if parent.get("children").is_none() {
             parent["children"] = json!([]);
         }
         parent["children"].as_array_mut().unwrap().push(json!(g));
     }
-    doc.json["scenes"][0]["extras"]["msh"]["control_points"] = json!(points.len());
+    doc.tree_mut()["scenes"][0]["extras"]["msh"]["control_points"] = json!(points.len());
 }
 
 fn with_points() -> (Model, Vec<u8>, GltfFile) {
@@ -272,7 +274,7 @@ fn control_point_edits_are_written_into_the_cpt() {
     let g = 3; // the first point's glTF node
     let near = |a: [f32; 3], b: [f32; 3]| close(a, b, 1e-5);
     let (base, _, mut doc) = with_points();
-    doc.json["nodes"][g]["translation"][0] = json!(0.7);
+    doc.tree_mut()["nodes"][g]["translation"][0] = json!(0.7);
     let (e, unchanged) = points_of(&doc, &base);
     assert!(
         !unchanged && near(e.cpt.points[0].position, [0.7, 0.0, 0.1]),
@@ -281,19 +283,19 @@ fn control_point_edits_are_written_into_the_cpt() {
     assert_eq!(e.cpt.points[1], base_points().points[1]);
 
     let (_, _, mut doc) = with_points();
-    doc.json["nodes"][g]["rotation"] = json!([0.0, 0.0, 0.0, 1.0]);
+    doc.tree_mut()["nodes"][g]["rotation"] = json!([0.0, 0.0, 0.0, 1.0]);
     let (e, _) = points_of(&doc, &base);
     // glTF +Y is game +Z; the length (1) is kept.
     assert!(near(e.cpt.points[0].direction, [0.0, 0.0, 1.0]), "{e:?}");
 
     let (_, _, mut doc) = with_points();
-    doc.json["nodes"][g]["name"] = json!("Dir_2");
+    doc.tree_mut()["nodes"][g]["name"] = json!("Dir_2");
     assert_eq!(points_of(&doc, &base).0.cpt.points[0].name(), "Dir_2");
 
     // Re-parented: from node 2 ("tip") to node 0 ("body").
     let (_, _, mut doc) = with_points();
-    doc.json["nodes"][2]["children"] = json!([]);
-    doc.json["nodes"][0]["children"]
+    doc.tree_mut()["nodes"][2]["children"] = json!([]);
+    doc.tree_mut()["nodes"][0]["children"]
         .as_array_mut()
         .unwrap()
         .push(json!(g));
@@ -308,7 +310,7 @@ fn control_point_edits_are_written_into_the_cpt() {
 
     // A scale of its node baked into the mesh: the points follow it.
     let (_, _, mut doc) = with_points();
-    doc.json["nodes"][0]["scale"] = json!([1.5, 1.5, 1.5]);
+    doc.tree_mut()["nodes"][0]["scale"] = json!([1.5, 1.5, 1.5]);
     let (e, _) = points_of(&doc, &base);
     assert!(near(e.cpt.points[0].position, [0.75, 0.0, 0.15]), "{e:?}");
     assert!(near(e.cpt.points[0].direction, [1.5, 0.0, 0.0]), "{e:?}");
@@ -320,9 +322,10 @@ fn control_point_edits_are_written_into_the_cpt() {
 #[test]
 fn a_control_point_roll_is_named_in_a_warning() {
     let (base, _, mut doc) = with_points();
-    let r: Vec<f32> = serde_json::from_value(doc.json["nodes"][3]["rotation"].clone()).unwrap();
+    let r: Vec<f32> =
+        serde_json::from_value(doc.to_json()["nodes"][3]["rotation"].clone()).unwrap();
     let q = glam::Quat::from_slice(&r) * glam::Quat::from_rotation_y(0.5);
-    doc.json["nodes"][3]["rotation"] = json!(q.to_array());
+    doc.tree_mut()["nodes"][3]["rotation"] = json!(q.to_array());
     let w = warnings_of(&doc, &base);
     assert!(
         w.contains("\"Dir_1\": turned about its own direction"),
@@ -335,8 +338,9 @@ fn a_rotation_below_quantisation_is_not_an_edit() {
     // A static node's TRS is written as its one key; a change that does
     // not survive quantisation (msh-animation §2) is not an edit.
     let (base, bytes, mut doc) = exported("lod_tower.msh");
-    let r: Vec<f32> = serde_json::from_value(doc.json["nodes"][0]["rotation"].clone()).unwrap();
-    doc.json["nodes"][0]["rotation"] = json!([r[0] + 1e-6, r[1], r[2], r[3]]);
+    let r: Vec<f32> =
+        serde_json::from_value(doc.to_json()["nodes"][0]["rotation"].clone()).unwrap();
+    doc.tree_mut()["nodes"][0]["rotation"] = json!([r[0] + 1e-6, r[1], r[2], r[3]]);
     let imp = import(&doc, &base);
     assert!(imp.report.unchanged, "{:?}", imp.report);
     assert_eq!(msh::encode(&imp.model).unwrap(), bytes);
@@ -346,7 +350,7 @@ fn a_rotation_below_quantisation_is_not_an_edit() {
 fn cli_prints_each_warning_and_the_report_carries_its_text() {
     let tmp = tempfile::tempdir().unwrap();
     let (_, _, mut doc) = exported("anim_rotor.msh");
-    doc.json["nodes"][1]["scale"] = json!([1.0, 2.0, 1.0]);
+    doc.tree_mut()["nodes"][1]["scale"] = json!([1.0, 2.0, 1.0]);
     let glb = tmp.path().join("e.glb");
     std::fs::write(&glb, common::glb(&doc.to_json(), &doc.buffers[0])).unwrap();
     let base = common::sample("anim_rotor.msh");
@@ -401,7 +405,11 @@ enum Edit {
 
 /// Applies `e` to `doc` (Res1 glTF nodes are 0..3, points 3..5).
 fn edit(doc: &mut GltfFile, e: &Edit) {
-    let n = &mut doc.json["nodes"];
+    if let Edit::PointDelete(g) = *e {
+        return remove_node(doc, g);
+    }
+    let mut tree = doc.tree_mut();
+    let n = &mut tree["nodes"];
     match *e {
         Edit::Scale(g, s) => n[g]["scale"] = json!(s),
         Edit::Move(g, d) | Edit::PointMove(g, d) => {
@@ -414,14 +422,14 @@ fn edit(doc: &mut GltfFile, e: &Edit) {
             n[g]["rotation"] = json!(q.normalize().to_array());
         }
         Edit::PointRename(g) => n[g]["name"] = json!("renamed"),
-        Edit::PointDelete(g) => remove_node(doc, g),
+        Edit::PointDelete(_) => unreachable!("handled above"),
     }
 }
 
 /// Deletes glTF node `g` (a leaf): out of its parent's children, later
 /// indices shifted down, as an exporter writes a document without it.
 fn remove_node(doc: &mut GltfFile, g: usize) {
-    doc.json["nodes"].as_array_mut().unwrap().remove(g);
+    doc.tree_mut()["nodes"].as_array_mut().unwrap().remove(g);
     let fix = |list: &mut serde_json::Value| {
         let v: Vec<u64> = list
             .as_array()
@@ -433,12 +441,12 @@ fn remove_node(doc: &mut GltfFile, g: usize) {
             .collect();
         *list = json!(v);
     };
-    for n in doc.json["nodes"].as_array_mut().unwrap() {
+    for n in doc.tree_mut()["nodes"].as_array_mut().unwrap() {
         if n.get("children").is_some() {
             fix(&mut n["children"]);
         }
     }
-    fix(&mut doc.json["scenes"][0]["nodes"]);
+    fix(&mut doc.tree_mut()["scenes"][0]["nodes"]);
 }
 
 fn big(lo: f32) -> impl Strategy<Value = f32> {

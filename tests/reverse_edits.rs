@@ -80,7 +80,7 @@ fn push_accessor(
     let off = b.len();
     b.extend_from_slice(data);
     let len = b.len();
-    doc.json["buffers"][0]["byteLength"] = json!(len);
+    doc.tree_mut()["buffers"][0]["byteLength"] = json!(len);
     let v = doc.push_buffer_view(json!({"buffer": 0, "byteOffset": off, "byteLength": data.len()}));
     let mut a = json!({"bufferView": v, "count": count, "componentType": ctype, "type": ty});
     if let Some((lo, hi)) = minmax {
@@ -95,7 +95,7 @@ fn f32_bytes(v: &[f32]) -> Vec<u8> {
 }
 
 fn prim(doc: &GltfFile, mesh: usize, p: usize) -> Value {
-    doc.json["meshes"][mesh]["primitives"][p].clone()
+    doc.to_json()["meshes"][mesh]["primitives"][p].clone()
 }
 
 fn index_list(doc: &GltfFile, a: usize) -> Vec<u32> {
@@ -201,7 +201,7 @@ fn moved_vertex_leaves_densified_tracks_alone() {
     // animation edit: Res8, Res19 and the Res1 map fields stay the base's.
     let (base, _, mut doc) = exported("anim_rotor.msh");
     let stored = base.keys.as_ref().unwrap().len();
-    let exported_keys: u64 = doc.json["animations"][0]["samplers"]
+    let exported_keys: u64 = doc.to_json()["animations"][0]["samplers"]
         .as_array()
         .unwrap()
         .iter()
@@ -283,7 +283,7 @@ fn changed_uv_and_normal_are_quantized() {
 
 /// The rotor's animation: (sampler input accessor, translation output, rotation output).
 fn rotor_channels(doc: &GltfFile) -> (usize, usize, usize, usize) {
-    let a = &doc.json["animations"][0];
+    let a = &doc.to_json()["animations"][0];
     let ch = a["channels"].as_array().unwrap();
     let c = ch
         .iter()
@@ -353,7 +353,7 @@ fn rotated_key_is_quantized_and_res19_regenerated() {
 
 /// Replaces the rotor's channels by keys at `extra` frames added to the base keys.
 fn add_keys(doc: &mut GltfFile, base: &Model, node: usize, extra: &[(f32, [f32; 3], [f32; 4])]) {
-    let a = doc.json["animations"][0].clone();
+    let a = doc.to_json()["animations"][0].clone();
     let (_, input, to, ro) = rotor_channels(doc);
     let times = doc.floats(input, 1, "t").unwrap();
     let pos = doc.floats(to, 3, "p").unwrap();
@@ -404,7 +404,7 @@ fn add_keys(doc: &mut GltfFile, base: &Model, node: usize, extra: &[(f32, [f32; 
             pi
         });
     }
-    doc.json["animations"][0] = a2;
+    doc.tree_mut()["animations"][0] = a2;
     let _ = base;
 }
 
@@ -481,7 +481,7 @@ fn deleted_triangle_rebuilds_the_slot() {
         .flat_map(|&i| (i as u16).to_le_bytes())
         .collect();
     let a = push_accessor(&mut doc, &kept, idx.len() - 3, 5123, "SCALAR", None);
-    doc.json["meshes"][0]["primitives"][0]["indices"] = json!(a);
+    doc.tree_mut()["meshes"][0]["primitives"][0]["indices"] = json!(a);
     let imp = import(&doc, &base);
     let m = round(&imp.model);
     assert_eq!(imp.report.rebuilt_slots, vec![0]);
@@ -517,7 +517,7 @@ fn deleted_triangle_rebuilds_the_slot() {
 #[test]
 fn renamed_node_changes_its_res9_name_only() {
     let (base, _, mut doc) = exported("lod_tower.msh");
-    doc.json["nodes"][1]["name"] = json!("башня");
+    doc.tree_mut()["nodes"][1]["name"] = json!("башня");
     let m = round(&import(&doc, &base).model);
     let (enc, _, _) = encoding_rs::WINDOWS_1251.encode("башня");
     // The samples are retail: names in Res9 (format-notes §6 R1).
@@ -529,8 +529,11 @@ fn renamed_node_changes_its_res9_name_only() {
     same_except(&m, &base, &["names"]);
     // Blender's ".001" suffix is not a rename.
     let (_, _, mut doc) = exported("lod_tower.msh");
-    let n = doc.json["nodes"][1]["name"].as_str().unwrap().to_string();
-    doc.json["nodes"][1]["name"] = json!(format!("{n}.001"));
+    let n = doc.to_json()["nodes"][1]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    doc.tree_mut()["nodes"][1]["name"] = json!(format!("{n}.001"));
     assert!(import(&doc, &base).report.unchanged);
 }
 
@@ -538,14 +541,14 @@ fn renamed_node_changes_its_res9_name_only() {
 fn blender_like_reordering_is_not_an_edit() {
     // Drop the extras, rename with suffixes, reverse the node order of names...
     let (base, bytes, mut doc) = exported("lod_tower.msh");
-    for n in doc.json["nodes"].as_array_mut().unwrap() {
+    for n in doc.tree_mut()["nodes"].as_array_mut().unwrap() {
         n.as_object_mut().unwrap().remove("extras");
         let nm = n["name"].as_str().unwrap().to_string();
         n["name"] = json!(format!("{nm}.001"));
     }
     // ... and rotate each triangle's corners, reversing the triangle order.
-    for mi in 0..doc.json["meshes"].as_array().unwrap().len() {
-        for pi in 0..doc.json["meshes"][mi]["primitives"]
+    for mi in 0..doc.to_json()["meshes"].as_array().unwrap().len() {
+        for pi in 0..doc.to_json()["meshes"][mi]["primitives"]
             .as_array()
             .unwrap()
             .len()
@@ -560,7 +563,7 @@ fn blender_like_reordering_is_not_an_edit() {
                 .flat_map(|&i| i.to_le_bytes())
                 .collect();
             let a = push_accessor(&mut doc, &data, idx.len(), 5125, "SCALAR", None);
-            doc.json["meshes"][mi]["primitives"][pi]["indices"] = json!(a);
+            doc.tree_mut()["meshes"][mi]["primitives"][pi]["indices"] = json!(a);
         }
     }
     let imp = import(&doc, &base);
@@ -601,25 +604,27 @@ fn mismatched_gltf_is_refused_and_nothing_is_written() {
     let cases: Vec<(&str, Edit, &str)> = vec![
         (
             "lines",
-            Box::new(|d: &mut GltfFile| d.json["meshes"][0]["primitives"][0]["mode"] = json!(1)),
+            Box::new(|d: &mut GltfFile| {
+                d.tree_mut()["meshes"][0]["primitives"][0]["mode"] = json!(1)
+            }),
             "gltf.mode",
         ),
         (
             "skin",
             Box::new(|d: &mut GltfFile| {
-                d.json["skins"] = json!([{"joints": [0]}]);
-                d.json["nodes"][0]["skin"] = json!(0);
+                d.tree_mut()["skins"] = json!([{"joints": [0]}]);
+                d.tree_mut()["nodes"][0]["skin"] = json!(0);
             }),
             "gltf.skin",
         ),
         (
             "extra node",
             Box::new(|d: &mut GltfFile| {
-                d.json["nodes"]
+                d.tree_mut()["nodes"]
                     .as_array_mut()
                     .unwrap()
                     .push(json!({"name": "intruder"}));
-                d.json["scenes"][0]["nodes"]
+                d.tree_mut()["scenes"][0]["nodes"]
                     .as_array_mut()
                     .unwrap()
                     .push(json!(4));
@@ -629,14 +634,15 @@ fn mismatched_gltf_is_refused_and_nothing_is_written() {
         (
             "removed node",
             Box::new(|d: &mut GltfFile| {
-                let nodes = d.json["nodes"].as_array_mut().unwrap();
+                let mut tree = d.tree_mut();
+                let nodes = tree["nodes"].as_array_mut().unwrap();
                 nodes.pop();
                 for n in nodes.iter_mut() {
                     if let Some(c) = n.get_mut("children").and_then(Value::as_array_mut) {
                         c.retain(|x| x != 3);
                     }
                 }
-                d.json["scenes"][0]["nodes"]
+                tree["scenes"][0]["nodes"]
                     .as_array_mut()
                     .unwrap()
                     .retain(|x| x != 3);
@@ -646,11 +652,12 @@ fn mismatched_gltf_is_refused_and_nothing_is_written() {
         (
             "reparented",
             Box::new(|d: &mut GltfFile| {
-                let nodes = d.json["nodes"].as_array_mut().unwrap();
+                let mut tree = d.tree_mut();
+                let nodes = tree["nodes"].as_array_mut().unwrap();
                 for n in nodes.iter_mut() {
                     n.as_object_mut().unwrap().remove("children");
                 }
-                d.json["scenes"][0]["nodes"] = json!([0, 1, 2, 3]);
+                tree["scenes"][0]["nodes"] = json!([0, 1, 2, 3]);
             }),
             "gltf.hierarchy",
         ),
@@ -784,7 +791,7 @@ fn archive_entry_is_replaced_alone() {
     let arch = dir.path().join("units.rlb");
     std::fs::write(&arch, nres::write(&entries).unwrap()).unwrap();
     let (base, _, mut doc) = exported("lod_tower.msh");
-    doc.json["nodes"][0]["name"] = json!("renamed");
+    doc.tree_mut()["nodes"][0]["name"] = json!("renamed");
     let input = dir.path().join("t.glb");
     std::fs::write(&input, glb(&doc)).unwrap();
     let out = dir.path().join("new.rlb");
@@ -834,7 +841,7 @@ fn step_and_cubic_channels_are_resampled() {
     let (base, _, mut doc) = exported("anim_rotor.msh");
     let (node, ..) = rotor_channels(&doc);
     // STEP everywhere: the engine must hold each value until the next key.
-    for s in doc.json["animations"][0]["samplers"]
+    for s in doc.tree_mut()["animations"][0]["samplers"]
         .as_array_mut()
         .unwrap()
     {
@@ -959,7 +966,7 @@ fn legacy_rest_transform_edit_is_reported() {
         .warnings
         .iter()
         .any(|w| w.contains("not stored")));
-    doc.json["nodes"][0]["rotation"] = json!([0.0, (0.25f32).sin(), 0.0, (0.25f32).cos()]);
+    doc.tree_mut()["nodes"][0]["rotation"] = json!([0.0, (0.25f32).sin(), 0.0, (0.25f32).cos()]);
     let imp = import(&doc, &base);
     let w: Vec<&String> = imp
         .report

@@ -23,7 +23,8 @@ fn corners(m: &Model, slot: u16) -> Vec<[f32; 3]> {
 }
 
 fn strip_cells(doc: &mut GltfFile, rename: bool) {
-    let nodes = doc.json["nodes"].as_array_mut().unwrap();
+    let mut tree = doc.tree_mut();
+    let nodes = tree["nodes"].as_array_mut().unwrap();
     for n in nodes.iter_mut() {
         let Some(c) = n["extras"]["msh"]["cell"].as_u64() else {
             continue;

@@ -134,7 +134,8 @@ struct Back<'a> {
 /// source. Returns whether a texture was compared.
 fn check_material(b: &Back, i: usize, m: &serde_json::Value) -> bool {
     let (model, src, back) = (b.model, &b.src, &b.back);
-    let back_mats = back.json["materials"].as_array().unwrap();
+    let back_tree = back.to_json();
+    let back_mats = back_tree["materials"].as_array().unwrap();
     let Some(bm) = back_mats
         .iter()
         .find(|x| x["extras"]["msh"]["material_index"].as_u64() == Some(i as u64))
@@ -157,7 +158,9 @@ fn check_material(b: &Back, i: usize, m: &serde_json::Value) -> bool {
     let Some(t) = m["pbrMetallicRoughness"]["baseColorTexture"]["index"].as_u64() else {
         return false;
     };
-    let img = src.json["textures"][t as usize]["source"].as_u64().unwrap() as usize;
+    let img = src.to_json()["textures"][t as usize]["source"]
+        .as_u64()
+        .unwrap() as usize;
     let bytes = materials::image_bytes(src, b.input.parent(), img).unwrap();
     let source = image::load_from_memory(&bytes).unwrap().to_rgba8();
     let (w, h) = source.dimensions();
@@ -170,7 +173,7 @@ fn check_material(b: &Back, i: usize, m: &serde_json::Value) -> bool {
     let bt = bm["pbrMetallicRoughness"]["baseColorTexture"]["index"]
         .as_u64()
         .unwrap_or_else(|| panic!("{model} material {i}: exported untextured"));
-    let bimg = back.json["textures"][bt as usize]["source"]
+    let bimg = back.to_json()["textures"][bt as usize]["source"]
         .as_u64()
         .unwrap() as usize;
     let png = materials::image_bytes(back, None, bimg).unwrap();
@@ -233,7 +236,8 @@ fn shared_assimp_textures_into_corpus_libraries() {
             new_tex: &new_tex,
             order: &order,
         };
-        let src_mats = b.src.json["materials"].as_array().unwrap();
+        let src_tree = b.src.to_json();
+        let src_mats = src_tree["materials"].as_array().unwrap();
         let mut checked = 0;
         for (i, m) in src_mats.iter().enumerate() {
             if check_material(&b, i, m) {

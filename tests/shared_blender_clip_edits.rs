@@ -87,7 +87,7 @@ fn subject(corpus: &Path, m: &Value) -> (String, String, String) {
             continue;
         }
         let doc = export(&corpus.join(file), entry);
-        for a in doc.json["animations"].as_array().unwrap() {
+        for a in doc.to_json()["animations"].as_array().unwrap() {
             let name = a["name"].as_str().unwrap_or("");
             if reversed.contains(&name) && has_interior_keys(&doc, a) {
                 return (file.to_string(), entry.to_string(), name.to_string());
@@ -121,7 +121,7 @@ fn run_blender(
 /// ones, from msh2gltf's own export of the subject.
 fn stored_rotation_keys(archive: &Path, entry: &str) -> Vec<(usize, usize)> {
     let doc = export(archive, entry);
-    let j = &doc.json;
+    let j = &doc.to_json();
     let tl = &j["animations"][0];
     let dens = &tl["extras"]["msh"]["densified"];
     let mut out = Vec::new();

@@ -43,7 +43,8 @@ impl Rng {
 /// Applies one random edit to a Res1 glTF node (`0..n`); returns what.
 fn random_edit(doc: &mut GltfFile, n: usize, rng: &mut Rng) -> String {
     let g = (rng.next() % n as u64) as usize;
-    let nd = &mut doc.json["nodes"][g];
+    let mut tree = doc.tree_mut();
+    let nd = &mut tree["nodes"][g];
     match rng.next() % 3 {
         0 => {
             let s = [rng.f(1.05, 2.0), rng.f(1.05, 2.0), rng.f(1.05, 2.0)];
@@ -76,7 +77,7 @@ fn random_edit(doc: &mut GltfFile, n: usize, rng: &mut Rng) -> String {
 /// slots its meshes stand for (extras `slot`).
 fn shown_vertices(doc: &GltfFile, base: &Model) -> BTreeSet<usize> {
     let mut out = BTreeSet::new();
-    for mesh in doc.json["meshes"].as_array().unwrap() {
+    for mesh in doc.to_json()["meshes"].as_array().unwrap() {
         let Some(s) = mesh["extras"]["msh"]["slot"].as_u64() else {
             continue;
         };
@@ -127,14 +128,14 @@ fn edited_corpus_exports_are_never_unchanged() {
         }
         // A uniform scale of every root: written, nothing warned.
         let mut doc = doc0.clone();
-        let roots: Vec<u64> = doc.json["scenes"][0]["nodes"]
+        let roots: Vec<u64> = doc.to_json()["scenes"][0]["nodes"]
             .as_array()
             .unwrap()
             .iter()
             .filter_map(|v| v.as_u64())
             .collect();
         for r in roots {
-            doc.json["nodes"][r as usize]["scale"] = json!([1.5, 1.5, 1.5]);
+            doc.tree_mut()["nodes"][r as usize]["scale"] = json!([1.5, 1.5, 1.5]);
         }
         match gltf_import::import_with_base(&doc, &base, &ImportOptions::default()) {
             Ok(imp) => {
@@ -227,7 +228,8 @@ fn cpt_edit(
 /// One random edit of a control-point empty (glTF node `g`): moved,
 /// turned, renamed or re-parented to the scene root; returns what.
 fn random_point_edit(doc: &mut GltfFile, g: usize, rng: &mut Rng) -> &'static str {
-    let nd = &mut doc.json["nodes"][g];
+    let mut tree = doc.tree_mut();
+    let nd = &mut tree["nodes"][g];
     match rng.next() % 4 {
         0 => {
             let t: Vec<f32> = serde_json::from_value(nd["translation"].clone()).unwrap();
@@ -248,20 +250,20 @@ fn random_point_edit(doc: &mut GltfFile, g: usize, rng: &mut Rng) -> &'static st
         }
         _ => {
             let gi = json!(g);
-            for n in doc.json["nodes"].as_array_mut().unwrap() {
+            for n in tree["nodes"].as_array_mut().unwrap() {
                 if let Some(c) = n.get_mut("children").and_then(|c| c.as_array_mut()) {
                     c.retain(|k| *k != gi);
                 }
             }
-            let roots = doc.json["scenes"][0]["nodes"].as_array_mut().unwrap();
+            let roots = tree["scenes"][0]["nodes"].as_array_mut().unwrap();
             if !roots.contains(&gi) {
                 roots.push(gi);
                 "re-parented"
             } else {
                 // Already at the root (its node is not in the model): move it.
                 let t: Vec<f32> =
-                    serde_json::from_value(doc.json["nodes"][g]["translation"].clone()).unwrap();
-                doc.json["nodes"][g]["translation"] = json!([t[0], t[1] + 0.25, t[2]]);
+                    serde_json::from_value(tree["nodes"][g]["translation"].clone()).unwrap();
+                tree["nodes"][g]["translation"] = json!([t[0], t[1] + 0.25, t[2]]);
                 "moved"
             }
         }
@@ -292,12 +294,12 @@ fn control_point_edits_of_corpus_models_are_written() {
             )),
             Err(e) => failures.push(format!("{}: unedited: {e}", m.display)),
         }
-        let points: Vec<usize> = (0..doc0.json["nodes"].as_array().unwrap().len())
-            .filter(|&g| !doc0.json["nodes"][g]["extras"]["msh"]["control_point"].is_null())
+        let points: Vec<usize> = (0..doc0.to_json()["nodes"].as_array().unwrap().len())
+            .filter(|&g| !doc0.to_json()["nodes"][g]["extras"]["msh"]["control_point"].is_null())
             .collect();
         for _ in 0..2 {
             let g = points[(rng.next() % points.len() as u64) as usize];
-            let name = doc0.json["nodes"][g]["extras"]["msh"]["control_point"]["name"]
+            let name = doc0.to_json()["nodes"][g]["extras"]["msh"]["control_point"]["name"]
                 .as_str()
                 .unwrap()
                 .to_string();
@@ -318,7 +320,8 @@ fn control_point_edits_of_corpus_models_are_written() {
                     // Turned about glTF x while pointing along x: a roll,
                     // which a .cpt cannot hold (a warning, nothing written).
                     let q0: Vec<f32> =
-                        serde_json::from_value(doc0.json["nodes"][g]["rotation"].clone()).unwrap();
+                        serde_json::from_value(doc0.to_json()["nodes"][g]["rotation"].clone())
+                            .unwrap();
                     let d0 = mshgltf::unit::gltf::direction_of([q0[0], q0[1], q0[2], q0[3]]);
                     let roll = what == "turned" && d0[0].abs() > 1.0 - 1e-4;
                     let named = (!roll

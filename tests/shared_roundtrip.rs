@@ -87,7 +87,7 @@ fn vertex_edit_leaves_the_animation_alone() {
         let e = export(bytes, stem, CellChoice::default());
         let glb = gltf_export::to_glb(&e).unwrap();
         let mut doc = gltf_import::parse(&glb, None).unwrap();
-        let Some(mesh) = doc.json["nodes"]
+        let Some(mesh) = doc.to_json()["nodes"]
             .as_array()
             .unwrap()
             .iter()
@@ -97,7 +97,7 @@ fn vertex_edit_leaves_the_animation_alone() {
         };
         let a = doc
             .accessor_def(
-                doc.json["meshes"][mesh as usize]["primitives"][0]["attributes"]["POSITION"]
+                doc.to_json()["meshes"][mesh as usize]["primitives"][0]["attributes"]["POSITION"]
                     .as_u64()
                     .unwrap() as usize,
             )

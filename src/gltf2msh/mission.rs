@@ -32,7 +32,7 @@ pub(super) fn edit_mission(
     claim(txn, &out, " (choose another output with -o)")?;
     let (base, _) = tma::read(base_bytes, Mode::Tolerant)
         .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
-    let w = back::apply(&doc.json, &base)
+    let w = back::apply(&doc.to_json(), &base)
         .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
     let bytes = tma::write(&w.mission);
     tma::read(&bytes, Mode::Strict)

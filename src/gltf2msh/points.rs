@@ -95,7 +95,8 @@ pub(super) fn edit(
     warnings: &mut Vec<String>,
 ) -> Result<Option<CptEdit>, RunError> {
     let Some(b) = base else {
-        let n = crate::gltf_import::read::arr(&doc.json, "nodes")
+        let n = doc
+            .nodes()
             .iter()
             .filter(|n| !n["extras"]["msh"][crate::unit::gltf::CONTROL_POINT_KEY].is_null())
             .count();

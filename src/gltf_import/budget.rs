@@ -39,8 +39,8 @@ pub fn check(doc: &GltfFile, max_work: u64) -> Result<(), ImportError> {
 /// `limits.work` over the budget of `max_work` units; `gltf.limits` for
 /// more than [`MAX_TRIANGLES`] triangles without `simplify`.
 pub fn check_scene(doc: &GltfFile, max_work: u64, simplify: bool) -> Result<(), ImportError> {
-    let nodes = arr(&doc.json, "nodes");
-    let meshes = arr(&doc.json, "meshes");
+    let nodes = doc.nodes();
+    let meshes = doc.meshes();
     let count = |a: Option<usize>| -> u64 {
         a.and_then(|a| doc.accessor_def(a).ok())
             .and_then(|x| x.get("count"))

@@ -2,6 +2,7 @@
 //! assembled units are export-only, and (see [`fold_clips`]) edited clip
 //! animations are written into the timeline over their frame range.
 
+use crate::gltf_import::read::{Elem, Props, TopArray};
 use serde_json::Value;
 
 use super::animation::{read_channel, Channel};
@@ -22,8 +23,12 @@ use crate::msh::{Model, Nodes};
 /// `gltf.unit` for an assembled unit.
 pub fn refuse_assembled(doc: &GltfFile) -> Result<(), ImportError> {
     let scene = doc.json["scene"].as_u64().unwrap_or(0) as usize;
-    let unit = &doc.json["scenes"][scene]["extras"]["msh"][UNIT_KEY];
-    let parted = arr(&doc.json, "nodes")
+    let unit = doc
+        .scenes()
+        .get(scene)
+        .map_or(&Value::Null, |s| &s["extras"]["msh"][UNIT_KEY]);
+    let parted = doc
+        .nodes()
         .iter()
         .any(|n| !n["extras"]["msh"][PART_KEY].is_null());
     if unit.is_null() && !parted {
@@ -57,8 +62,11 @@ pub fn refuse_assembled(doc: &GltfFile) -> Result<(), ImportError> {
 }
 
 /// True when a glTF animation is a clip animation (`extras.msh.clip`).
-pub fn is_clip(anim: &Value) -> bool {
-    anim["extras"]["msh"].get(CLIP_KEY).is_some()
+pub fn is_clip<P: Props + ?Sized>(anim: &P) -> bool {
+    anim.prop("extras")
+        .and_then(|e| e.get("msh"))
+        .and_then(|m| m.get(CLIP_KEY))
+        .is_some()
 }
 
 /// Tolerance (glTF units, quaternion components) under which a clip or
@@ -114,7 +122,7 @@ fn check_frames(keys: &[f32], [lo, hi]: [f32; 2]) -> Vec<f32> {
 
 /// The timeline animation: the first one that is not a clip.
 fn timeline_index(doc: &GltfFile) -> Option<usize> {
-    arr(&doc.json, "animations")
+    doc.animations()
         .iter()
         .position(|a| a.is_object() && !is_clip(a))
 }
@@ -129,7 +137,7 @@ fn timeline_channel(
     let Some(t) = timeline_index(doc) else {
         return Ok(None);
     };
-    let a = &arr(&doc.json, "animations")[t];
+    let a = &doc.animations()[t];
     let Some(c) = arr(a, "channels")
         .iter()
         .find(|c| idx(&c["target"], "node") == Some(g) && c["target"]["path"] == path)
@@ -234,15 +242,14 @@ pub fn fold_clips(
     let mut out = Folded {
         ..Default::default()
     };
-    if !matches!(base.nodes, Nodes::Node38(_)) || !arr(&doc.json, "animations").iter().any(is_clip)
-    {
+    if !matches!(base.nodes, Nodes::Node38(_)) || !doc.animations().iter().any(is_clip) {
         return Ok(out);
     }
     let s = Sampler::new(base, layout).map_err(|e| ImportError::new(e.rule, e.detail))?;
-    let nodes = arr(&doc.json, "nodes");
+    let nodes = doc.nodes();
     let base_clips = ctl.unwrap_or_default();
     let mut edits: Vec<Edit> = Vec::new();
-    for a in arr(&doc.json, "animations").iter().filter(|a| is_clip(a)) {
+    for a in doc.animations().iter().filter(is_clip) {
         let c = &a["extras"]["msh"][CLIP_KEY];
         let name = a["name"].as_str().unwrap_or("clip");
         // The range and clip time are the base's .ctl's, never the glTF's.
@@ -288,8 +295,8 @@ pub fn fold_clips(
 /// `None` for any other channel (scale, weights, nodes without
 /// `extras.msh.node`, unreadable targets).
 fn clip_target<'a>(
-    nodes: &[Value],
-    a: &'a Value,
+    nodes: &[Elem],
+    a: &'a Elem,
     ch: &'a Value,
     res1_count: usize,
 ) -> Option<(usize, usize, &'a str, &'a Value)> {
@@ -329,7 +336,7 @@ fn clip_edited(
     doc: &GltfFile,
     s: &Sampler<'_>,
     (up, fps): (Up, f32),
-    a: &Value,
+    a: &Elem,
     name: &str,
 ) -> Result<bool, ImportError> {
     let c = &a["extras"]["msh"][CLIP_KEY];
@@ -339,7 +346,7 @@ fn clip_edited(
     );
     let range = clamp_range([f0.min(f1), f0.max(f1)]);
     let ct = ClipTime::from_extras(&a["extras"]["msh"]);
-    let nodes = arr(&doc.json, "nodes");
+    let nodes = doc.nodes();
     for ch in arr(a, "channels") {
         let Some((g, r, path, smp)) = clip_target(nodes, a, ch, s.node_count()) else {
             continue;
@@ -399,17 +406,17 @@ fn push_sampler(doc: &mut GltfFile, t: usize, frames: &[f32], values: &[f32], fp
     let b = doc.buffers.len();
     let len = data.len();
     doc.buffers.push(data);
-    let push = |j: &mut Value, key: &str, v: Value| -> usize {
-        if !j[key].is_array() {
-            j[key] = Value::Array(Vec::new());
+    // Appends `v` to the array `slot` (made one when it is not).
+    let push = |slot: &mut Value, v: Value| -> usize {
+        if !slot.is_array() {
+            *slot = Value::Array(Vec::new());
         }
-        let a = j[key].as_array_mut().expect("array");
+        let a = slot.as_array_mut().expect("array");
         a.push(v);
         a.len() - 1
     };
     push(
-        &mut doc.json,
-        "buffers",
+        &mut doc.json["buffers"],
         serde_json::json!({"byteLength": len}),
     );
     let view =
@@ -428,15 +435,14 @@ fn push_sampler(doc: &mut GltfFile, t: usize, frames: &[f32], values: &[f32], fp
         serde_json::json!({"bufferView": view, "byteOffset": 4 * n, "componentType": 5126, "count": n, "type": ty}),
     );
     push(
-        &mut doc.json["animations"][t],
-        "samplers",
+        &mut doc.list_mut(TopArray::Animations)[t]["samplers"],
         serde_json::json!({"input": input, "output": output, "interpolation": "LINEAR"}),
     )
 }
 
 /// The node's rest value (glTF TRS) for a node without a timeline channel.
 fn rest_value(doc: &GltfFile, g: usize, slot: usize) -> Vec<f32> {
-    let n = &arr(&doc.json, "nodes")[g];
+    let n = &doc.nodes()[g];
     let (key, def) = if slot == 0 {
         ("translation", vec![0.0, 0.0, 0.0])
     } else {
@@ -455,14 +461,14 @@ fn splice(doc: &GltfFile, edits: &[Edit], fps: f32) -> Result<GltfFile, ImportEr
     let t = match timeline_index(&d) {
         Some(t) => t,
         None => {
-            let Some(a) = d.json["animations"].as_array_mut() else {
+            if !d.has(TopArray::Animations) {
                 return Err(ImportError::new(
                     "gltf.clip",
                     "clip edits but no `animations` array to write the timeline into",
                 ));
-            };
-            a.push(serde_json::json!({"name": "timeline", "channels": [], "samplers": []}));
-            a.len() - 1
+            }
+            let timeline = serde_json::json!({"name": "timeline", "channels": [], "samplers": []});
+            d.push(TopArray::Animations, timeline)
         }
     };
     for e in edits {
@@ -504,7 +510,7 @@ fn splice(doc: &GltfFile, edits: &[Edit], fps: f32) -> Result<GltfFile, ImportEr
         let s = push_sampler(&mut d, t, &frames, &values, fps);
         // The timeline is an object (timeline_index); a missing or
         // malformed `channels` is replaced by an empty list.
-        let anim = &mut d.json["animations"][t];
+        let anim = &mut d.list_mut(TopArray::Animations)[t];
         if !anim["channels"].is_array() {
             anim["channels"] = Value::Array(Vec::new());
         }

@@ -16,19 +16,20 @@
 //!   [`crate::unit::cpt_back`]); what a `.cpt` record cannot hold (a roll
 //!   about the direction, a scale across it) is reported by name.
 
+use crate::gltf_import::read::Elem;
 use serde_json::Value;
 
 use super::anim_check::{PLAYED_POS_TOL, PLAYED_ROT_TOL};
 use super::animation::{collect_channels, node_trs_full};
 use super::matching::Matched;
-use super::read::{arr, msh_extras, GltfFile};
+use super::read::{msh_extras, GltfFile};
 use super::Context;
 use crate::anim::Sampler;
 use crate::gltf_export::axes;
 use crate::gltf_export::msh_extras::CONTROL_POINT_KEY;
 use crate::msh::{Model, Nodes};
 
-fn name_of(v: &Value) -> &str {
+fn name_of(v: &Elem) -> &str {
     v.get("name").and_then(Value::as_str).unwrap_or("")
 }
 
@@ -82,7 +83,7 @@ fn static_nodes(
     else {
         return;
     };
-    let nodes = arr(&doc.json, "nodes");
+    let nodes = doc.nodes();
     for (r, &g) in m.node_of.iter().enumerate() {
         let Some(nd) = nodes.get(g) else { continue };
         let [tc, rc, _] = &col.channels[r];
@@ -125,7 +126,7 @@ fn static_nodes(
 /// magnitude), as phrases: a turn about its own direction (a roll) and a
 /// scale across it (X or Z). Moves, turns, scales along it, renames,
 /// re-parenting and deletions are written ([`crate::unit::cpt_back`]).
-fn point_changes(nd: &Value, cp: &serde_json::Map<String, Value>, conv: Context) -> Vec<String> {
+fn point_changes(nd: &Elem, cp: &serde_json::Map<String, Value>, conv: Context) -> Vec<String> {
     let (trs, _) = node_trs_full(nd);
     let mut what = Vec::new();
     let dir = cp
@@ -155,7 +156,7 @@ fn point_changes(nd: &Value, cp: &serde_json::Map<String, Value>, conv: Context)
 /// Control points: what the `.cpt` cannot hold (see [`point_changes`]).
 fn control_points(doc: &GltfFile, conv: Context, warnings: &mut Vec<String>) {
     let why = "not written: the game keeps the point's direction and length only";
-    for nd in arr(&doc.json, "nodes") {
+    for nd in doc.nodes() {
         let Some(cp) = msh_extras(nd)
             .and_then(|e| e.get(CONTROL_POINT_KEY))
             .and_then(Value::as_object)

@@ -8,6 +8,7 @@
 //! carry a cell's mesh (`{"msh": {"node": i, "cell": c}}`, `--all-cells`)
 //! are not Res1 nodes.
 
+use crate::gltf_import::read::{Elem, Props};
 use std::collections::HashMap;
 
 use crate::convention::{self, Conventions, NameSource};
@@ -70,21 +71,21 @@ pub fn strip_blender_suffix(name: &str) -> &str {
 }
 
 /// A glTF object's `name`, or empty.
-fn name_of(v: &Value) -> &str {
-    v.get("name").and_then(Value::as_str).unwrap_or("")
+fn name_of<P: Props + ?Sized>(v: &P) -> &str {
+    v.prop("name").and_then(Value::as_str).unwrap_or("")
 }
 
 /// An integer of the object's `{"msh": {...}}` extras.
-fn extras_u64(v: &Value, key: &str) -> Option<u64> {
+fn extras_u64<P: Props + ?Sized>(v: &P, key: &str) -> Option<u64> {
     super::read::msh_u64(v, key)
 }
 
 /// The local matrix of glTF node `n` at rest: its `matrix` (16 floats,
 /// column-major), else its `translation` x `rotation` x `scale` (each
 /// defaulting to identity), in f64.
-pub(crate) fn local_matrix(n: &Value) -> glam::DMat4 {
+pub(crate) fn local_matrix<P: Props + ?Sized>(n: &P) -> glam::DMat4 {
     let get = |key: &str| -> Option<Vec<f64>> {
-        n.get(key)?.as_array()?.iter().map(Value::as_f64).collect()
+        n.prop(key)?.as_array()?.iter().map(Value::as_f64).collect()
     };
     if let Some(m) = get("matrix").filter(|m| m.len() == 16) {
         let mut a = [0.0; 16];
@@ -114,7 +115,7 @@ pub(crate) fn local_matrix(n: &Value) -> glam::DMat4 {
 /// # Errors
 /// `gltf.hierarchy`: a child index out of range, or a node listed as a
 /// child twice (by one parent or two).
-pub(crate) fn child_links(nodes: &[Value]) -> Result<Vec<Option<usize>>, ImportError> {
+pub(crate) fn child_links<N: Props>(nodes: &[N]) -> Result<Vec<Option<usize>>, ImportError> {
     let mut parent: Vec<Option<usize>> = vec![None; nodes.len()];
     for (i, n) in nodes.iter().enumerate() {
         for c in arr(n, "children") {
@@ -144,8 +145,8 @@ pub(crate) fn child_links(nodes: &[Value]) -> Result<Vec<Option<usize>>, ImportE
 /// range, a node listed as a child twice (by one parent or two), a scene
 /// root that is also a child (or not a node), or a cycle.
 pub fn parents(doc: &GltfFile) -> Result<Vec<Option<usize>>, ImportError> {
-    let nodes = arr(&doc.json, "nodes");
-    let scenes = arr(&doc.json, "scenes");
+    let nodes = doc.nodes();
+    let scenes = doc.scenes();
     let scene = idx(&doc.json, "scene").unwrap_or(0);
     if scenes.is_empty() || scene >= scenes.len() {
         return Err(err(
@@ -224,7 +225,7 @@ pub fn match_document(
     base: &Model,
     conv: Conventions,
 ) -> Result<Matched, ImportError> {
-    let nodes = arr(&doc.json, "nodes");
+    let nodes = doc.nodes();
     if !arr(&doc.json, "skins").is_empty() || nodes.iter().any(|n| n.get("skin").is_some()) {
         return Err(err(
             "gltf.skin",
@@ -256,7 +257,7 @@ pub fn match_document(
 
 /// Cell carriers and control-point empties (crate::unit::gltf) are not Res1
 /// nodes.
-fn is_carrier(n: &Value) -> bool {
+fn is_carrier(n: &Elem) -> bool {
     msh_extras(n).is_some_and(|e| {
         e.contains_key("cell") || e.contains_key(crate::gltf_export::msh_extras::CONTROL_POINT_KEY)
     })
@@ -270,7 +271,7 @@ fn is_carrier(n: &Value) -> bool {
 /// # Errors
 /// `gltf.match.node`: an extra out of range or said twice, or counts of
 /// unmatched nodes that differ.
-fn match_nodes(nodes: &[Value], names: &[String], out: &mut Matched) -> Result<(), ImportError> {
+fn match_nodes(nodes: &[Elem], names: &[String], out: &mut Matched) -> Result<(), ImportError> {
     let n = names.len();
     let cand: Vec<usize> = (0..nodes.len())
         .filter(|&i| !is_carrier(&nodes[i]))
@@ -326,7 +327,7 @@ fn match_nodes(nodes: &[Value], names: &[String], out: &mut Matched) -> Result<(
 /// # Errors
 /// `gltf.match.node`: `r` out of range, or said by two glTF nodes.
 fn nodes_by_extras(
-    nodes: &[Value],
+    nodes: &[Elem],
     cand: &[usize],
     node_of: &mut [Option<usize>],
     taken: &mut [bool],
@@ -365,7 +366,7 @@ fn nodes_by_extras(
 /// name without a Blender suffix (second pass) is the exported name of a
 /// Res1 node not yet matched take it.
 fn nodes_by_names(
-    nodes: &[Value],
+    nodes: &[Elem],
     cand: &[usize],
     names: &[String],
     node_of: &mut [Option<usize>],
@@ -404,7 +405,7 @@ fn nodes_by_names(
 /// # Errors
 /// `gltf.hierarchy`, naming both parents (re-parenting is not supported).
 fn check_hierarchy(
-    nodes: &[Value],
+    nodes: &[Elem],
     parent: &[Option<usize>],
     n38: &[Node38],
     names: &[String],
@@ -440,11 +441,7 @@ fn check_hierarchy(
 /// Meshes and their slot hints: `(glTF mesh, base slot)` per glTF node with
 /// a mesh. A carrier's hint is the slot of its `{"msh": {"node", "cell"}}`
 /// extras; a Res1 node's, its cell 0 slot, else its first slot.
-fn node38_mesh_hints(
-    nodes: &[Value],
-    n38: &[Node38],
-    out: &Matched,
-) -> Vec<(usize, Option<usize>)> {
+fn node38_mesh_hints(nodes: &[Elem], n38: &[Node38], out: &Matched) -> Vec<(usize, Option<usize>)> {
     let n = n38.len();
     let mut mesh_hint = Vec::new();
     for (g, nd) in nodes.iter().enumerate() {
@@ -493,7 +490,7 @@ fn match_meshes(
     mesh_hint: Vec<(usize, Option<usize>)>,
     out: &mut Matched,
 ) -> Result<(), ImportError> {
-    let meshes = arr(&doc.json, "meshes");
+    let meshes = doc.meshes();
     let mut seen: HashMap<usize, MeshTarget> = HashMap::new();
     let mut slot_mesh: HashMap<usize, usize> = HashMap::new();
     for (m, hint) in mesh_hint {
@@ -556,7 +553,7 @@ fn match_meshes(
 fn mesh_target(
     base: &Model,
     m: usize,
-    mesh: &Value,
+    mesh: &Elem,
     hint: Option<usize>,
 ) -> Result<MeshTarget, ImportError> {
     Ok(if matches!(base.nodes, Nodes::Legacy24 { .. }) {
@@ -583,7 +580,7 @@ fn mesh_target(
 /// a warning: its primitives keep the base batch's material), with its
 /// `lit` extra.
 fn match_materials(doc: &GltfFile, out: &mut Matched) {
-    for (i, mat) in arr(&doc.json, "materials").iter().enumerate() {
+    for (i, mat) in doc.materials().iter().enumerate() {
         let mi = extras_u64(mat, "material_index")
             .or_else(|| {
                 strip_blender_suffix(name_of(mat))
@@ -616,7 +613,7 @@ pub fn apply_nodes(
     conv: Conventions,
     report: &mut ImportReport,
 ) -> Result<(), ImportError> {
-    let nodes = arr(&doc.json, "nodes");
+    let nodes = doc.nodes();
     let names = exported_names(base, conv.names);
     for (r, &g) in m.node_of.iter().enumerate() {
         let nd = &nodes[g];
@@ -662,7 +659,7 @@ pub fn check_mesh_assignment(doc: &GltfFile, m: &Matched, base: &Model) -> Resul
     if n38.is_empty() {
         return Ok(());
     }
-    let nodes = arr(&doc.json, "nodes");
+    let nodes = doc.nodes();
     let slot_of_mesh: HashMap<usize, usize> = m
         .meshes
         .iter()

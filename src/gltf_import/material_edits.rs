@@ -19,6 +19,7 @@
 //! pixels of an image are not compared: a texture painted over under the
 //! same name is not detected.
 
+use crate::gltf_import::read::Elem;
 use serde_json::Value;
 
 use super::read::{arr, floats, idx, msh_extras, GltfFile};
@@ -31,7 +32,7 @@ pub const COLOR_TOL: f32 = 0.5 / 255.0;
 /// The base colour image name of material `m`: the image's `name`, else
 /// its URI's file stem; `Some(None)` without a base colour texture, `None`
 /// when the image has neither name nor URI (not comparable).
-fn texture_name(doc: &GltfFile, m: &Value) -> Option<Option<String>> {
+fn texture_name(doc: &GltfFile, m: &Elem) -> Option<Option<String>> {
     let Some(info) = m
         .get("pbrMetallicRoughness")
         .and_then(|p| p.get("baseColorTexture"))
@@ -80,7 +81,7 @@ pub fn norm_texture(name: &str) -> String {
 /// `p[3]` is below 1 (format-notes §6 R9, R10; msh2gltf writes it as the
 /// alpha whatever the blend mode) comes back with another alpha unedited.
 /// Such an alpha is never written either: the MAT0 opacity is kept.
-fn opaque_both(rec: &serde_json::Map<String, Value>, m: &Value) -> bool {
+fn opaque_both(rec: &serde_json::Map<String, Value>, m: &Elem) -> bool {
     let was = rec.get("alpha_mode").and_then(Value::as_str);
     let now = m
         .get("alphaMode")
@@ -117,7 +118,7 @@ pub struct MaterialEdit {
 }
 
 /// The glTF image of material `m`'s base colour texture.
-fn base_image(doc: &GltfFile, m: &Value) -> Option<usize> {
+fn base_image(doc: &GltfFile, m: &Elem) -> Option<usize> {
     let info = m.get("pbrMetallicRoughness")?.get("baseColorTexture")?;
     let t = idx(info, "index")?;
     idx(arr(&doc.json, "textures").get(t)?, "source")
@@ -127,7 +128,7 @@ fn base_image(doc: &GltfFile, m: &Value) -> Option<usize> {
 fn compare(
     doc: &GltfFile,
     i: usize,
-    m: &Value,
+    m: &Elem,
     rec: &serde_json::Map<String, Value>,
 ) -> MaterialEdit {
     let mut e = MaterialEdit {
@@ -210,7 +211,7 @@ fn compare(
 /// compared with it (edited or not); materials without the record (other
 /// tools, older exports) are left out.
 pub fn exported_materials(doc: &GltfFile) -> Vec<MaterialEdit> {
-    arr(&doc.json, "materials")
+    doc.materials()
         .iter()
         .enumerate()
         .filter_map(|(i, m)| {

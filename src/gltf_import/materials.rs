@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use image::RgbaImage;
 use serde_json::Value;
 
-use super::read::{arr, floats, idx, GltfFile};
+use super::read::{floats, idx, GltfFile};
 use super::ImportError;
 use crate::convention::TexmOrder;
 use crate::material::texm::{self, TexFormat};
@@ -177,7 +177,7 @@ impl LibraryContent {
 pub fn lightmap_image(doc: &GltfFile) -> (Option<(usize, usize)>, Vec<usize>) {
     let mut first = None;
     let mut others = Vec::new();
-    for (m, mat) in arr(&doc.json, "materials").iter().enumerate() {
+    for (m, mat) in doc.materials().iter().enumerate() {
         let Some(o) = mat
             .get("occlusionTexture")
             .filter(|o| idx(o, "texCoord") == Some(1))
@@ -456,7 +456,8 @@ pub fn texture_from_image(
 /// image of every material with a WEAR row, and the lightmap image when the
 /// WEAR has a LIGHTMAPS row; each once, in ascending order.
 fn used_images(doc: &GltfFile, wear: &Wear) -> Vec<usize> {
-    let mut out: Vec<usize> = arr(&doc.json, "materials")
+    let mut out: Vec<usize> = doc
+        .materials()
         .iter()
         .take(wear.materials.len())
         .filter_map(|m| {
@@ -535,7 +536,7 @@ pub fn library_content(
 ) -> Result<LibraryContent, ImportError> {
     spend_images(doc, base_dir, wear, opts)?;
     let mut out = LibraryContent::default();
-    let materials = arr(&doc.json, "materials");
+    let materials = doc.materials();
     let mut tex_of_image: HashMap<usize, String> = HashMap::new();
     let mut used = HashSet::new();
     for (row, m) in materials.iter().enumerate() {

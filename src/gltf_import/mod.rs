@@ -218,9 +218,7 @@ pub struct Imported {
 /// else retail.
 pub fn context(doc: &GltfFile, opts: &ImportOptions, base: Option<&Model>) -> Context {
     let scene_i = read::idx(&doc.json, "scene").unwrap_or(0);
-    let ex = read::arr(&doc.json, "scenes")
-        .get(scene_i)
-        .and_then(read::msh_extras);
+    let ex = doc.scenes().get(scene_i).and_then(read::msh_extras);
     let fps = opts
         .fps
         .or_else(|| {

@@ -25,6 +25,7 @@
 //! Nodes whose transform is already rigid are left as they are, so an
 //! unedited document is not copied.
 
+use crate::gltf_import::read::{Elem, TopArray};
 use glam::{DMat3, DQuat, DVec3};
 use serde_json::{json, Value};
 
@@ -69,7 +70,7 @@ struct NodeEdit {
     dq: DQuat,
 }
 
-fn name_of(v: &Value) -> &str {
+fn name_of(v: &Elem) -> &str {
     v.get("name").and_then(Value::as_str).unwrap_or("")
 }
 
@@ -125,7 +126,7 @@ fn top_down(parent: &[Option<usize>]) -> Vec<usize> {
 /// extras' `frame_current` (written by the Blender add-on), else 0.
 fn current_frame(doc: &GltfFile) -> f32 {
     let s = idx(&doc.json, "scene").unwrap_or(0);
-    arr(&doc.json, "scenes")
+    doc.scenes()
         .get(s)
         .and_then(msh_extras)
         .and_then(|e| e.get("frame_current"))
@@ -190,7 +191,7 @@ fn unkeyed_move(
 /// `gltf.hierarchy` (a child index out of range), `gltf.anim` and
 /// `gltf.accessor` (unreadable channels or vertex data).
 pub(crate) fn bake(doc: &GltfFile, m: &Matched, fps: f32) -> Result<Baked, ImportError> {
-    let nodes = arr(&doc.json, "nodes");
+    let nodes = doc.nodes();
     let parent = child_links(nodes)?;
     let col = collect_channels(doc, fps, Some, nodes.len())?;
     let frame = current_frame(doc);
@@ -289,10 +290,7 @@ pub(crate) fn bake(doc: &GltfFile, m: &Matched, fps: f32) -> Result<Baked, Impor
 /// becomes its rotation (+Y along it) and its Y scale (its length), which
 /// [`crate::unit::cpt_back`] writes into the `.cpt`.
 fn scale_points(doc: &mut GltfFile, parent: &[Option<usize>], resid: &[DMat3]) {
-    let Some(nodes) = doc.json.get_mut("nodes").and_then(Value::as_array_mut) else {
-        return;
-    };
-    for (g, nd) in nodes.iter_mut().enumerate() {
+    for (g, nd) in doc.list_mut(TopArray::Nodes).iter_mut().enumerate() {
         let is_point = msh_extras(nd).is_some_and(|e| e.contains_key(CONTROL_POINT_KEY));
         let Some(mp) = parent.get(g).copied().flatten().map(|p| resid[p]) else {
             continue;
@@ -315,7 +313,7 @@ fn scale_points(doc: &mut GltfFile, parent: &[Option<usize>], resid: &[DMat3]) {
 /// it, goes nowhere: a warning names it (a scale inherited from an
 /// ancestor moved the node, which is written).
 fn warn_unshown_scales(
-    nodes: &[Value],
+    nodes: &[Elem],
     m: &Matched,
     parent: &[Option<usize>],
     resid: &[DMat3],
@@ -350,27 +348,27 @@ fn warn_unshown_scales(
 /// Writes one node's rigid TRS and maps its translation and rotation
 /// channels (every non-clip animation).
 fn write_node(doc: &mut GltfFile, e: &NodeEdit) -> Result<(), ImportError> {
-    let nd = &mut doc.json["nodes"][e.g];
-    if let Some(o) = nd.as_object_mut() {
-        o.remove("matrix");
-        o.remove("scale");
-        o.insert("translation".into(), json!(e.t));
-        o.insert("rotation".into(), json!(e.r));
+    let nd = &mut doc.list_mut(TopArray::Nodes)[e.g];
+    if nd.is_object() {
+        nd.remove("matrix");
+        nd.remove("scale");
+        nd.insert("translation", json!(e.t));
+        nd.insert("rotation", json!(e.r));
     }
     let t_edit = !is_identity(&e.t_map) || e.dt.iter().any(|x| *x != 0.0);
     let r_edit = !e.dq.abs_diff_eq(DQuat::IDENTITY, 0.0);
     if !t_edit && !r_edit {
         return Ok(());
     }
-    let n_anim = arr(&doc.json, "animations").len();
+    let n_anim = doc.animations().len();
     for ai in 0..n_anim {
-        let a = &doc.json["animations"][ai];
+        let a = &doc.animations()[ai];
         if msh_extras(a).is_some_and(|x| x.contains_key(crate::gltf_export::msh_extras::CLIP_KEY)) {
             continue;
         }
         let n_ch = arr(a, "channels").len();
         for ci in 0..n_ch {
-            let ch = &doc.json["animations"][ai]["channels"][ci];
+            let ch = &doc.animations()[ai]["channels"][ci];
             if idx(&ch["target"], "node") != Some(e.g) {
                 continue;
             }
@@ -378,7 +376,7 @@ fn write_node(doc: &mut GltfFile, e: &NodeEdit) -> Result<(), ImportError> {
             let Some(si) = idx(ch, "sampler") else {
                 continue;
             };
-            let s = doc.json["animations"][ai]["samplers"][si].clone();
+            let s = doc.animations()[ai]["samplers"][si].clone();
             let cubic = s.get("interpolation").and_then(Value::as_str) == Some("CUBICSPLINE");
             let Some(oa) = idx(&s, "output") else {
                 continue;
@@ -399,12 +397,13 @@ fn write_node(doc: &mut GltfFile, e: &NodeEdit) -> Result<(), ImportError> {
             let na = push_floats(doc, &vals, ty, false);
             let mut s2 = s;
             s2["output"] = json!(na);
-            let samplers = doc.json["animations"][ai]["samplers"]
+            let anim = &mut doc.list_mut(TopArray::Animations)[ai];
+            let samplers = anim["samplers"]
                 .as_array_mut()
                 .expect("a sampler was read from this array");
             samplers.push(s2);
             let ns = samplers.len() - 1;
-            doc.json["animations"][ai]["channels"][ci]["sampler"] = json!(ns);
+            anim["channels"][ci]["sampler"] = json!(ns);
         }
     }
     Ok(())
@@ -491,7 +490,7 @@ fn bake_meshes(
     resid: &[DMat3],
     warnings: &mut Vec<String>,
 ) -> Result<(), ImportError> {
-    let nodes = arr(&doc.json, "nodes").to_vec();
+    let nodes = doc.nodes().to_vec();
     let mut users: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
     for (g, nd) in nodes.iter().enumerate() {
         let carrier = msh_extras(nd).is_some_and(|e| e.contains_key("cell"));
@@ -518,7 +517,7 @@ fn bake_meshes(
                 .collect();
             warnings.push(format!(
                 "mesh {mesh} {:?} is shown by nodes with different scales: {}; their scale is not written (one MSH slot has one shape; apply the scale in Blender)",
-                name_of(&arr(&doc.json, "meshes")[mesh]),
+                name_of(&doc.meshes()[mesh]),
                 list.join(", ")
             ));
             continue;
@@ -531,10 +530,13 @@ fn bake_meshes(
 /// Positions `p · v`; normals `p⁻ᵀ · n` renormalised (kept as they are for a
 /// uniform `p`, which does not turn them).
 fn bake_mesh(doc: &mut GltfFile, mesh: usize, p: &DMat3) -> Result<(), ImportError> {
-    let n_prim = arr(&doc.json["meshes"][mesh], "primitives").len();
+    let n_prim = doc
+        .meshes()
+        .get(mesh)
+        .map_or(0, |m| arr(m, "primitives").len());
     let nrm = p.inverse().transpose();
     for pi in 0..n_prim {
-        let attrs = doc.json["meshes"][mesh]["primitives"][pi]["attributes"].clone();
+        let attrs = doc.meshes()[mesh]["primitives"][pi]["attributes"].clone();
         if let Some(a) = idx(&attrs, "POSITION") {
             let v = doc.floats(a, 3, &format!("mesh {mesh} primitive {pi} POSITION"))?;
             let out: Vec<f32> = v
@@ -546,7 +548,8 @@ fn bake_mesh(doc: &mut GltfFile, mesh: usize, p: &DMat3) -> Result<(), ImportErr
                 })
                 .collect();
             let na = push_floats(doc, &out, "VEC3", true);
-            doc.json["meshes"][mesh]["primitives"][pi]["attributes"]["POSITION"] = json!(na);
+            doc.list_mut(TopArray::Meshes)[mesh]["primitives"][pi]["attributes"]["POSITION"] =
+                json!(na);
         }
         if let Some(a) = idx(&attrs, "NORMAL").filter(|_| !is_uniform(p)) {
             let v = doc.floats(a, 3, &format!("mesh {mesh} primitive {pi} NORMAL"))?;
@@ -558,7 +561,8 @@ fn bake_mesh(doc: &mut GltfFile, mesh: usize, p: &DMat3) -> Result<(), ImportErr
                 })
                 .collect();
             let na = push_floats(doc, &out, "VEC3", false);
-            doc.json["meshes"][mesh]["primitives"][pi]["attributes"]["NORMAL"] = json!(na);
+            doc.list_mut(TopArray::Meshes)[mesh]["primitives"][pi]["attributes"]["NORMAL"] =
+                json!(na);
         }
     }
     Ok(())

@@ -24,7 +24,8 @@ use super::ImportError;
 
 pub mod typed;
 
-use typed::{Elem, ACCESSOR_KEYS, VIEW_KEYS};
+pub use typed::Elem;
+use typed::LISTS;
 
 /// Extensions a file may *require* and still be imported: the importer
 /// reads their data ([`KHR_MESH_QUANTIZATION`] accessors,
@@ -52,26 +53,133 @@ pub const KHR_MESH_QUANTIZATION: &str = "KHR_mesh_quantization";
 /// `i` of the JSON is `buffers[i]`).
 ///
 /// One representation, however the document was made ([`parse`] or
-/// [`GltfFile::new`]): the two hot arrays, `accessors` and `bufferViews`
-/// (glTF 2.0 §5.1, §5.11), are always typed and never in `json`; read
-/// them with [`GltfFile::accessor_def`] / [`GltfFile::buffer_view_def`]
-/// (and [`GltfFile::accessor_count`]), add with
-/// [`GltfFile::push_accessor`] / [`GltfFile::push_buffer_view`], edit with
-/// [`GltfFile::edit_accessor`] / [`GltfFile::edit_buffer_view`].
+/// [`GltfFile::new`]): the top-level arrays of [`TopArray`] (`accessors`,
+/// `bufferViews`, `nodes`, `meshes`, `materials`, `scenes`, `animations`;
+/// glTF 2.0 §5) are always typed ([`Elem`]: properties in slots, `extras`
+/// parsed when first read) and never in `json`. Read them with
+/// [`GltfFile::list`] (or [`GltfFile::nodes`], ...) and, for the two
+/// accessor arrays, [`GltfFile::accessor_def`] /
+/// [`GltfFile::buffer_view_def`]; change them with
+/// [`GltfFile::list_mut`] and [`GltfFile::push`].
 /// [`GltfFile::to_json`] is the whole document as one tree.
 #[derive(Debug, Clone)]
 pub struct GltfFile {
     /// Every other top-level property of the glTF JSON document, as JSON
-    /// (`accessors`/`bufferViews` only when they are not arrays: a value
-    /// the reader sees no elements in, kept so [`GltfFile::to_json`] gives
-    /// back what was read).
+    /// (a [`TopArray`] only when it is not an array: a value the reader
+    /// sees no elements in, kept so [`GltfFile::to_json`] gives back what
+    /// was read).
     pub json: Value,
     /// Buffer contents, one per `buffers[i]`, at least `byteLength` bytes.
     pub buffers: Vec<Vec<u8>>,
-    /// `accessors` when it is an array (`None`: absent or not an array).
-    accessors: Option<Vec<Elem>>,
-    /// `bufferViews` when it is an array (`None`: absent or not an array).
-    views: Option<Vec<Elem>>,
+    /// The [`TopArray`]s, in its order, when they are arrays (`None`:
+    /// absent or not an array).
+    lists: [Option<Vec<Elem>>; 7],
+}
+
+/// [`GltfFile::tree_mut`]'s guard: the document as a tree, written back
+/// into the [`GltfFile`] when dropped.
+pub struct TreeMut<'a> {
+    doc: &'a mut GltfFile,
+    tree: Value,
+}
+
+impl std::ops::Deref for TreeMut<'_> {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        &self.tree
+    }
+}
+
+impl std::ops::DerefMut for TreeMut<'_> {
+    fn deref_mut(&mut self) -> &mut Value {
+        &mut self.tree
+    }
+}
+
+impl Drop for TreeMut<'_> {
+    fn drop(&mut self) {
+        let tree = std::mem::take(&mut self.tree);
+        let buffers = std::mem::take(&mut self.doc.buffers);
+        *self.doc = GltfFile::new(tree, buffers);
+    }
+}
+
+/// The top-level arrays a [`GltfFile`] keeps typed (glTF 2.0 §5), the ones
+/// with many elements or large `extras`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopArray {
+    /// `accessors` (§5.1).
+    Accessors,
+    /// `bufferViews` (§5.11).
+    BufferViews,
+    /// `nodes` (§5.25).
+    Nodes,
+    /// `meshes` (§5.23).
+    Meshes,
+    /// `materials` (§5.19).
+    Materials,
+    /// `scenes` (§5.27).
+    Scenes,
+    /// `animations` (§5.6).
+    Animations,
+}
+
+impl TopArray {
+    /// Every one, in [`GltfFile`]'s order.
+    pub const ALL: [TopArray; 7] = [
+        TopArray::Accessors,
+        TopArray::BufferViews,
+        TopArray::Nodes,
+        TopArray::Meshes,
+        TopArray::Materials,
+        TopArray::Scenes,
+        TopArray::Animations,
+    ];
+
+    /// The array's glTF property name (`"nodes"`).
+    pub fn name(self) -> &'static str {
+        LISTS[self as usize].0
+    }
+
+    /// The array of a glTF property name, if it is kept typed.
+    pub fn of_name(name: &str) -> Option<TopArray> {
+        TopArray::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    fn keys(self) -> &'static [&'static str] {
+        LISTS[self as usize].1
+    }
+}
+
+/// A JSON object's properties read the same from a [`Value`] tree and an
+/// [`Elem`], for the helpers ([`arr`], [`idx`], [`msh_extras`], ...).
+pub trait Props {
+    /// The property `key` (`None` when missing, or not an object).
+    fn prop(&self, key: &str) -> Option<&Value>;
+}
+
+impl Props for Value {
+    fn prop(&self, key: &str) -> Option<&Value> {
+        self.get(key)
+    }
+}
+
+impl Props for Elem {
+    fn prop(&self, key: &str) -> Option<&Value> {
+        self.get(key)
+    }
+}
+
+impl<T: Props + ?Sized> Props for &T {
+    fn prop(&self, key: &str) -> Option<&Value> {
+        (**self).prop(key)
+    }
+}
+
+impl Props for Def<'_> {
+    fn prop(&self, key: &str) -> Option<&Value> {
+        self.get(key)
+    }
 }
 
 /// One accessor or bufferView of a [`GltfFile`], typed or a JSON tree;
@@ -254,8 +362,7 @@ fn read_json(json_bytes: &[u8], opts: &ReadOptions) -> Result<GltfFile, ImportEr
         GltfFile {
             json: Value::Object(root.json),
             buffers: Vec::new(),
-            accessors: root.accessors,
-            views: root.views,
+            lists: root.lists,
         }
     } else {
         // Not an object (or not JSON): the tree, for the same error.
@@ -600,20 +707,20 @@ pub(crate) fn percent_decode(s: &str) -> String {
 }
 
 /// `v[key]` as an array (empty when missing).
-pub fn arr<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v.get(key)
+pub fn arr<'a, P: Props + ?Sized>(v: &'a P, key: &str) -> &'a [Value] {
+    v.prop(key)
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
 }
 
 /// `v[key]` as an index.
-pub fn idx(v: &Value, key: &str) -> Option<usize> {
-    v.get(key).and_then(Value::as_u64).map(|x| x as usize)
+pub fn idx<P: Props + ?Sized>(v: &P, key: &str) -> Option<usize> {
+    v.prop(key).and_then(Value::as_u64).map(|x| x as usize)
 }
 
 /// `v[key]` as f32 numbers (`None` when missing or not all numbers).
-pub fn floats(v: &Value, key: &str) -> Option<Vec<f32>> {
-    v.get(key)?
+pub fn floats<P: Props + ?Sized>(v: &P, key: &str) -> Option<Vec<f32>> {
+    v.prop(key)?
         .as_array()?
         .iter()
         .map(|x| x.as_f64().map(|f| f as f32))
@@ -621,8 +728,8 @@ pub fn floats(v: &Value, key: &str) -> Option<Vec<f32>> {
 }
 
 /// The `msh` object of an element's extras (`{"extras": {"msh": {...}}}`).
-pub fn msh_extras(v: &Value) -> Option<&serde_json::Map<String, Value>> {
-    v.get("extras")?.get("msh")?.as_object()
+pub fn msh_extras<P: Props + ?Sized>(v: &P) -> Option<&serde_json::Map<String, Value>> {
+    v.prop("extras")?.get("msh")?.as_object()
 }
 
 /// An extras value read as a flag, the same for every Blender version
@@ -657,13 +764,13 @@ pub fn extra_u64(v: &Value) -> Option<u64> {
 }
 
 /// `{"extras": {"msh": {key: ...}}}` of `v` as a flag ([`extra_bool`]).
-pub fn msh_bool(v: &Value, key: &str) -> Option<bool> {
+pub fn msh_bool<P: Props + ?Sized>(v: &P, key: &str) -> Option<bool> {
     extra_bool(msh_extras(v)?.get(key)?)
 }
 
 /// `{"extras": {"msh": {key: ...}}}` of `v` as an unsigned integer
 /// ([`extra_u64`]).
-pub fn msh_u64(v: &Value, key: &str) -> Option<u64> {
+pub fn msh_u64<P: Props + ?Sized>(v: &P, key: &str) -> Option<u64> {
     extra_u64(msh_extras(v)?.get(key)?)
 }
 
@@ -812,27 +919,27 @@ fn no_entry(key: &str, i: usize, len: usize) -> ImportError {
 }
 
 impl GltfFile {
-    /// The document of the JSON tree `json` (`accessors` and `bufferViews`
-    /// arrays move to their typed slots, as [`parse`] reads them);
-    /// `buffers[i]` holds buffer `i`.
+    /// The document of the JSON tree `json` (the [`TopArray`]s move to
+    /// their typed slots, as [`parse`] reads them); `buffers[i]` holds
+    /// buffer `i`.
     pub fn new(mut json: Value, buffers: Vec<Vec<u8>>) -> GltfFile {
-        let mut typed = |key: &str, keys: &'static [&'static str]| {
-            let o = json.as_object_mut()?;
-            if !o.get(key).is_some_and(Value::is_array) {
-                return None;
+        let mut lists: [Option<Vec<Elem>>; 7] = Default::default();
+        if let Some(o) = json.as_object_mut() {
+            for t in TopArray::ALL {
+                if !o.get(t.name()).is_some_and(Value::is_array) {
+                    continue;
+                }
+                if let Some(Value::Array(a)) = o.remove(t.name()) {
+                    let keys = t.keys();
+                    let elems = a.into_iter().map(|v| Elem::from_value(v, keys));
+                    lists[t as usize] = Some(elems.collect());
+                }
             }
-            let Some(Value::Array(a)) = o.remove(key) else {
-                return None;
-            };
-            Some(a.into_iter().map(|v| Elem::from_value(v, keys)).collect())
-        };
-        let accessors = typed("accessors", ACCESSOR_KEYS);
-        let views = typed("bufferViews", VIEW_KEYS);
+        }
         GltfFile {
             json,
             buffers,
-            accessors,
-            views,
+            lists,
         }
     }
 
@@ -841,9 +948,9 @@ impl GltfFile {
     pub fn to_json(&self) -> Value {
         let mut j = self.json.clone();
         if let Some(o) = j.as_object_mut() {
-            for (key, list) in [("accessors", &self.accessors), ("bufferViews", &self.views)] {
-                if let Some(l) = list {
-                    o.insert(key.into(), l.iter().map(Elem::to_value).collect());
+            for t in TopArray::ALL {
+                if let Some(l) = &self.lists[t as usize] {
+                    o.insert(t.name().into(), l.iter().map(Elem::to_value).collect());
                 }
             }
         }
@@ -851,25 +958,119 @@ impl GltfFile {
     }
 
     /// `json[key][i]`, or a `gltf.index` error naming the array. Not for
-    /// the typed arrays: see [`GltfFile::accessor_def`] and
-    /// [`GltfFile::buffer_view_def`].
+    /// a [`TopArray`]: see [`GltfFile::elem`].
     pub fn get(&self, key: &str, i: usize) -> Result<&Value, ImportError> {
-        debug_assert!(
-            !matches!(key, "accessors" | "bufferViews"),
-            "{key}: use accessor_def / buffer_view_def"
-        );
+        debug_assert!(TopArray::of_name(key).is_none(), "{key}: use elem");
         let a = arr(&self.json, key);
         a.get(i).ok_or_else(|| no_entry(key, i, a.len()))
     }
 
+    /// The elements of a top-level array (empty when it is missing or not
+    /// an array).
+    pub fn list(&self, t: TopArray) -> &[Elem] {
+        self.lists[t as usize].as_deref().unwrap_or(&[])
+    }
+
+    /// The elements of a top-level array, to change in place (empty when
+    /// it is missing or not an array; [`GltfFile::push`] adds).
+    pub fn list_mut(&mut self, t: TopArray) -> &mut [Elem] {
+        self.lists[t as usize].as_deref_mut().unwrap_or(&mut [])
+    }
+
+    /// The list of a top-level array; it becomes an array (empty) when it
+    /// is missing or not one.
+    fn list_vec(&mut self, t: TopArray) -> &mut Vec<Elem> {
+        let l = &mut self.lists[t as usize];
+        if l.is_none() {
+            // It becomes an array: a value that was not one goes.
+            if let Some(o) = self.json.as_object_mut() {
+                o.remove(t.name());
+            }
+        }
+        l.get_or_insert_with(Vec::new)
+    }
+
+    /// Edits the whole document as one JSON tree with `f` ([`GltfFile::to_json`],
+    /// then back as [`GltfFile::new`] makes it): for tests and tools that
+    /// change a document in place, not for hot paths.
+    pub fn edit_tree(&mut self, f: impl FnOnce(&mut Value)) {
+        let mut j = self.to_json();
+        f(&mut j);
+        *self = GltfFile::new(j, std::mem::take(&mut self.buffers));
+    }
+
+    /// The whole document as one JSON tree to change in place; the change
+    /// takes effect when the returned guard is dropped (as
+    /// [`GltfFile::edit_tree`]). For tests and tools, not for hot paths.
+    pub fn tree_mut(&mut self) -> TreeMut<'_> {
+        let tree = self.to_json();
+        TreeMut { doc: self, tree }
+    }
+
+    /// Whether a top-level array is there (an array, maybe empty).
+    pub fn has(&self, t: TopArray) -> bool {
+        self.lists[t as usize].is_some()
+    }
+
+    /// Element `i` of a top-level array.
+    ///
+    /// # Errors
+    /// `gltf.index` when there is no element `i`, naming the array.
+    pub fn elem(&self, t: TopArray, i: usize) -> Result<&Elem, ImportError> {
+        let l = self.list(t);
+        l.get(i).ok_or_else(|| no_entry(t.name(), i, l.len()))
+    }
+
+    /// Appends the JSON tree `v` to a top-level array (made an array first
+    /// when it is not one); returns its index.
+    pub fn push(&mut self, t: TopArray, v: Value) -> usize {
+        let l = self.list_vec(t);
+        l.push(Elem::from_value(v, t.keys()));
+        l.len() - 1
+    }
+
+    /// Replaces a top-level array with the JSON trees `items`.
+    pub fn set_list(&mut self, t: TopArray, items: Vec<Value>) {
+        let keys = t.keys();
+        *self.list_vec(t) = items
+            .into_iter()
+            .map(|v| Elem::from_value(v, keys))
+            .collect();
+    }
+
+    /// `nodes` (glTF 2.0 §5.25): [`GltfFile::list`].
+    pub fn nodes(&self) -> &[Elem] {
+        self.list(TopArray::Nodes)
+    }
+
+    /// `meshes` (glTF 2.0 §5.23): [`GltfFile::list`].
+    pub fn meshes(&self) -> &[Elem] {
+        self.list(TopArray::Meshes)
+    }
+
+    /// `materials` (glTF 2.0 §5.19): [`GltfFile::list`].
+    pub fn materials(&self) -> &[Elem] {
+        self.list(TopArray::Materials)
+    }
+
+    /// `scenes` (glTF 2.0 §5.27): [`GltfFile::list`].
+    pub fn scenes(&self) -> &[Elem] {
+        self.list(TopArray::Scenes)
+    }
+
+    /// `animations` (glTF 2.0 §5.6): [`GltfFile::list`].
+    pub fn animations(&self) -> &[Elem] {
+        self.list(TopArray::Animations)
+    }
+
     /// Entries of `accessors` (0 when it is missing or not an array).
     pub fn accessor_count(&self) -> usize {
-        self.accessors.as_ref().map_or(0, Vec::len)
+        self.list(TopArray::Accessors).len()
     }
 
     /// Entries of `bufferViews` (0 when it is missing or not an array).
     pub fn buffer_view_count(&self) -> usize {
-        self.views.as_ref().map_or(0, Vec::len)
+        self.list(TopArray::BufferViews).len()
     }
 
     /// Accessor `a` (glTF 2.0 §5.1).
@@ -877,7 +1078,7 @@ impl GltfFile {
     /// # Errors
     /// `gltf.index` when there is no accessor `a`.
     pub fn accessor_def(&self, a: usize) -> Result<Def<'_>, ImportError> {
-        Self::def_in(&self.accessors, "accessors", a)
+        self.elem(TopArray::Accessors, a).map(def)
     }
 
     /// BufferView `v` (glTF 2.0 §5.11).
@@ -885,16 +1086,7 @@ impl GltfFile {
     /// # Errors
     /// `gltf.index` when there is no bufferView `v`.
     pub fn buffer_view_def(&self, v: usize) -> Result<Def<'_>, ImportError> {
-        Self::def_in(&self.views, "bufferViews", v)
-    }
-
-    fn def_in<'a>(
-        list: &'a Option<Vec<Elem>>,
-        key: &str,
-        i: usize,
-    ) -> Result<Def<'a>, ImportError> {
-        let l = list.as_deref().unwrap_or(&[]);
-        l.get(i).map(def).ok_or_else(|| no_entry(key, i, l.len()))
+        self.elem(TopArray::BufferViews, v).map(def)
     }
 
     /// Edits accessor `a` as a JSON object (glTF 2.0 §5.1) with `f`: for
@@ -907,7 +1099,7 @@ impl GltfFile {
         a: usize,
         f: impl FnOnce(&mut Value),
     ) -> Result<(), ImportError> {
-        Self::edit_in(&mut self.accessors, "accessors", ACCESSOR_KEYS, a, f)
+        self.edit(TopArray::Accessors, a, f)
     }
 
     /// Edits bufferView `v` as a JSON object (glTF 2.0 §5.11) with `f`.
@@ -919,61 +1111,40 @@ impl GltfFile {
         v: usize,
         f: impl FnOnce(&mut Value),
     ) -> Result<(), ImportError> {
-        Self::edit_in(&mut self.views, "bufferViews", VIEW_KEYS, v, f)
+        self.edit(TopArray::BufferViews, v, f)
     }
 
-    fn edit_in(
-        list: &mut Option<Vec<Elem>>,
-        key: &str,
-        keys: &'static [&'static str],
+    /// Edits element `i` of a top-level array as a JSON tree with `f`.
+    ///
+    /// # Errors
+    /// `gltf.index` when there is no element `i`.
+    pub fn edit(
+        &mut self,
+        t: TopArray,
         i: usize,
         f: impl FnOnce(&mut Value),
     ) -> Result<(), ImportError> {
-        let len = list.as_ref().map_or(0, Vec::len);
-        let e = list
+        let len = self.list(t).len();
+        let e = self.lists[t as usize]
             .as_mut()
             .and_then(|l| l.get_mut(i))
-            .ok_or_else(|| no_entry(key, i, len))?;
+            .ok_or_else(|| no_entry(t.name(), i, len))?;
         let mut v = e.to_value();
         f(&mut v);
-        *e = Elem::from_value(v, keys);
+        *e = Elem::from_value(v, t.keys());
         Ok(())
     }
 
     /// Appends accessor `v` (a JSON object, glTF 2.0 §5.1); returns its
     /// index. `accessors` becomes an array first when it is not one.
     pub fn push_accessor(&mut self, v: Value) -> usize {
-        Self::push_in(
-            &mut self.accessors,
-            &mut self.json,
-            "accessors",
-            ACCESSOR_KEYS,
-            v,
-        )
+        self.push(TopArray::Accessors, v)
     }
 
     /// Appends bufferView `v` (a JSON object, glTF 2.0 §5.11); returns its
     /// index. `bufferViews` becomes an array first when it is not one.
     pub fn push_buffer_view(&mut self, v: Value) -> usize {
-        Self::push_in(&mut self.views, &mut self.json, "bufferViews", VIEW_KEYS, v)
-    }
-
-    fn push_in(
-        list: &mut Option<Vec<Elem>>,
-        json: &mut Value,
-        key: &str,
-        keys: &'static [&'static str],
-        v: Value,
-    ) -> usize {
-        if list.is_none() {
-            // It becomes an array: a value that was not one goes.
-            if let Some(o) = json.as_object_mut() {
-                o.remove(key);
-            }
-        }
-        let l = list.get_or_insert_with(Vec::new);
-        l.push(Elem::from_value(v, keys));
-        l.len() - 1
+        self.push(TopArray::BufferViews, v)
     }
 
     /// Reads accessor `a` into tightly packed bytes (glTF 2.0 §3.6.2: byte
@@ -1414,10 +1585,10 @@ mod tests {
             vec![bin],
         );
         // The same document as `parse` reads it from the text.
-        assert!(untyped.json.get("accessors").is_none() && untyped.accessors.is_some());
+        assert!(untyped.json.get("accessors").is_none() && untyped.has(TopArray::Accessors));
         let text = serde_json::to_vec(&untyped.to_json()).unwrap();
         let mut typed = read_json(&text, &ReadOptions::default()).unwrap();
-        assert!(typed.json.get("accessors").is_none() && typed.accessors.is_some());
+        assert!(typed.json.get("accessors").is_none() && typed.has(TopArray::Accessors));
         assert_eq!(typed.to_json(), untyped.to_json());
         typed.buffers.clone_from(&untyped.buffers);
         for doc in [untyped, typed] {

@@ -25,6 +25,7 @@ use super::derive;
 use super::ir::*;
 use super::{validate, Mode, TerrainError};
 use crate::convention::{axes, Up};
+use crate::gltf_import::read::{arr, Elem};
 use crate::gltf_import::{material_edits, GltfFile};
 
 /// What an import changed.
@@ -61,7 +62,7 @@ fn err(detail: impl Into<String>) -> TerrainError {
     TerrainError::file("terrain.import", detail)
 }
 
-fn class_of(material: &Value) -> Option<FaceClass> {
+fn class_of(material: &Elem) -> Option<FaceClass> {
     let t = material.get("extras")?.get("parkan_terrain")?;
     let g = |k: &str| t.get(k).and_then(Value::as_u64);
     Some(FaceClass {
@@ -278,7 +279,7 @@ fn read_primitive(
     let mat = p
         .get("material")
         .and_then(Value::as_u64)
-        .map(|m| &doc.json["materials"][m as usize]);
+        .and_then(|m| doc.materials().get(m as usize));
     let class = mat.and_then(class_of).ok_or_else(|| err(format!("mesh {mesh} primitive {prim}: its material has no extras.parkan_terrain class (tex1, tex2, flags, surface, word3)")))?;
     let pos = doc
         .floats(
@@ -390,8 +391,9 @@ fn read_primitive(
 
 /// Reads every terrain node (node extras `lod`) of the scene.
 fn read_edits(doc: &GltfFile, base: &Land) -> Result<(Edits, Vec<usize>), TerrainError> {
-    let scene_x = doc.json["scenes"]
-        .get(0)
+    let scene_x = doc
+        .scenes()
+        .first()
         .and_then(|s| s.get("extras"))
         .and_then(|e| e.get("parkan_terrain"));
     let up = match scene_x.and_then(|x| x.get("up")).and_then(Value::as_str) {
@@ -400,7 +402,7 @@ fn read_edits(doc: &GltfFile, base: &Land) -> Result<(Edits, Vec<usize>), Terrai
     };
     let mut ed = Edits::default();
     let mut lods = Vec::new();
-    for node in doc.json["nodes"].as_array().map_or(&[][..], Vec::as_slice) {
+    for node in doc.nodes() {
         let (Some(lod), Some(mesh)) = (
             node.get("extras")
                 .and_then(|e| e.get("lod"))
@@ -411,9 +413,9 @@ fn read_edits(doc: &GltfFile, base: &Land) -> Result<(Edits, Vec<usize>), Terrai
         };
         let lod = lod.min(1) as usize;
         lods.push(lod);
-        for (k, p) in doc.json["meshes"][mesh as usize]["primitives"]
-            .as_array()
-            .map_or(&[][..], Vec::as_slice)
+        let mesh_j = doc.meshes().get(mesh as usize);
+        for (k, p) in mesh_j
+            .map_or(&[][..], |m| arr(m, "primitives"))
             .iter()
             .enumerate()
         {
@@ -634,7 +636,6 @@ pub fn check_base(base: &Land) -> Result<bool, TerrainError> {
 /// its accessors whole, so 1000 primitives sharing one 10^6-vertex
 /// accessor count 10^9). Returns the units and what was counted.
 pub fn primitive_work(doc: &GltfFile) -> (u64, String) {
-    let j = &doc.json;
     let count = |a: &Value| {
         a.as_u64()
             .and_then(|a| doc.accessor_def(a as usize).ok())
@@ -643,17 +644,15 @@ pub fn primitive_work(doc: &GltfFile) -> (u64, String) {
             .unwrap_or(0)
     };
     let (mut prims, mut elements) = (0u64, 0u64);
-    for node in j["nodes"].as_array().map_or(&[][..], Vec::as_slice) {
+    for node in doc.nodes() {
         if node.get("extras").and_then(|e| e.get("lod")).is_none() {
             continue;
         }
         let Some(mesh) = node.get("mesh").and_then(Value::as_u64) else {
             continue;
         };
-        for p in j["meshes"][mesh as usize]["primitives"]
-            .as_array()
-            .map_or(&[][..], Vec::as_slice)
-        {
+        let mesh_j = doc.meshes().get(mesh as usize);
+        for p in mesh_j.map_or(&[][..], |m| arr(m, "primitives")) {
             prims += 1;
             let attrs = p["attributes"].as_object().into_iter().flatten();
             let sum = attrs
@@ -729,8 +728,11 @@ pub fn import_with_land1(
 ) -> Result<(Land, TerrainImportReport), TerrainError> {
     let regenerate_order = check_base(base)?;
     let (ed, lods) = read_edits(doc, base)?;
-    let skipped: BTreeSet<usize> = doc.json["scenes"][0]["extras"]["parkan_terrain"]
-        ["skipped_faces"]
+    let scene0 = doc.scenes().first();
+    let skipped: BTreeSet<usize> = scene0
+        .map_or(&Value::Null, |s| {
+            &s["extras"]["parkan_terrain"]["skipped_faces"]
+        })
         .as_array()
         .map(|a| {
             a.iter()
@@ -811,7 +813,7 @@ fn material_edit_warnings(doc: &GltfFile) -> Vec<String> {
 /// node (a Land.msh holds the terrain only; Land.map's `--areals` outline
 /// is msh2gltf's own display). Node names in glTF order.
 fn scene_edit_warnings(doc: &GltfFile) -> Vec<String> {
-    let nodes = doc.json["nodes"].as_array().map_or(&[][..], Vec::as_slice);
+    let nodes = doc.nodes();
     let Ok(parents) = crate::gltf_import::matching::child_links(nodes) else {
         return Vec::new(); // the hierarchy was refused earlier
     };

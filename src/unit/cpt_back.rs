@@ -18,6 +18,7 @@
 //!   `.ctl` and unit files name points by index, so a warning says which
 //!   indices moved.
 
+use crate::gltf_import::read::Elem;
 use serde_json::Value;
 
 use super::cpt::{self, ControlPoint, ControlPoints};
@@ -26,7 +27,6 @@ use super::UnitError;
 use crate::convention::encode_name;
 use crate::gltf_export::{axes, Up};
 use crate::gltf_import::matching::strip_blender_suffix;
-use crate::gltf_import::read::arr;
 use crate::gltf_import::GltfFile;
 
 /// Largest difference (glTF units, quaternion components, scale) that is
@@ -66,7 +66,7 @@ fn far(a: &[f32], b: &[f32]) -> bool {
 /// another node), `n_res1` the model's node count; `changes` gets a line
 /// per changed field, `warnings` what cannot be written.
 fn point_of(
-    n: &Value,
+    n: &Elem,
     b: &ControlPoint,
     (parent_res1, n_res1): (Option<Option<usize>>, usize),
     up: Up,
@@ -158,7 +158,7 @@ pub fn read_points(
     base: &ControlPoints,
     up: Up,
 ) -> Result<CptEdit, UnitError> {
-    let nodes = arr(&doc.json, "nodes");
+    let nodes = doc.nodes();
     let mut claims: Vec<Vec<usize>> = vec![Vec::new(); base.points.len()];
     for (g, n) in nodes.iter().enumerate() {
         let cp = &n["extras"]["msh"][CONTROL_POINT_KEY];

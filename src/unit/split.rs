@@ -70,7 +70,7 @@ pub fn part_export(
 /// `gltf.hierarchy` for a child index out of range or a node listed as a
 /// child twice.
 pub fn node_parts(doc: &GltfFile) -> Result<Vec<Option<usize>>, ImportError> {
-    let nodes = arr(&doc.json, "nodes");
+    let nodes = doc.nodes();
     let parent = child_links(nodes)?;
     let own: Vec<Option<usize>> = nodes
         .iter()
@@ -95,7 +95,7 @@ pub fn node_parts(doc: &GltfFile) -> Result<Vec<Option<usize>>, ImportError> {
 /// The glTF nodes that belong to no part (no `extras.msh.part` on them or
 /// an ancestor), by name: nothing writes them.
 pub fn orphans(doc: &GltfFile, parts_of: &[Option<usize>]) -> Vec<String> {
-    arr(&doc.json, "nodes")
+    doc.nodes()
         .iter()
         .zip(parts_of)
         .filter(|(_, k)| k.is_none())
@@ -126,7 +126,7 @@ pub struct InheritedScale {
 /// The part's own nodes are written in its own frame ([`part_document`]),
 /// so such a scale reaches nothing the game reads: the caller warns.
 pub fn inherited_scales(doc: &GltfFile, parts_of: &[Option<usize>]) -> Vec<InheritedScale> {
-    let nodes = arr(&doc.json, "nodes");
+    let nodes = doc.nodes();
     let Ok(parent) = child_links(nodes) else {
         return Vec::new();
     };
@@ -175,7 +175,7 @@ pub fn part_document(
     k: usize,
     own: &OwnExport,
 ) -> Result<GltfFile, ImportError> {
-    let nodes = arr(&doc.json, "nodes");
+    let nodes = doc.nodes();
     let parent = child_links(nodes)?;
     let mine: Vec<usize> = (0..nodes.len())
         .filter(|&g| parts_of.get(g).copied().flatten() == Some(k))
@@ -205,7 +205,7 @@ pub fn part_document(
         roots.push(json!(0));
     }
     for &g in &mine {
-        let mut n = nodes[g].clone();
+        let mut n = nodes[g].to_value();
         let children: Vec<Value> = arr(&nodes[g], "children")
             .iter()
             .filter_map(|c| c.as_u64().and_then(|c| new_of.get(c as usize).copied()?))
@@ -242,7 +242,7 @@ pub fn part_document(
     // The whole tree: the part's own accessors and views are appended.
     let mut json = doc.to_json();
     let mut buffers = doc.buffers.clone();
-    let mut anims = part_animations(&doc.json, &new_of);
+    let mut anims = part_animations(&json, &new_of);
     if k > 0 {
         if let Some(a) = restore_root(&mut json, &mut buffers, &mut out_nodes[0], own) {
             anims.push(a);
@@ -259,8 +259,9 @@ pub fn part_document(
     if let Some(ex) = own_scene.get("extras") {
         scene["extras"] = ex.clone();
     }
-    let edited_scene = &doc.json["scenes"][idx(&doc.json, "scene").unwrap_or(0)];
-    if let Some(f) = edited_scene["extras"]["msh"].get("frame_current") {
+    let edited_scene = &doc.scenes().get(idx(&doc.json, "scene").unwrap_or(0));
+    let edited_scene = edited_scene.map_or(&Value::Null, |s| &s["extras"]);
+    if let Some(f) = edited_scene["msh"].get("frame_current") {
         if scene["extras"]["msh"].is_object() {
             scene["extras"]["msh"]["frame_current"] = f.clone();
         }
@@ -565,8 +566,9 @@ mod tests {
         j["nodes"][2]["children"] = json!([3]);
         let d = doc(j);
         let p = node_parts(&d).unwrap();
-        let t = part_document(&d, &p, 1, &turret_own()).unwrap();
-        let n = t.json["nodes"].as_array().unwrap();
+        let td = part_document(&d, &p, 1, &turret_own()).unwrap();
+        let t = td.to_json();
+        let n = t["nodes"].as_array().unwrap();
         let names: Vec<&str> = n.iter().map(|n| n["name"].as_str().unwrap()).collect();
         assert_eq!(names, ["e_tur", "Turn", "Gun"]);
         assert_eq!(n[0]["children"], json!([1]));
@@ -574,8 +576,8 @@ mod tests {
         assert_eq!(n[1]["children"], json!([2]));
         // The local pose on the socket is the pose on node 0.
         assert_eq!(n[1]["translation"], json!([0.5, 0, 0]));
-        assert_eq!(t.json["scenes"][0]["nodes"], json!([0]));
-        let ex = &t.json["scenes"][0]["extras"]["msh"];
+        assert_eq!(t["scenes"][0]["nodes"], json!([0]));
+        let ex = &t["scenes"][0]["extras"]["msh"];
         assert_eq!(
             (ex["fps"].clone(), ex["frame_current"].clone()),
             (json!(24.0), json!(3))
@@ -583,7 +585,7 @@ mod tests {
         assert!(ex.get("unit").is_none());
         // The turret's channel re-targeted; node 0's channel restored from
         // its own export with its buffer appended.
-        let an = t.json["animations"].as_array().unwrap();
+        let an = t["animations"].as_array().unwrap();
         assert_eq!(an.len(), 2);
         assert_eq!(
             an[0]["channels"],
@@ -594,12 +596,15 @@ mod tests {
             json!({"node": 0, "path": "translation"})
         );
         assert_eq!(an[1]["samplers"][0], json!({"input": 0, "output": 1}));
-        assert_eq!(t.buffers.len(), 1);
+        assert_eq!(td.buffers.len(), 1);
         assert_eq!(
-            t.accessor_def(1).unwrap().get("bufferView"),
+            td.accessor_def(1).unwrap().get("bufferView"),
             Some(&json!(0))
         );
-        assert_eq!(t.buffer_view_def(0).unwrap().get("buffer"), Some(&json!(0)));
+        assert_eq!(
+            td.buffer_view_def(0).unwrap().get("buffer"),
+            Some(&json!(0))
+        );
     }
 
     #[test]
@@ -608,13 +613,13 @@ mod tests {
         j["nodes"][2]["children"] = json!([3]);
         let d = doc(j);
         let p = node_parts(&d).unwrap();
-        let c = part_document(&d, &p, 0, &turret_own()).unwrap();
-        let n = c.json["nodes"].as_array().unwrap();
+        let c = part_document(&d, &p, 0, &turret_own()).unwrap().to_json();
+        let n = c["nodes"].as_array().unwrap();
         assert_eq!(n.len(), 2);
         assert!(n[1].get("children").is_none());
-        assert_eq!(c.json["scenes"][0]["nodes"], json!([0]));
+        assert_eq!(c["scenes"][0]["nodes"], json!([0]));
         assert_eq!(
-            c.json["animations"][0]["channels"],
+            c["animations"][0]["channels"],
             json!([{"sampler": 0, "target": {"node": 1, "path": "rotation"}}])
         );
     }

@@ -232,7 +232,7 @@ pub(crate) fn collect_channels(
         channels: vec![[None, None, None]; n],
         ..Default::default()
     };
-    for (ai, a) in arr(&doc.json, "animations").iter().enumerate() {
+    for (ai, a) in doc.animations().iter().enumerate() {
         // Clip animations (crate::unit::gltf) repeat ranges of the timeline;
         // crate::unit::back folds their edits in.
         if msh_extras(a).is_some_and(|e| e.contains_key(crate::gltf_export::msh_extras::CLIP_KEY)) {

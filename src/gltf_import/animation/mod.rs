@@ -38,7 +38,7 @@ mod channel;
 mod trs;
 
 use super::matching::Matched;
-use super::read::{arr, GltfFile};
+use super::read::GltfFile;
 use super::{Context, ImportError, ImportOptions, ImportReport};
 use crate::anim::{self, decode_quat, quat_interp, NodeTrackIn, QuatLayout, Sampler};
 use crate::gltf_export::{axes, Up};
@@ -188,9 +188,9 @@ pub fn apply(
     report: &mut ImportReport,
 ) -> Result<(), ImportError> {
     let (up, layout, fps) = (conv.up, conv.model.quat, conv.fps);
-    let nodes = arr(&doc.json, "nodes");
+    let nodes = doc.nodes();
     if matches!(base.nodes, Nodes::Legacy24 { .. }) {
-        if !arr(&doc.json, "animations").is_empty() {
+        if !doc.animations().is_empty() {
             report
                 .warnings
                 .push("legacy 24-byte-node model: animations ignored".into());

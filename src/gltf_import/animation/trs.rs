@@ -2,6 +2,7 @@
 //! matrix decomposed into translation, rotation and scale (mirror and shear
 //! reported), in glTF axes.
 
+use crate::gltf_import::read::{Elem, Props};
 use serde_json::Value;
 
 use super::normalize;
@@ -143,7 +144,7 @@ pub fn decompose_matrix(m: &[f32; 16]) -> (Trs, Option<String>) {
 /// A node's static [`Trs`] (glTF axes) from `matrix` or from `translation`,
 /// `rotation` (normalised) and `scale`, with a note for a matrix that is not
 /// a TRS (see [`decompose_matrix`]).
-pub fn node_trs_full(node: &Value) -> (Trs, Option<String>) {
+pub fn node_trs_full<P: Props + ?Sized>(node: &P) -> (Trs, Option<String>) {
     if let Some(m) = floats(node, "matrix").filter(|m| m.len() == 16) {
         let mut a = [0.0f32; 16];
         a.copy_from_slice(&m);
@@ -164,7 +165,7 @@ pub fn node_trs_full(node: &Value) -> (Trs, Option<String>) {
 
 /// A node's static TRS (glTF axes): translation and rotation; scale is
 /// dropped with a warning (the `--base` path: MSH nodes have no scale).
-pub(super) fn node_trs(node: &Value, g: usize, warnings: &mut Vec<String>) -> ([f32; 3], [f32; 4]) {
+pub(super) fn node_trs(node: &Elem, g: usize, warnings: &mut Vec<String>) -> ([f32; 3], [f32; 4]) {
     let (trs, note) = node_trs_full(node);
     if let Some(n) = note {
         warnings.push(format!("glTF node {g}: {n}"));
@@ -187,7 +188,7 @@ pub(super) fn node_trs(node: &Value, g: usize, warnings: &mut Vec<String>) -> ([
 /// untransformed node (the record layout is unknown), so any node transform
 /// in the glTF (an edited rest rotation, translation or scale) cannot be
 /// stored; each is reported, naming the node and its values.
-pub(super) fn warn_legacy_transforms(nodes: &[Value], warnings: &mut Vec<String>) {
+pub(super) fn warn_legacy_transforms(nodes: &[Elem], warnings: &mut Vec<String>) {
     for (g, nd) in nodes.iter().enumerate() {
         let (trs, _) = node_trs_full(nd);
         let mut what = Vec::new();

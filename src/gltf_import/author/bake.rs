@@ -3,6 +3,7 @@
 //! linear map baked into the geometry, with its drift over time reported
 //! as shear.
 
+use crate::gltf_import::read::TopArray;
 use glam::{DMat3, DMat4, DQuat, DVec3};
 use serde_json::Value;
 
@@ -181,7 +182,7 @@ fn bake_inputs(
     fps: f32,
     report: &mut AuthorReport,
 ) -> Result<BakeInputs, ImportError> {
-    let nodes = arr(&doc.json, "nodes");
+    let nodes = doc.nodes();
     let n = tree.order.len();
     let mut out = BakeInputs {
         statics: Vec::with_capacity(n),
@@ -377,7 +378,7 @@ pub(super) fn shear_warnings(
         }
         let mut pts: Vec<DVec3> = Vec::new();
         for &(_, _, mesh) in placements.iter().filter(|p| p.0 == r) {
-            let mj = doc.get("meshes", mesh)?;
+            let mj = doc.elem(TopArray::Meshes, mesh)?;
             for (pi, p) in arr(mj, "primitives").iter().enumerate() {
                 let prim = read_primitive(doc, mesh, pi, p, rules)?;
                 pts.extend(
@@ -399,7 +400,7 @@ pub(super) fn shear_warnings(
         }
         if worst > SHEAR_TOL * size {
             let g = tree.order[r];
-            let name = arr(&doc.json, "nodes")[g]
+            let name = doc.nodes()[g]
                 .get("name")
                 .and_then(Value::as_str)
                 .unwrap_or("");

@@ -10,7 +10,7 @@ use super::tree::Tree;
 use super::{AuthorCx, AuthorReport};
 use crate::gltf_export::axes;
 use crate::gltf_import::animation::{self, quantize_gltf_rotation};
-use crate::gltf_import::read::{arr, msh_u64};
+use crate::gltf_import::read::msh_u64;
 use crate::msh::build::{ModelBuilder, NodeSpec};
 use crate::msh::AnimKey24;
 
@@ -26,7 +26,7 @@ pub(super) fn add_nodes(
     mut cells: Vec<Vec<(usize, u16)>>,
     report: &mut AuthorReport,
 ) {
-    let nodes = arr(&cx.doc.json, "nodes");
+    let nodes = cx.doc.nodes();
     for (r, &g) in tree.order.iter().enumerate() {
         let nd = &nodes[g];
         let keys = node_keys(cx, &info[r]);

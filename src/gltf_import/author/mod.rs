@@ -96,7 +96,7 @@ mod slots;
 mod tree;
 
 use super::animation::{collect_channels, Channel};
-use super::read::{arr, GltfFile};
+use super::read::GltfFile;
 use super::simplify::Simplified;
 use super::{context, ImportError, ImportOptions};
 use crate::gltf_export::Up;
@@ -289,7 +289,7 @@ pub fn author(doc: &GltfFile, opts: &AuthorOptions) -> Result<Authored, ImportEr
     check_skins(doc, &tree, opts, &mut report)?;
     let chans = channels(doc, &tree, fps, opts, &mut report)?;
     let info = rigid_bake(doc, &tree, &chans, fps, opts.max_work, &mut report)?;
-    let materials = arr(&doc.json, "materials");
+    let materials = doc.materials();
     let mut rows = WearRows::from_materials(materials, &mut report);
     let mut cx = AuthorCx {
         doc,
@@ -319,7 +319,7 @@ fn check_skins(
     opts: &AuthorOptions,
     report: &mut AuthorReport,
 ) -> Result<(), ImportError> {
-    let nodes = arr(&doc.json, "nodes");
+    let nodes = doc.nodes();
     let in_tree = |g: usize| tree.res1_of[g].is_some() || tree.carriers.iter().any(|c| c.0 == g);
     let skinned: Vec<usize> = (0..nodes.len())
         .filter(|&g| in_tree(g) && nodes[g].get("skin").is_some())

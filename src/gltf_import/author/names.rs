@@ -2,6 +2,7 @@
 //! Res10 node names in Windows-1251 (module docs of [`super`], points 1
 //! and 4).
 
+use crate::gltf_import::read::Elem;
 use std::collections::HashSet;
 
 use serde_json::Value;
@@ -104,7 +105,7 @@ impl WearRows {
     /// One row per glTF material, in order (row `i` = material `i`): the
     /// name from its `{"msh": {"name"}}` extra, else its `name`, else
     /// `MATERIAL<i>`, made valid by [`wear_name`]; renames are reported.
-    pub(super) fn from_materials(materials: &[Value], report: &mut AuthorReport) -> Self {
+    pub(super) fn from_materials(materials: &[Elem], report: &mut AuthorReport) -> Self {
         let mut out = WearRows {
             used: HashSet::new(),
             gltf_count: materials.len(),

@@ -2,6 +2,7 @@
 //! 4 and 8): glTF primitives with the node's residual baked in, normals
 //! generated or mapped, in game axes.
 
+use crate::gltf_import::read::TopArray;
 use glam::{DMat3, DVec3};
 
 use super::{err, AuthorCx, AuthorReport};
@@ -69,7 +70,7 @@ pub(super) fn mesh_parts(
     bake: &DMat3,
     report: &mut AuthorReport,
 ) -> Result<Vec<RawPrim>, ImportError> {
-    let mj = cx.doc.get("meshes", mesh)?;
+    let mj = cx.doc.elem(TopArray::Meshes, mesh)?;
     let rules = PrimRules {
         triangulate: true,
         ignore_morph: cx.opts.ignore_skins,
@@ -112,7 +113,7 @@ pub(super) fn mesh_parts(
         let lit = prim.uv1.is_some()
             && prim
                 .gltf_material
-                .and_then(|m| cx.doc.get("materials", m).ok())
+                .and_then(|m| cx.doc.elem(TopArray::Materials, m).ok())
                 .and_then(|m| m.get("occlusionTexture"))
                 .is_some_and(|o| idx(o, "texCoord") == Some(1));
         let corners = Corners {

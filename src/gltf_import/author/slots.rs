@@ -8,7 +8,7 @@ use super::bake::{shear_warnings, NodeInfo};
 use super::parts::mesh_parts;
 use super::tree::Tree;
 use super::{err, AuthorCx, AuthorOptions, AuthorReport};
-use crate::gltf_import::read::{arr, idx, GltfFile};
+use crate::gltf_import::read::{idx, GltfFile};
 use crate::gltf_import::simplify::{self, RawPrim, MAX_TRIANGLES};
 use crate::gltf_import::ImportError;
 use crate::material::wear::WearRow;
@@ -55,7 +55,7 @@ pub(super) fn build(
             .map_err(|e| err("gltf.limits", e.to_string()))?;
     }
     shear_warnings(cx.doc, tree, info, &placements, cx.opts, report)?;
-    let meshes = arr(&cx.doc.json, "meshes").len();
+    let meshes = cx.doc.meshes().len();
     let unused: Vec<usize> = (0..meshes).filter(|m| !used_meshes.contains(m)).collect();
     if !unused.is_empty() {
         report.warnings.push(format!(
@@ -79,7 +79,7 @@ fn placements(
     tree: &Tree,
     report: &mut AuthorReport,
 ) -> Vec<(usize, usize, usize)> {
-    let nodes = arr(&doc.json, "nodes");
+    let nodes = doc.nodes();
     let mut placements: Vec<(usize, usize, usize)> = Vec::new(); // (Res1, cell, mesh)
     for (r, &g) in tree.order.iter().enumerate() {
         if let Some(m) = idx(&nodes[g], "mesh") {

@@ -1,6 +1,8 @@
 //! The node tree of the default scene (module docs of [`super`], point 1):
 //! the Res1 order, the parents and the cell carriers.
 
+use crate::gltf_import::read::Elem;
+use crate::gltf_import::read::TopArray;
 use serde_json::Value;
 
 use super::{err, MAX_NODES};
@@ -49,7 +51,7 @@ pub fn cell_from_name(name: &str, parent: &str) -> Option<usize> {
 }
 
 /// Whether a node's TRS is the identity (within 1e-6).
-fn is_identity(node: &Value) -> bool {
+fn is_identity(node: &Elem) -> bool {
     let (trs, _) = node_trs_full(node);
     trs.t.iter().all(|x| x.abs() < 1e-6)
         && trs.s.iter().all(|x| (x - 1.0).abs() < 1e-6)
@@ -65,7 +67,7 @@ fn is_identity(node: &Value) -> bool {
 /// that is not a node, a node with two parents, a cycle), `gltf.limits` (more than
 /// [`MAX_NODES`] nodes).
 pub(super) fn scene_tree(doc: &GltfFile, warnings: &mut Vec<String>) -> Result<Tree, ImportError> {
-    let nodes = arr(&doc.json, "nodes");
+    let nodes = doc.nodes();
     let n = nodes.len();
     let parent = crate::gltf_import::matching::child_links(nodes)?;
     let roots = scene_roots(doc, &parent, warnings)?;
@@ -138,7 +140,7 @@ fn scene_roots(
     warnings: &mut Vec<String>,
 ) -> Result<Vec<usize>, ImportError> {
     let n = parent.len();
-    let scenes = arr(&doc.json, "scenes");
+    let scenes = doc.scenes();
     if scenes.is_empty() {
         if n > 0 {
             warnings.push("the document has no scene: every parentless node is used".into());
@@ -146,7 +148,7 @@ fn scene_roots(
         return Ok((0..n).filter(|&i| parent[i].is_none()).collect());
     }
     let si = idx(&doc.json, "scene").unwrap_or(0);
-    let sc = doc.get("scenes", si)?;
+    let sc = doc.elem(TopArray::Scenes, si)?;
     let mut r = Vec::new();
     for v in arr(sc, "nodes") {
         r.push(node_index(v, n, || format!("scene {si}: root"))?);
@@ -160,7 +162,7 @@ fn scene_roots(
 /// # Errors
 /// `gltf.hierarchy`: a node reached twice (a cycle, or a root that is also
 /// a child).
-fn preorder(nodes: &[Value], roots: &[usize]) -> Result<(Vec<usize>, Vec<bool>), ImportError> {
+fn preorder(nodes: &[Elem], roots: &[usize]) -> Result<(Vec<usize>, Vec<bool>), ImportError> {
     let mut seen = vec![false; nodes.len()];
     let mut order = Vec::new();
     let mut stack: Vec<usize> = roots.iter().rev().copied().collect();
@@ -187,7 +189,7 @@ fn preorder(nodes: &[Value], roots: &[usize]) -> Result<(Vec<usize>, Vec<bool>),
 /// leaves with an identity transform. Returns `carrier[g] = (glTF parent,
 /// cell)`; a marked node that cannot be a carrier is kept with a warning.
 fn cell_carriers(
-    nodes: &[Value],
+    nodes: &[Elem],
     order: &[usize],
     parent: &[Option<usize>],
     warnings: &mut Vec<String>,
@@ -222,7 +224,7 @@ fn cell_carriers(
 /// `i + 1` of the node), added to `carrier`; levels that cannot be one are
 /// ignored with a warning, a level's own transform with a warning.
 fn lod_carriers(
-    nodes: &[Value],
+    nodes: &[Elem],
     order: &[usize],
     seen: &[bool],
     carrier: &mut [Option<(usize, usize)>],
@@ -270,7 +272,7 @@ fn lod_carriers(
 /// msh2gltf's node order (`{"msh": {"node"}}` extras), when every node of
 /// `order` has one, they are distinct and they keep parents first; else
 /// `order` unchanged.
-fn hinted_order(nodes: &[Value], order: Vec<usize>, parent: &[Option<usize>]) -> Vec<usize> {
+fn hinted_order(nodes: &[Elem], order: Vec<usize>, parent: &[Option<usize>]) -> Vec<usize> {
     let hint: Vec<Option<u64>> = order.iter().map(|&g| msh_u64(&nodes[g], "node")).collect();
     if !hint.iter().all(Option::is_some) {
         return order;

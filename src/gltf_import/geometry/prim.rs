@@ -3,6 +3,7 @@
 //! material's `KHR_texture_transform` (gltf-mapping.md "Meshes"; glTF 2.0
 //! §3.7.2.1).
 
+use crate::gltf_import::read::TopArray;
 use serde_json::Value;
 
 use super::err;
@@ -79,7 +80,7 @@ fn to_vec3(v: Vec<f32>) -> Vec<[f32; 3]> {
 /// KHR_texture_transform of a material's base colour texture, as a 2x3
 /// matrix, and the texCoord set it applies to.
 fn texture_transform(doc: &GltfFile, material: Option<usize>) -> (usize, Option<[[f32; 3]; 2]>) {
-    let Some(mat) = material.and_then(|m| arr(&doc.json, "materials").get(m)) else {
+    let Some(mat) = material.and_then(|m| doc.materials().get(m)) else {
         return (0, None);
     };
     let Some(info) = mat.pointer("/pbrMetallicRoughness/baseColorTexture") else {
@@ -116,7 +117,7 @@ pub(super) fn read_prims(
     mesh: usize,
     sign: UvSign,
 ) -> Result<Vec<Prim>, ImportError> {
-    let mj = doc.get("meshes", mesh)?;
+    let mj = doc.elem(TopArray::Meshes, mesh)?;
     let mut out = Vec::new();
     for (pi, p) in arr(mj, "primitives").iter().enumerate() {
         let mut prim = read_primitive(doc, mesh, pi, p, PrimRules::default())?;

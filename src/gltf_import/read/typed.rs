@@ -1,18 +1,24 @@
-//! The hot arrays of a glTF document, `accessors` and `bufferViews` (glTF
-//! 2.0 §3.6), deserialised straight from the JSON text into fixed slots
-//! instead of a [`serde_json::Value`] tree (issue 28 item 5): no map and no
-//! key string per element, which is most of the cost of the tree.
+//! The top-level arrays of a glTF document (glTF 2.0 §5: `accessors`,
+//! `bufferViews`, `nodes`, `meshes`, `materials`, `scenes`, `animations`),
+//! deserialised straight from the JSON text into fixed slots instead of a
+//! [`serde_json::Value`] tree (issue 28 item 5): no map and no key string
+//! per element, and each element's `extras` kept as its JSON text until it
+//! is read ([`Obj::get`] parses it then, once), as the `gltf` crate keeps
+//! extras raw. Map keys and `extras` trees are most of the cost of a tree.
 //!
 //! Every property keeps the exact JSON value it had ([`Value`] scalars
 //! cost no allocation), so the reader's rules read the same values as
 //! from the tree: a wrong type is the same missing value, an unknown key
 //! goes to [`Obj`]'s `rest`, an element that is not an object is kept as
-//! its value, the last of duplicate keys wins (as in a `Value` map), and
-//! [`Obj::to_value`] gives back the element's tree.
+//! its value, the last of duplicate keys wins (as in a `Value` map), the
+//! numbers of a raw `extras` are checked for f32 overflow as they are
+//! read, and [`Elem::to_value`] gives back the element's tree.
 
 use std::cell::Cell;
+use std::sync::OnceLock;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// The value of one JSON node that is not what the seed wants, as a tree
@@ -117,25 +123,163 @@ pub(super) const VIEW_KEYS: &[&str] = &[
     "name",
 ];
 
-/// Most slots of an element ([`ACCESSOR_KEYS`] has 9).
-const SLOTS: usize = 9;
+/// Properties of a node kept in slots (glTF 2.0 §5.25).
+pub(super) const NODE_KEYS: &[&str] = &[
+    "name",
+    "mesh",
+    "children",
+    "translation",
+    "rotation",
+    "scale",
+    "matrix",
+    "camera",
+    "skin",
+    "weights",
+    "extensions",
+];
 
-/// One JSON object of a hot array: the properties named by `keys` in
-/// slots (`known[i]` is `keys[i]`'s value), every other one in `rest`.
+/// Properties of a mesh kept in slots (glTF 2.0 §5.23).
+pub(super) const MESH_KEYS: &[&str] = &["name", "primitives", "weights", "extensions"];
+
+/// Properties of a material kept in slots (glTF 2.0 §5.19).
+pub(super) const MATERIAL_KEYS: &[&str] = &[
+    "name",
+    "pbrMetallicRoughness",
+    "normalTexture",
+    "occlusionTexture",
+    "emissiveTexture",
+    "emissiveFactor",
+    "alphaMode",
+    "alphaCutoff",
+    "doubleSided",
+    "extensions",
+];
+
+/// Properties of a scene kept in slots (glTF 2.0 §5.27).
+pub(super) const SCENE_KEYS: &[&str] = &["name", "nodes", "extensions"];
+
+/// Properties of an animation kept in slots (glTF 2.0 §5.6).
+pub(super) const ANIMATION_KEYS: &[&str] = &["name", "channels", "samplers", "extensions"];
+
+/// Most slots of an element ([`NODE_KEYS`] has 11).
+const SLOTS: usize = 11;
+
+/// An element's `extras` (glTF 2.0 §5.34 "extras"): the JSON text as read,
+/// parsed into a tree the first time it is read; or a tree (made from one,
+/// or edited).
+#[derive(Debug, Clone)]
+enum Extras {
+    Raw(Box<RawValue>, OnceLock<Value>),
+    Tree(Value),
+}
+
+impl Extras {
+    fn get(&self) -> &Value {
+        match self {
+            // The text was read as JSON and its numbers checked: it parses.
+            Extras::Raw(r, t) => {
+                t.get_or_init(|| serde_json::from_str(r.get()).unwrap_or_default())
+            }
+            Extras::Tree(v) => v,
+        }
+    }
+
+    fn get_mut(&mut self) -> &mut Value {
+        if let Extras::Raw(..) = self {
+            *self = Extras::Tree(self.get().clone());
+        }
+        match self {
+            Extras::Tree(v) => v,
+            Extras::Raw(..) => unreachable!("made a tree above"),
+        }
+    }
+
+    fn into_value(self) -> Value {
+        match self {
+            Extras::Raw(r, mut t) => t.take().unwrap_or_else(|| Extras::Raw(r, t).get().clone()),
+            Extras::Tree(v) => v,
+        }
+    }
+}
+
+/// One JSON object of a top-level array: the properties named by `keys`
+/// in slots (`known[i]` is `keys[i]`'s value), `extras` apart (raw until
+/// read), every other one in `rest`.
 #[derive(Debug, Clone)]
 pub struct Obj {
     keys: &'static [&'static str],
     known: [Option<Value>; SLOTS],
+    extras: Option<Extras>,
     rest: Map<String, Value>,
 }
 
 impl Obj {
+    fn empty(keys: &'static [&'static str]) -> Obj {
+        Obj {
+            keys,
+            known: Default::default(),
+            extras: None,
+            rest: Map::new(),
+        }
+    }
+
     /// A property's value (`None` when the object has no such key).
     pub fn get(&self, key: &str) -> Option<&Value> {
+        if key == "extras" {
+            return self.extras.as_ref().map(Extras::get);
+        }
         match self.keys.iter().position(|k| *k == key) {
             Some(i) => self.known[i].as_ref(),
             None => self.rest.get(key),
         }
+    }
+
+    /// A property's value to change (`None` when the object has no such
+    /// key).
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
+        if key == "extras" {
+            return self.extras.as_mut().map(Extras::get_mut);
+        }
+        match self.keys.iter().position(|k| *k == key) {
+            Some(i) => self.known[i].as_mut(),
+            None => self.rest.get_mut(key),
+        }
+    }
+
+    /// Sets a property; returns the value it had.
+    pub fn insert(&mut self, key: &str, v: Value) -> Option<Value> {
+        if key == "extras" {
+            return self.extras.replace(Extras::Tree(v)).map(Extras::into_value);
+        }
+        match self.keys.iter().position(|k| *k == key) {
+            Some(i) => self.known[i].replace(v),
+            None => self.rest.insert(key.to_string(), v),
+        }
+    }
+
+    /// Removes a property; returns the value it had.
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        if key == "extras" {
+            return self.extras.take().map(Extras::into_value);
+        }
+        match self.keys.iter().position(|k| *k == key) {
+            Some(i) => self.known[i].take(),
+            None => self.rest.remove(key),
+        }
+    }
+
+    /// The property names, slots first (in slot order), then `extras`,
+    /// then the others in `Map` order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> + '_ {
+        let known = self
+            .keys
+            .iter()
+            .zip(&self.known)
+            .filter(|(_, v)| v.is_some())
+            .map(|(k, _)| *k);
+        known
+            .chain(self.extras.as_ref().map(|_| "extras"))
+            .chain(self.rest.keys().map(String::as_str))
     }
 
     /// The object as a JSON tree (the `Value` it was read from).
@@ -146,12 +290,16 @@ impl Obj {
                 m.insert((*k).to_string(), v.clone());
             }
         }
+        if let Some(e) = &self.extras {
+            m.insert("extras".into(), e.get().clone());
+        }
         Value::Object(m)
     }
 }
 
-/// An element of a hot array: an object in slots, or any other value kept
-/// as it is (it has no properties).
+/// An element of a top-level array: an object in slots, or any other value
+/// kept as it is (it has no properties). Read it like a `Value` object:
+/// [`Elem::get`], `elem["key"]` (`Null` when missing), `elem["key"] = v`.
 // Nearly every element is an object: boxing it would cost the allocation
 // the slots save.
 #[allow(clippy::large_enum_variant)]
@@ -163,7 +311,84 @@ pub enum Elem {
     Other(Value),
 }
 
+static NULL: Value = Value::Null;
+
 impl Elem {
+    /// A property's value (`None` when missing, or not an object), as
+    /// [`Value::get`].
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Elem::Obj(o) => o.get(key),
+            Elem::Other(v) => v.get(key),
+        }
+    }
+
+    /// A property's value to change (`None` when missing, or not an
+    /// object), as [`Value::get_mut`].
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
+        match self {
+            Elem::Obj(o) => o.get_mut(key),
+            Elem::Other(v) => v.get_mut(key),
+        }
+    }
+
+    /// Sets a property of an object element; returns the value it had
+    /// (`None` also for an element that is not an object: it is left as
+    /// it is).
+    pub fn insert(&mut self, key: &str, v: Value) -> Option<Value> {
+        match self {
+            Elem::Obj(o) => o.insert(key, v),
+            Elem::Other(Value::Object(m)) => m.insert(key.to_string(), v),
+            Elem::Other(_) => None,
+        }
+    }
+
+    /// Removes a property; returns the value it had.
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        match self {
+            Elem::Obj(o) => o.remove(key),
+            Elem::Other(Value::Object(m)) => m.remove(key),
+            Elem::Other(_) => None,
+        }
+    }
+
+    /// The value at a JSON pointer (RFC 6901) inside the element, as
+    /// [`Value::pointer`] (`""` is not supported: `None`).
+    pub fn pointer(&self, ptr: &str) -> Option<&Value> {
+        let (key, rest) = split_pointer(ptr)?;
+        let v = self.get(&key)?;
+        if rest.is_empty() {
+            Some(v)
+        } else {
+            v.pointer(rest)
+        }
+    }
+
+    /// [`Elem::pointer`] to change.
+    pub fn pointer_mut(&mut self, ptr: &str) -> Option<&mut Value> {
+        let (key, rest) = split_pointer(ptr)?;
+        let v = self.get_mut(&key)?;
+        if rest.is_empty() {
+            Some(v)
+        } else {
+            v.pointer_mut(rest)
+        }
+    }
+
+    /// Whether the element is a JSON object.
+    pub fn is_object(&self) -> bool {
+        matches!(self, Elem::Obj(_) | Elem::Other(Value::Object(_)))
+    }
+
+    /// The property names of an object element (none otherwise).
+    pub fn keys(&self) -> Box<dyn Iterator<Item = &str> + '_> {
+        match self {
+            Elem::Obj(o) => Box::new(o.keys()),
+            Elem::Other(Value::Object(m)) => Box::new(m.keys().map(String::as_str)),
+            Elem::Other(_) => Box::new(std::iter::empty()),
+        }
+    }
+
     /// The element as a JSON tree.
     pub fn to_value(&self) -> Value {
         match self {
@@ -176,18 +401,9 @@ impl Elem {
     pub(super) fn from_value(v: Value, keys: &'static [&'static str]) -> Elem {
         match v {
             Value::Object(m) => {
-                let mut o = Obj {
-                    keys,
-                    known: Default::default(),
-                    rest: Map::new(),
-                };
+                let mut o = Obj::empty(keys);
                 for (k, v) in m {
-                    match keys.iter().position(|x| *x == k) {
-                        Some(i) => o.known[i] = Some(v),
-                        None => {
-                            o.rest.insert(k, v);
-                        }
-                    }
+                    o.insert(&k, v);
                 }
                 Elem::Obj(o)
             }
@@ -196,9 +412,41 @@ impl Elem {
     }
 }
 
+/// The first key of a JSON pointer (unescaped: `~1` is `/`, `~0` is `~`)
+/// and the pointer after it (`""` or starting with `/`).
+fn split_pointer(ptr: &str) -> Option<(String, &str)> {
+    let p = ptr.strip_prefix('/')?;
+    let (k, rest) = p.find('/').map_or((p, ""), |i| (&p[..i], &p[i..]));
+    Some((k.replace("~1", "/").replace("~0", "~"), rest))
+}
+
+impl std::ops::Index<&str> for Elem {
+    type Output = Value;
+    /// `elem["key"]`: the property, `Null` when missing (as `Value`).
+    fn index(&self, key: &str) -> &Value {
+        self.get(key).unwrap_or(&NULL)
+    }
+}
+
+impl std::ops::IndexMut<&str> for Elem {
+    /// `elem["key"] = v`: the property, inserted as `Null` when missing;
+    /// panics on an element that is not an object or `null` (as `Value`).
+    fn index_mut(&mut self, key: &str) -> &mut Value {
+        match self {
+            Elem::Obj(o) => {
+                if o.get(key).is_none() {
+                    o.insert(key, Value::Null);
+                }
+                o.get_mut(key).expect("inserted above")
+            }
+            Elem::Other(v) => &mut v[key],
+        }
+    }
+}
+
 /// A hot array as read: a list of elements, or the value that stood where
 /// the array should be (not an array: the reader sees no elements).
-pub(super) enum List {
+pub(super) enum ListRead {
     Elems(Vec<Elem>),
     Other(Value),
 }
@@ -206,6 +454,8 @@ pub(super) enum List {
 /// A map key: the index of a slot key, or the key itself.
 enum Key {
     Slot(usize),
+    /// `extras` (not a slot).
+    Extras,
     Other(String),
 }
 
@@ -226,6 +476,7 @@ impl Visitor<'_> for KeySeed {
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
         Ok(match self.0.iter().position(|k| *k == v) {
             Some(i) => Key::Slot(i),
+            None if v == "extras" => Key::Extras,
             None => Key::Other(v.to_owned()),
         })
     }
@@ -257,14 +508,15 @@ impl<'de> Visitor<'de> for ElemSeed<'_> {
         Ok(Elem::Other(ValueSeed(self.1).visit_seq(seq)?))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Elem, A::Error> {
-        let mut o = Obj {
-            keys: self.0,
-            known: Default::default(),
-            rest: Map::new(),
-        };
+        let mut o = Obj::empty(self.0);
         while let Some(k) = map.next_key_seed(KeySeed(self.0))? {
             match k {
                 Key::Slot(i) => o.known[i] = Some(map.next_value_seed(ValueSeed(self.1))?),
+                Key::Extras => {
+                    let raw: Box<RawValue> = map.next_value()?;
+                    check_raw_numbers(&raw, self.1).map_err(de::Error::custom)?;
+                    o.extras = Some(Extras::Raw(raw, OnceLock::new()));
+                }
                 Key::Other(k) => {
                     o.rest.insert(k, map.next_value_seed(ValueSeed(self.1))?);
                 }
@@ -272,6 +524,35 @@ impl<'de> Visitor<'de> for ElemSeed<'_> {
         }
         Ok(Elem::Obj(o))
     }
+}
+
+/// Sets `big` when a number of the JSON text `raw` overflows f32, as
+/// [`ValueSeed`] does while it builds a tree. Only a number with an
+/// exponent (a digit followed by `e`/`E`) or with 39 or more digits in a
+/// row can (f32's largest is about 3.4e38): the full check runs only on a
+/// text with one.
+fn check_raw_numbers(raw: &RawValue, big: &Cell<bool>) -> Result<(), serde_json::Error> {
+    let (mut run, mut suspect) = (0usize, false);
+    for &b in raw.get().as_bytes() {
+        if b.is_ascii_digit() {
+            run += 1;
+            if run >= 39 {
+                suspect = true;
+                break;
+            }
+        } else {
+            if run > 0 && (b == b'e' || b == b'E') {
+                suspect = true;
+                break;
+            }
+            run = 0;
+        }
+    }
+    if suspect {
+        let mut de = serde_json::Deserializer::from_str(raw.get());
+        ValueSeed(big).deserialize(&mut de)?;
+    }
+    Ok(())
 }
 
 /// Reads a hot array whose elements' slots are `.0`.
@@ -284,37 +565,48 @@ impl ListSeed<'_> {
 }
 
 impl<'de> DeserializeSeed<'de> for ListSeed<'_> {
-    type Value = List;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<List, D::Error> {
+    type Value = ListRead;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<ListRead, D::Error> {
         d.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for ListSeed<'_> {
-    type Value = List;
+    type Value = ListRead;
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("any JSON value")
     }
-    other_as_value!(List::Other);
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<List, A::Error> {
+    other_as_value!(ListRead::Other);
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ListRead, A::Error> {
         let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
         while let Some(e) = seq.next_element_seed(ElemSeed(self.0, self.1))? {
             out.push(e);
         }
-        Ok(List::Elems(out))
+        Ok(ListRead::Elems(out))
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<List, A::Error> {
-        Ok(List::Other(ValueSeed(self.1).visit_map(map)?))
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ListRead, A::Error> {
+        Ok(ListRead::Other(ValueSeed(self.1).visit_map(map)?))
     }
 }
 
+/// The top-level arrays kept in slots, in [`Root::lists`] order: name and
+/// slot keys.
+pub(super) const LISTS: [(&str, &[&str]); 7] = [
+    ("accessors", ACCESSOR_KEYS),
+    ("bufferViews", VIEW_KEYS),
+    ("nodes", NODE_KEYS),
+    ("meshes", MESH_KEYS),
+    ("materials", MATERIAL_KEYS),
+    ("scenes", SCENE_KEYS),
+    ("animations", ANIMATION_KEYS),
+];
+
 /// The document as read by [`RootSeed`]: every top-level property but the
-/// hot arrays as a tree, the hot arrays in slots (`None`: absent, or not
-/// an array and then kept in `json`).
+/// [`LISTS`] as a tree, those in slots (`None`: absent, or not an array
+/// and then kept in `json`).
 pub(super) struct Root {
     pub(super) json: Map<String, Value>,
-    pub(super) accessors: Option<Vec<Elem>>,
-    pub(super) views: Option<Vec<Elem>>,
+    pub(super) lists: [Option<Vec<Elem>>; 7],
 }
 
 /// Reads a document that is a JSON object; sets `.0` when a number
@@ -334,29 +626,41 @@ impl<'de> Visitor<'de> for RootSeed<'_> {
         f.write_str("a JSON object")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Root, A::Error> {
-        const HOT: &[&str] = &["accessors", "bufferViews"];
+        const NAMES: [&str; 7] = {
+            let mut n = [""; 7];
+            let mut i = 0;
+            while i < 7 {
+                n[i] = LISTS[i].0;
+                i += 1;
+            }
+            n
+        };
         let mut r = Root {
             json: Map::new(),
-            accessors: None,
-            views: None,
+            lists: Default::default(),
         };
-        while let Some(k) = map.next_key_seed(KeySeed(HOT))? {
-            let (name, keys, slot) = match k {
+        while let Some(k) = map.next_key_seed(KeySeed(&NAMES))? {
+            let i = match k {
+                Key::Slot(i) => i,
+                Key::Extras => {
+                    let v = map.next_value_seed(ValueSeed(self.0))?;
+                    r.json.insert("extras".into(), v);
+                    continue;
+                }
                 Key::Other(k) => {
                     r.json.insert(k, map.next_value_seed(ValueSeed(self.0))?);
                     continue;
                 }
-                Key::Slot(0) => (HOT[0], ACCESSOR_KEYS, &mut r.accessors),
-                Key::Slot(_) => (HOT[1], VIEW_KEYS, &mut r.views),
             };
+            let (name, keys) = LISTS[i];
             // The last of duplicate keys wins, as in a `Value` map.
             match map.next_value_seed(ListSeed(keys, self.0))? {
-                List::Elems(e) => {
+                ListRead::Elems(e) => {
                     r.json.remove(name);
-                    *slot = Some(e);
+                    r.lists[i] = Some(e);
                 }
-                List::Other(v) => {
-                    *slot = None;
+                ListRead::Other(v) => {
+                    r.lists[i] = None;
                     r.json.insert(name.to_string(), v);
                 }
             }
