@@ -497,7 +497,8 @@ pub fn run_discovered(
 
 /// The jobs of `d` by game folder: the nearest folder at or above a job's
 /// file that holds `objects.rlb`, `Material.lib` or `Textures.lib` (any
-/// case; `None` for a file under none), the groups in order of their
+/// ASCII case, not a folder: [`crate::source::find_any_case`]; `None` for
+/// a file under none), the groups in order of their
 /// first job (models, then maps, then missions), each group's jobs in
 /// `d`'s order.
 pub fn game_groups(d: &Discovery) -> Vec<(Option<PathBuf>, Discovery)> {
@@ -559,15 +560,9 @@ impl GameFolders {
             crate::material::library::MATERIAL_LIB,
             crate::material::library::TEXTURES_LIB,
         ];
-        let holds = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .any(|e| {
-                let name = e.file_name();
-                let name = name.to_string_lossy();
-                MARKERS.iter().any(|m| m.eq_ignore_ascii_case(&name))
-            });
+        // One listing of `dir` for the three markers (any case, not a
+        // folder); a folder that cannot be listed holds none.
+        let holds = matches!(crate::source::find_any_case(dir, &MARKERS), Ok(Some(_)));
         let found = if holds {
             Some(dir.to_path_buf())
         } else {

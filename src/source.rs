@@ -281,6 +281,55 @@ pub fn child_any_case(dir: &Path, name: &str) -> Option<PathBuf> {
         })
 }
 
+/// The file of `dir` named like one of `names`, ignoring case: the one
+/// case-blind file lookup of the game folder's fixed names
+/// (`objects.rlb`, `Material.lib`, `Textures.lib`, `LightMap.lib`) and of
+/// the part archives `objects.rlb` names (unit-files-notes §3.3; the game
+/// runs on Windows, whose file names are case-blind). Costs one
+/// `read_dir` of `dir`, whatever the number of names.
+///
+/// - **Case.** Names are compared with ASCII case folding only
+///   ([`str::eq_ignore_ascii_case`] of the entry's name as lossy UTF-8):
+///   `A-Z` equal `a-z`, every other character must be equal. The names
+///   looked up are ASCII, Unicode folding depends on the file system (NTFS
+///   has its own table; `ß`, dotted `İ`) and would make a lookup match
+///   here what the game does not, so the strict, predictable subset is
+///   used. A non-UTF-8 name never matches (its lossy form holds U+FFFD).
+/// - **Not a folder.** An entry that is a folder (following a symlink)
+///   is skipped; any other entry (a file, a FIFO, a broken symlink) is
+///   returned so that reading it fails naming it, rather than it being
+///   reported as missing.
+/// - **Several matches** (`objects.rlb` and `OBJECTS.RLB` side by side on
+///   a case-sensitive file system, or two of `names`): the same one every
+///   time, whatever the listing order: the earliest of `names`; for it, an
+///   entry spelled exactly as asked; else the least name in byte order
+///   (upper case sorts first: `OBJECTS.RLB` before `objects.rlb`).
+///
+/// Returns `Ok(None)` when no entry matches.
+///
+/// # Errors
+/// The I/O error of listing `dir` or reading one of its entries.
+pub fn find_any_case(dir: &Path, names: &[&str]) -> std::io::Result<Option<PathBuf>> {
+    let mut best: Option<((usize, bool, std::ffi::OsString), PathBuf)> = None;
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        let name = e.file_name();
+        let lossy = name.to_string_lossy();
+        let Some(i) = names.iter().position(|n| n.eq_ignore_ascii_case(&lossy)) else {
+            continue;
+        };
+        let key = (i, lossy != names[i], name.clone());
+        if best.as_ref().is_some_and(|(k, _)| *k <= key) {
+            continue;
+        }
+        let path = e.path();
+        if !path.is_dir() {
+            best = Some((key, path));
+        }
+    }
+    Ok(best.map(|(_, p)| p))
+}
+
 /// True when `name` ends in `.tma` (any case) and `data` starts with the
 /// format word 1 (mission-notes §2.1: `data.tma` has no magic).
 pub fn is_mission_file(data: &[u8], name: &[u8]) -> bool {
@@ -635,6 +684,43 @@ impl<'a> WearIndex<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`find_any_case`]: ASCII case folding only, folders skipped, and of
+    /// two names differing only in case the exact spelling, else the least
+    /// in byte order, whatever the listing order; a missing folder is an
+    /// error, no match is `None`.
+    #[test]
+    fn find_any_case_picks_one_name_every_time() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path();
+        let find = |names: &[&str]| {
+            find_any_case(dir, names)
+                .unwrap()
+                .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        };
+        std::fs::create_dir(dir.join("material.lib")).unwrap();
+        std::fs::write(dir.join("Strasse.lib"), b"").unwrap();
+        assert_eq!(find(&["Material.lib"]), None, "a folder is skipped");
+        assert_eq!(find(&["STRASSE.LIB"]).as_deref(), Some("Strasse.lib"));
+        assert_eq!(find(&["straße.lib"]), None, "no Unicode folding");
+        std::fs::write(dir.join("objects.rlb"), b"").unwrap();
+        assert_eq!(find(&["OBJECTS.RLB"]).as_deref(), Some("objects.rlb"));
+        std::fs::write(dir.join("OBJECTS.RLB"), b"").unwrap();
+        let two = std::fs::read_dir(dir).unwrap().count() == 4;
+        assert!(two || !cfg!(target_os = "linux"), "Linux is case-sensitive");
+        if two {
+            // A case-sensitive file system: two names differ only in case.
+            assert_eq!(find(&["objects.rlb"]).as_deref(), Some("objects.rlb"));
+            assert_eq!(find(&["OBJECTS.RLB"]).as_deref(), Some("OBJECTS.RLB"));
+            assert_eq!(find(&["Objects.rlb"]).as_deref(), Some("OBJECTS.RLB"));
+        }
+        assert_eq!(
+            find(&["Material.lib", "Strasse.lib", "objects.rlb"]).as_deref(),
+            Some("Strasse.lib"),
+            "the earliest of names that is there"
+        );
+        assert!(find_any_case(&dir.join("gone"), &["x"]).is_err());
+    }
 
     /// An NRes file over the input cap is refused from its size, before it
     /// is read (a sparse file: no disk or memory spent); another kind of

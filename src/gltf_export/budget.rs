@@ -32,10 +32,11 @@ pub(crate) fn spend_structure(
     )
 }
 
-/// Refuses NaN and infinities anywhere in the document (the last check
-/// before any model GLB or `.gltf` is written, and when an export is
-/// finished): every node's `translation`, `rotation`, `scale` and
-/// `matrix` (printed as serialised: a non-finite number is `null`), every
+/// Refuses NaN and infinities anywhere in the document: the one check,
+/// made by [`super::to_glb`] and [`super::to_gltf`] as the document is
+/// serialised (after a unit's siblings added their nodes and animations),
+/// that every model and unit GLB or `.gltf` + `.bin` goes through. Every
+/// node's `translation`, `rotation`, `scale` and `matrix` (printed as serialised: a non-finite number is `null`), every
 /// accessor's `min`/`max`, and every element of every FLOAT accessor in
 /// `bin` (accessor `byteOffset`, view `byteOffset`/`byteStride`; elements
 /// outside `bin` are not this check's business). Works on the typed root:
@@ -177,5 +178,31 @@ mod finite_tests {
             msg(&r, &bin).unwrap(),
             "gltf.non_finite: accessor 0: min [null] is not finite"
         );
+    }
+
+    /// The one finiteness check is the serialisation's: a node added to a
+    /// finished export (as a unit's `.cpt` sibling does) is refused by both
+    /// writers with the same rule and message, and a finite one is written.
+    #[test]
+    fn both_writers_check_what_was_added_after_the_export() {
+        let mut e = crate::gltf_export::Exported {
+            root: root(json!({"nodes": [{"name": "body"}]})),
+            bin: Vec::new(),
+            report: Default::default(),
+        };
+        assert!(crate::gltf_export::to_glb(&e).is_ok());
+        assert!(crate::gltf_export::to_gltf(&e, "m.bin").is_ok());
+        let mut n = e.root.nodes[0].clone();
+        n.name = Some("dust_01".into());
+        n.translation = Some([0.0, 0.0, f32::INFINITY]);
+        e.root.nodes.push(n);
+        let want = "gltf.non_finite: node 1 \"dust_01\": translation [0.0,0.0,null] is not finite (a NaN or infinity in the source)";
+        let glb = crate::gltf_export::to_glb(&e).unwrap_err();
+        assert_eq!(
+            (glb.rule(), glb.to_string().as_str()),
+            ("gltf.non_finite", want)
+        );
+        let gltf = crate::gltf_export::to_gltf(&e, "m.bin").unwrap_err();
+        assert_eq!(gltf.to_string(), want);
     }
 }

@@ -830,12 +830,14 @@ impl<'m> Export<'m> {
         Ok(())
     }
 
-    /// Finishes the document: the empty-batch warning, buffer 0 (aligned,
-    /// checked finite), the scene with its extras, the asset and the
-    /// report's counts.
+    /// Finishes the document: the empty-batch warning, buffer 0 (aligned),
+    /// the scene with its extras, the asset and the report's counts.
+    /// Finiteness is not checked here but once, when the document is
+    /// serialised ([`to_glb`], [`to_gltf`]): a unit's `.ctl`/`.cpt`
+    /// siblings add nodes and animations after this.
     ///
     /// # Errors
-    /// `gltf.non_finite` from [`budget::check_finite`]; `gltf.json`.
+    /// `gltf.json`.
     fn finish(self) -> Result<Exported, ExportError> {
         let Export {
             opts,
@@ -855,7 +857,6 @@ impl<'m> Export<'m> {
             ));
         }
         bin.align4();
-        budget::check_finite(&root, &bin.data)?;
         if !bin.data.is_empty() {
             root.push(json::Buffer {
                 byte_length: USize64(bin.data.len() as u64),

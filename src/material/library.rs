@@ -306,17 +306,10 @@ impl std::fmt::Debug for Libraries {
     }
 }
 
-/// Case-insensitive lookup of `file` in `dir`.
+/// Case-insensitive lookup of `file` in `dir`
+/// ([`crate::source::find_any_case`]).
 fn find_file(dir: &Path, file: &str) -> std::io::Result<Option<PathBuf>> {
-    for e in std::fs::read_dir(dir)? {
-        let e = e?;
-        if e.file_name().to_string_lossy().eq_ignore_ascii_case(file)
-            && e.file_type().map(|t| !t.is_dir()).unwrap_or(false)
-        {
-            return Ok(Some(e.path()));
-        }
-    }
-    Ok(None)
+    crate::source::find_any_case(dir, &[file])
 }
 
 fn holds_libraries(dir: &Path) -> bool {

@@ -31,15 +31,42 @@ fn held_open(e: &std::io::Error) -> bool {
 /// so an operation that consumes its input (a temporary file being
 /// persisted) can try again with it.
 pub(crate) fn when_held_open<T, K>(
+    input: K,
+    op: impl FnMut(K) -> Result<T, (std::io::Error, K)>,
+) -> Result<T, (std::io::Error, K)> {
+    when_held_open_in(pauses(), sleep, input, op)
+}
+
+/// The pauses (milliseconds) of [`when_held_open`] on this platform: none
+/// off Windows.
+pub(crate) fn pauses() -> &'static [u64] {
+    if cfg!(windows) {
+        &PAUSES_MS
+    } else {
+        &[]
+    }
+}
+
+/// The pause of [`when_held_open`]: sleeps `ms` milliseconds.
+pub(crate) fn sleep(ms: u64) {
+    std::thread::sleep(Duration::from_millis(ms));
+}
+
+/// [`when_held_open`] with its `pauses` (milliseconds, one per retry, so
+/// at most `pauses.len() + 1` attempts) and the `pause` run between two
+/// attempts given: a caller that locks per attempt is seen not to hold its
+/// lock during a pause (`temp.rs`).
+pub(crate) fn when_held_open_in<T, K>(
+    pauses: &[u64],
+    mut pause: impl FnMut(u64),
     mut input: K,
     mut op: impl FnMut(K) -> Result<T, (std::io::Error, K)>,
 ) -> Result<T, (std::io::Error, K)> {
-    let pauses: &[u64] = if cfg!(windows) { &PAUSES_MS } else { &[] };
     for &ms in pauses {
         match op(input) {
             Err((e, k)) if held_open(&e) => {
                 input = k;
-                std::thread::sleep(Duration::from_millis(ms));
+                pause(ms);
             }
             done => return done,
         }

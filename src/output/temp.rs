@@ -5,6 +5,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use tempfile::NamedTempFile;
+
 use super::OutputError;
 
 /// What this process must clean up if it is killed.
@@ -44,31 +46,67 @@ impl Registry {
 
 /// A registered temporary file; dropping it removes the file.
 pub(crate) struct Temp {
-    file: Option<tempfile::NamedTempFile>,
+    file: Option<NamedTempFile>,
     path: PathBuf,
 }
 
 impl Temp {
     /// Renames the file to `target`: over an existing file when `replace`,
     /// else no-clobber ([`OutputError::Exists`] when `target` appeared).
-    pub(crate) fn persist(mut self, target: &Path, replace: bool) -> Result<(), OutputError> {
-        let mut reg = registry();
+    /// On Windows a rename refused while another process holds the target
+    /// open is retried (`retry.rs`, about 1.3 s at most).
+    pub(crate) fn persist(self, target: &Path, replace: bool) -> Result<(), OutputError> {
+        self.persist_with(
+            target,
+            super::retry::pauses(),
+            super::retry::sleep,
+            |file| {
+                let r = if replace {
+                    file.persist(target)
+                } else {
+                    file.persist_noclobber(target)
+                };
+                r.map(|_| ()).map_err(|e| (e.error, e.file))
+            },
+        )
+    }
+
+    /// [`Temp::persist`] with the rename `attempt`, the retry `pauses` and
+    /// the `pause` given ([`super::retry::when_held_open_in`]).
+    ///
+    /// The registry lock is taken for each attempt, never across a pause:
+    /// the signal cleanup (or a thread staging a file) waits for one rename
+    /// at most, not for the retries. The cleanup's guarantee holds all the
+    /// same, as it only ever sees one of two states: during a pause the
+    /// file is still the temporary file, registered (the cleanup removes
+    /// it); a successful rename and its deregistration happen under one
+    /// lock (the cleanup never removes the target's new bytes, nor misses
+    /// a temporary file). A rename that finally fails removes the file
+    /// and deregisters it under one lock too, as [`Drop`] does.
+    fn persist_with(
+        mut self,
+        target: &Path,
+        pauses: &[u64],
+        pause: impl FnMut(u64),
+        mut attempt: impl FnMut(NamedTempFile) -> Result<(), (std::io::Error, NamedTempFile)>,
+    ) -> Result<(), OutputError> {
         let file = self.file.take().expect("temp present until persisted");
-        // Retried while Windows reports the target held open (`retry.rs`).
-        let res = super::retry::when_held_open(file, |file| {
-            let r = if replace {
-                file.persist(target)
-            } else {
-                file.persist_noclobber(target)
-            };
-            r.map(|_| ()).map_err(|e| (e.error, e.file))
+        let path = &self.path;
+        let res = super::retry::when_held_open_in(pauses, pause, file, |file| {
+            let mut reg = registry();
+            let r = attempt(file);
+            if r.is_ok() {
+                reg.temps.retain(|p| p != path);
+            }
+            r
         });
-        reg.temps.retain(|p| p != &self.path);
-        drop(reg);
         match res {
             Ok(()) => Ok(()),
             Err((e, f)) => {
+                let mut reg = registry();
                 drop(f);
+                reg.temps.retain(|p| p != path);
+                drop(reg);
                 if e.kind() == std::io::ErrorKind::AlreadyExists {
                     Err(OutputError::Exists(target.to_path_buf()))
                 } else {
@@ -195,5 +233,83 @@ pub fn install_signal_cleanup() {
         if spawned.is_err() {
             libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The registry, waited for up to 5 s (other tests' writes hold it
+    /// briefly); `None` when it stays locked, as it would for ever were
+    /// this thread holding it.
+    fn registry_within_5s() -> Option<std::sync::MutexGuard<'static, Registry>> {
+        let start = std::time::Instant::now();
+        loop {
+            match REGISTRY.try_lock() {
+                Ok(g) => return Some(g),
+                Err(std::sync::TryLockError::Poisoned(p)) => return Some(p.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    if start.elapsed() > std::time::Duration::from_secs(5) {
+                        return None;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+        }
+    }
+
+    /// A rename refused twice as "held open" (os error 5) then done: the
+    /// registry is locked during each attempt and free during each pause,
+    /// with the temporary file still there and registered; afterwards the
+    /// target holds the bytes and nothing is registered. A rename refused
+    /// every time removes and deregisters the temporary file.
+    #[test]
+    fn persist_locks_per_attempt_not_across_a_pause() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("out.glb");
+        let t = write_temp(&target, b"new", false).unwrap();
+        let tmp = t.path.clone();
+        let (mut attempts, mut paused) = (0, 0);
+        t.persist_with(
+            &target,
+            &[1, 1, 1],
+            |_| {
+                paused += 1;
+                let reg = registry_within_5s().expect("registry free during a pause");
+                assert_eq!(reg.temps_under(d.path()), 1);
+                assert!(tmp.is_file());
+            },
+            |file| {
+                attempts += 1;
+                assert!(REGISTRY.try_lock().is_err(), "locked during an attempt");
+                if attempts < 3 {
+                    return Err((std::io::Error::from_raw_os_error(5), file));
+                }
+                file.persist(&target)
+                    .map(|_| ())
+                    .map_err(|e| (e.error, e.file))
+            },
+        )
+        .unwrap();
+        assert_eq!((attempts, paused), (3, 2));
+        assert_eq!(registry().temps_under(d.path()), 0);
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        assert!(!tmp.exists());
+
+        let other = d.path().join("other.glb");
+        let t = write_temp(&other, b"x", false).unwrap();
+        let tmp = t.path.clone();
+        let e = t
+            .persist_with(
+                &other,
+                &[1],
+                |_| {},
+                |file| Err((std::io::Error::from_raw_os_error(5), file)),
+            )
+            .unwrap_err();
+        assert!(matches!(e, OutputError::Io { .. }), "{e}");
+        assert_eq!(registry().temps_under(d.path()), 0);
+        assert!(!tmp.exists() && !other.exists());
     }
 }

@@ -49,16 +49,11 @@ pub fn game_dir_with(unit_path: &Path, files: &SharedFiles) -> Option<PathBuf> {
     None
 }
 
-/// `dir/name`, matched case-insensitively.
+/// `dir/name`, matched case-insensitively ([`source::find_any_case`]: ASCII
+/// case, folders skipped, one name chosen the same way every time); `None`
+/// also when `dir` cannot be listed.
 pub fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
-    std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(name))
-        })
+    source::find_any_case(dir, &[name]).ok().flatten()
 }
 
 /// The `(archive, member)` slots of every `objects.rlb` record, by
