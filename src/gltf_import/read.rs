@@ -1,14 +1,17 @@
 //! glTF loading (GLB 2.0 and `.gltf` with external or `data:` buffers) and
 //! accessor reading (glTF 2.0 §3.6, `KHR_mesh_quantization` component types).
 //!
-//! The document is kept as a [`serde_json::Value`]: the importer reads only
-//! the properties it needs and tolerates everything else (unknown
-//! extensions that are not *required*, Blender's extras, ...). [`parse`]
-//! reads the two hot arrays, `accessors` and `bufferViews`, into typed
-//! slots instead ([`typed`]: no map and no key string per element), and
-//! [`GltfFile::new`] moves them there from a tree: one representation,
-//! read with [`GltfFile::accessor_def`] and [`GltfFile::buffer_view_def`],
-//! never from `json`. Accessors are
+//! The importer reads only the properties it needs and tolerates
+//! everything else (unknown extensions that are not *required*, Blender's
+//! extras, ...). [`parse`] reads the big top-level arrays ([`TopArray`]:
+//! `accessors`, `bufferViews`, `nodes`, `meshes`, `materials`, `scenes`,
+//! `animations`) into typed slots ([`typed`]: no map and no key string per
+//! element, each element's `extras` kept as its JSON text until first
+//! read, as the `gltf` crate keeps extras raw) and the rest into a
+//! [`serde_json::Value`]; [`GltfFile::new`] moves the same arrays out of a
+//! tree: one representation, read with [`GltfFile::list`] (elements are
+//! [`Elem`]s, read like JSON objects; [`Props`] lets the helpers take
+//! either), never from `json`. Accessors are
 //! read here, not through the `gltf` crate's readers, because those assume
 //! float data where `KHR_mesh_quantization` allows normalized and plain
 //! integers. [`GltfFile::floats`] and [`GltfFile::indices`] check an
@@ -358,7 +361,14 @@ fn read_json(json_bytes: &[u8], opts: &ReadOptions) -> Result<GltfFile, ImportEr
         let mut de = serde_json::Deserializer::from_slice(json_bytes);
         let root = serde::de::DeserializeSeed::deserialize(typed::RootSeed(&big), &mut de)
             .and_then(|r| de.end().map(|()| r))
-            .map_err(|e| err("gltf.json", e.to_string()))?;
+            .map_err(|e| {
+                // The tree's error names the position in the whole text
+                // (an error inside a raw `extras` names one in the extras).
+                let e = serde_json::from_slice::<Value>(json_bytes)
+                    .err()
+                    .unwrap_or(e);
+                err("gltf.json", e.to_string())
+            })?;
         GltfFile {
             json: Value::Object(root.json),
             buffers: Vec::new(),
@@ -1656,6 +1666,12 @@ mod tests {
             r#""text""#,
             "",
             r#"{"a":"#,
+            // Every kept array, and each element's extras kept raw.
+            r#"{"nodes":[{"extras":{"msh":{"node":1,"v":[2.5]}},"name":"n","children":[1]},{"mesh":0}],"meshes":[{"primitives":[{"attributes":{"POSITION":0}}],"extras":{"e":"1e5"}}],"materials":[{"extras":{"a":1},"extras":{"b":2}}],"scenes":[{"nodes":[0],"ext\u0072as":[1,{"x":true}]}],"animations":[3,{"extras":null,"channels":[]}]}"#,
+            r#"{"nodes":[{"extras":{"msh":{"node":1,"v":[1e39]}}}]}"#,
+            r#"{"scenes":[{"extras":{"n":1234567890123456789012345678901234567890}}]}"#,
+            r#"{"animations":[{"extras":{"v":1e400}}]}"#,
+            r#"{"materials":[{"extras":{"v":1e3,"w":[-2E+2]}}],"meshes":{"not":"an array"}}"#,
         ];
         for t in texts {
             let typed = read_json(t.as_bytes(), &ReadOptions::default());
@@ -1695,6 +1711,39 @@ mod tests {
         );
         let d = read_json(texts[2].as_bytes(), &ReadOptions::default()).unwrap_err();
         assert_eq!(d.rule, "gltf.non_finite");
+    }
+
+    #[test]
+    fn elements_read_and_change_like_json_objects() {
+        use serde_json::json;
+        let text = br#"{"nodes":[{"name":"a","extras":{"msh":{"node":2}},"x":1},7]}"#;
+        let mut d = read_json(text, &ReadOptions::default()).unwrap();
+        assert!(d.json.get("nodes").is_none() && d.has(TopArray::Nodes));
+        assert!(!d.has(TopArray::Scenes) && d.scenes().is_empty());
+        let n = &d.nodes()[0];
+        assert_eq!(n["extras"]["msh"]["node"], json!(2));
+        assert_eq!(msh_u64(n, "node"), Some(2));
+        assert_eq!(n.pointer("/extras/msh/node"), Some(&json!(2)));
+        assert_eq!(n.pointer("/name"), Some(&json!("a")));
+        assert_eq!(n["missing"], Value::Null);
+        assert_eq!(idx(n, "x"), Some(1));
+        let other = &d.nodes()[1];
+        assert!(other.get("name").is_none() && !other.is_object());
+        let n = &mut d.list_mut(TopArray::Nodes)[0];
+        n["extras"]["msh"]["node"] = json!(3);
+        n["translation"] = json!([1, 2, 3]);
+        assert_eq!(n.remove("x"), Some(json!(1)));
+        assert_eq!(
+            d.to_json()["nodes"][0],
+            json!({"name": "a", "extras": {"msh": {"node": 3}}, "translation": [1, 2, 3]})
+        );
+        d.tree_mut()["nodes"][0]["name"] = json!("b");
+        assert_eq!(d.nodes()[0]["name"], "b");
+        assert!(d.json.get("nodes").is_none());
+        assert_eq!(d.push(TopArray::Scenes, json!({"nodes": [0]})), 0);
+        assert_eq!(d.elem(TopArray::Scenes, 1).unwrap_err().rule, "gltf.index");
+        assert_eq!(TopArray::of_name("animations"), Some(TopArray::Animations));
+        assert_eq!(TopArray::of_name("images"), None);
     }
 
     #[test]

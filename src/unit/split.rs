@@ -259,9 +259,9 @@ pub fn part_document(
     if let Some(ex) = own_scene.get("extras") {
         scene["extras"] = ex.clone();
     }
-    let edited_scene = &doc.scenes().get(idx(&doc.json, "scene").unwrap_or(0));
-    let edited_scene = edited_scene.map_or(&Value::Null, |s| &s["extras"]);
-    if let Some(f) = edited_scene["msh"].get("frame_current") {
+    let edited_scene = doc.scenes().get(idx(&doc.json, "scene").unwrap_or(0));
+    let edited_extras = edited_scene.map_or(&Value::Null, |s| &s["extras"]);
+    if let Some(f) = edited_extras["msh"].get("frame_current") {
         if scene["extras"]["msh"].is_object() {
             scene["extras"]["msh"]["frame_current"] = f.clone();
         }
