@@ -532,21 +532,12 @@ impl<'de> Visitor<'de> for ElemSeed<'_> {
 /// row can (f32's largest is about 3.4e38): the full check runs only on a
 /// text with one.
 fn check_raw_numbers(raw: &RawValue, big: &Cell<bool>) -> Result<(), serde_json::Error> {
-    let (mut run, mut suspect) = (0usize, false);
+    // Branch-free per byte: `run` digits in a row end at `b`.
+    let (mut run, mut suspect) = (0u32, false);
     for &b in raw.get().as_bytes() {
-        if b.is_ascii_digit() {
-            run += 1;
-            if run >= 39 {
-                suspect = true;
-                break;
-            }
-        } else {
-            if run > 0 && (b == b'e' || b == b'E') {
-                suspect = true;
-                break;
-            }
-            run = 0;
-        }
+        suspect |= run > 0 && (b | 0x20) == b'e';
+        run = if b.is_ascii_digit() { run + 1 } else { 0 };
+        suspect |= run >= 39;
     }
     if suspect {
         let mut de = serde_json::Deserializer::from_str(raw.get());
