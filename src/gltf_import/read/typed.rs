@@ -164,6 +164,15 @@ pub(super) const ANIMATION_KEYS: &[&str] = &["name", "channels", "samplers", "ex
 /// Most slots of an element ([`NODE_KEYS`] has 11).
 const SLOTS: usize = 11;
 
+/// The slot of `key` in `keys`: length and first byte compared before the
+/// bytes (most keys differ in one of them; this runs for every key read
+/// and every property looked up).
+fn slot_of(keys: &[&str], key: &str) -> Option<usize> {
+    let (len, first) = (key.len(), key.as_bytes().first());
+    keys.iter()
+        .position(|k| k.len() == len && k.as_bytes().first() == first && *k == key)
+}
+
 /// An element's `extras` (glTF 2.0 §5.34 "extras"): the JSON text as read,
 /// parsed into a tree the first time it is read; or a tree (made from one,
 /// or edited).
@@ -228,7 +237,7 @@ impl Obj {
         if key == "extras" {
             return self.extras.as_ref().map(Extras::get);
         }
-        match self.keys.iter().position(|k| *k == key) {
+        match slot_of(self.keys, key) {
             Some(i) => self.known[i].as_ref(),
             None => self.rest.get(key),
         }
@@ -240,7 +249,7 @@ impl Obj {
         if key == "extras" {
             return self.extras.as_mut().map(Extras::get_mut);
         }
-        match self.keys.iter().position(|k| *k == key) {
+        match slot_of(self.keys, key) {
             Some(i) => self.known[i].as_mut(),
             None => self.rest.get_mut(key),
         }
@@ -251,7 +260,7 @@ impl Obj {
         if key == "extras" {
             return self.extras.replace(Extras::Tree(v)).map(Extras::into_value);
         }
-        match self.keys.iter().position(|k| *k == key) {
+        match slot_of(self.keys, key) {
             Some(i) => self.known[i].replace(v),
             None => self.rest.insert(key.to_string(), v),
         }
@@ -262,7 +271,7 @@ impl Obj {
         if key == "extras" {
             return self.extras.take().map(Extras::into_value);
         }
-        match self.keys.iter().position(|k| *k == key) {
+        match slot_of(self.keys, key) {
             Some(i) => self.known[i].take(),
             None => self.rest.remove(key),
         }
@@ -474,7 +483,7 @@ impl Visitor<'_> for KeySeed {
         f.write_str("a key")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
-        Ok(match self.0.iter().position(|k| *k == v) {
+        Ok(match slot_of(self.0, v) {
             Some(i) => Key::Slot(i),
             None if v == "extras" => Key::Extras,
             None => Key::Other(v.to_owned()),
