@@ -365,23 +365,8 @@ impl Elem {
     /// [`Value::pointer`] (`""` is not supported: `None`).
     pub fn pointer(&self, ptr: &str) -> Option<&Value> {
         let (key, rest) = split_pointer(ptr)?;
-        let v = self.get(&key)?;
-        if rest.is_empty() {
-            Some(v)
-        } else {
-            v.pointer(rest)
-        }
-    }
-
-    /// [`Elem::pointer`] to change.
-    pub fn pointer_mut(&mut self, ptr: &str) -> Option<&mut Value> {
-        let (key, rest) = split_pointer(ptr)?;
-        let v = self.get_mut(&key)?;
-        if rest.is_empty() {
-            Some(v)
-        } else {
-            v.pointer_mut(rest)
-        }
+        // `Value::pointer("")` is the value itself.
+        self.get(&key)?.pointer(rest)
     }
 
     /// Whether the element is a JSON object.
