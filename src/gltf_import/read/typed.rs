@@ -185,10 +185,7 @@ enum Extras {
 impl Extras {
     fn get(&self) -> &Value {
         match self {
-            // The text was read as JSON and its numbers checked: it parses.
-            Extras::Raw(r, t) => {
-                t.get_or_init(|| serde_json::from_str(r.get()).unwrap_or_default())
-            }
+            Extras::Raw(r, t) => t.get_or_init(|| tree_of(r)),
             Extras::Tree(v) => v,
         }
     }
@@ -205,10 +202,16 @@ impl Extras {
 
     fn into_value(self) -> Value {
         match self {
-            Extras::Raw(r, mut t) => t.take().unwrap_or_else(|| Extras::Raw(r, t).get().clone()),
+            Extras::Raw(r, t) => t.into_inner().unwrap_or_else(|| tree_of(&r)),
             Extras::Tree(v) => v,
         }
     }
+}
+
+/// The tree of a raw `extras` (its text was read as JSON and its numbers
+/// checked: it parses).
+fn tree_of(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or_default()
 }
 
 /// One JSON object of a top-level array: the properties named by `keys`
