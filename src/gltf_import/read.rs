@@ -1000,18 +1000,10 @@ impl GltfFile {
         l.get_or_insert_with(Vec::new)
     }
 
-    /// Edits the whole document as one JSON tree with `f` ([`GltfFile::to_json`],
-    /// then back as [`GltfFile::new`] makes it): for tests and tools that
-    /// change a document in place, not for hot paths.
-    pub fn edit_tree(&mut self, f: impl FnOnce(&mut Value)) {
-        let mut j = self.to_json();
-        f(&mut j);
-        *self = GltfFile::new(j, std::mem::take(&mut self.buffers));
-    }
-
     /// The whole document as one JSON tree to change in place; the change
-    /// takes effect when the returned guard is dropped (as
-    /// [`GltfFile::edit_tree`]). For tests and tools, not for hot paths.
+    /// takes effect when the returned guard is dropped (the tree is read
+    /// back as [`GltfFile::new`] reads one). For tests and tools, not for
+    /// hot paths.
     pub fn tree_mut(&mut self) -> TreeMut<'_> {
         let tree = self.to_json();
         TreeMut { doc: self, tree }
@@ -1037,15 +1029,6 @@ impl GltfFile {
         let l = self.list_vec(t);
         l.push(Elem::from_value(v, t.keys()));
         l.len() - 1
-    }
-
-    /// Replaces a top-level array with the JSON trees `items`.
-    pub fn set_list(&mut self, t: TopArray, items: Vec<Value>) {
-        let keys = t.keys();
-        *self.list_vec(t) = items
-            .into_iter()
-            .map(|v| Elem::from_value(v, keys))
-            .collect();
     }
 
     /// `nodes` (glTF 2.0 §5.25): [`GltfFile::list`].
@@ -1128,7 +1111,7 @@ impl GltfFile {
     ///
     /// # Errors
     /// `gltf.index` when there is no element `i`.
-    pub fn edit(
+    fn edit(
         &mut self,
         t: TopArray,
         i: usize,

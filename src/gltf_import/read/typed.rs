@@ -192,7 +192,8 @@ impl Extras {
 
     fn get_mut(&mut self) -> &mut Value {
         if let Extras::Raw(..) = self {
-            *self = Extras::Tree(self.get().clone());
+            let raw = std::mem::replace(self, Extras::Tree(Value::Null));
+            *self = Extras::Tree(raw.into_value());
         }
         match self {
             Extras::Tree(v) => v,
@@ -280,20 +281,6 @@ impl Obj {
         }
     }
 
-    /// The property names, slots first (in slot order), then `extras`,
-    /// then the others in `Map` order.
-    pub fn keys(&self) -> impl Iterator<Item = &str> + '_ {
-        let known = self
-            .keys
-            .iter()
-            .zip(&self.known)
-            .filter(|(_, v)| v.is_some())
-            .map(|(k, _)| *k);
-        known
-            .chain(self.extras.as_ref().map(|_| "extras"))
-            .chain(self.rest.keys().map(String::as_str))
-    }
-
     /// The object as a JSON tree (the `Value` it was read from).
     pub fn to_value(&self) -> Value {
         let mut m = self.rest.clone();
@@ -375,15 +362,6 @@ impl Elem {
     /// Whether the element is a JSON object.
     pub fn is_object(&self) -> bool {
         matches!(self, Elem::Obj(_) | Elem::Other(Value::Object(_)))
-    }
-
-    /// The property names of an object element (none otherwise).
-    pub fn keys(&self) -> Box<dyn Iterator<Item = &str> + '_> {
-        match self {
-            Elem::Obj(o) => Box::new(o.keys()),
-            Elem::Other(Value::Object(m)) => Box::new(m.keys().map(String::as_str)),
-            Elem::Other(_) => Box::new(std::iter::empty()),
-        }
     }
 
     /// The element as a JSON tree.
