@@ -316,7 +316,9 @@ fn schema_invalid_documents_are_refused() {
     let pos = stride.to_json()["meshes"][0]["primitives"][0]["attributes"]["POSITION"]
         .as_u64()
         .unwrap() as usize;
-    let view = stride.accessor_def(pos).unwrap().idx("bufferView").unwrap();
+    let view = stride.accessor_def(pos).unwrap()["bufferView"]
+        .as_u64()
+        .unwrap() as usize;
     stride
         .edit_buffer_view(view, |v| v["byteStride"] = serde_json::json!(4))
         .unwrap();

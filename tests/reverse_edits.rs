@@ -207,9 +207,9 @@ fn moved_vertex_leaves_densified_tracks_alone() {
         .iter()
         .map(|s| {
             doc.accessor_def(s["input"].as_u64().unwrap() as usize)
+                .unwrap()["count"]
+                .as_u64()
                 .unwrap()
-                .idx("count")
-                .unwrap() as u64
         })
         .sum::<u64>()
         / 2;

@@ -133,9 +133,9 @@ fn stored_rotation_keys(archive: &Path, entry: &str) -> Vec<(usize, usize)> {
         let s = &tl["samplers"][ch["sampler"].as_u64().unwrap() as usize];
         let n = doc
             .accessor_def(s["input"].as_u64().unwrap() as usize)
-            .unwrap()
-            .idx("count")
-            .unwrap();
+            .unwrap()["count"]
+            .as_u64()
+            .unwrap() as usize;
         let extra = dens[node.to_string()].as_array().map_or(0, Vec::len);
         out.push((node, n - extra));
     }

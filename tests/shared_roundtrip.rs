@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use mshgltf::gltf_export::{self, CellChoice};
+use mshgltf::gltf_import::read::idx;
 use mshgltf::gltf_import::{self, ImportOptions};
 use mshgltf::{msh, nres};
 
@@ -102,8 +103,8 @@ fn vertex_edit_leaves_the_animation_alone() {
                     .unwrap() as usize,
             )
             .unwrap();
-        let view = doc.buffer_view_def(a.idx("bufferView").unwrap()).unwrap();
-        let off = view.idx("byteOffset").unwrap_or(0) + a.idx("byteOffset").unwrap_or(0) + 4;
+        let view = doc.buffer_view_def(idx(a, "bufferView").unwrap()).unwrap();
+        let off = idx(view, "byteOffset").unwrap_or(0) + idx(a, "byteOffset").unwrap_or(0) + 4;
         let y = f32::from_le_bytes(doc.buffers[0][off..off + 4].try_into().unwrap());
         doc.buffers[0][off..off + 4].copy_from_slice(&(y + 0.25).to_le_bytes());
         let imp = match gltf_import::import_with_base(&doc, &base, &ImportOptions::default()) {

@@ -284,9 +284,9 @@ pub fn image_bytes_with(
     let im = doc.get("images", i)?;
     if let Some(v) = idx(im, "bufferView") {
         let bv = doc.buffer_view_def(v)?;
-        let b = bv.idx("buffer").unwrap_or(0);
-        let off = bv.idx("byteOffset").unwrap_or(0);
-        let len = bv.idx("byteLength").unwrap_or(0);
+        let b = idx(bv, "buffer").unwrap_or(0);
+        let off = idx(bv, "byteOffset").unwrap_or(0);
+        let len = idx(bv, "byteLength").unwrap_or(0);
         let buf = doc.buffers.get(b).ok_or_else(|| {
             err(
                 "gltf.index",

@@ -179,53 +179,6 @@ impl<T: Props + ?Sized> Props for &T {
     }
 }
 
-impl Props for Def<'_> {
-    fn prop(&self, key: &str) -> Option<&Value> {
-        self.get(key)
-    }
-}
-
-/// One accessor or bufferView of a [`GltfFile`], typed or a JSON tree;
-/// [`Def::get`] reads a property the same from both.
-#[derive(Debug, Clone, Copy)]
-pub enum Def<'a> {
-    /// An object in typed slots.
-    Typed(&'a typed::Obj),
-    /// A JSON tree (an element of `json`'s array, or a typed element that
-    /// is not an object).
-    Json(&'a Value),
-}
-
-impl<'a> Def<'a> {
-    /// A property's value (`None` when missing, or not an object).
-    pub fn get(self, key: &str) -> Option<&'a Value> {
-        match self {
-            Def::Typed(o) => o.get(key),
-            Def::Json(v) => v.get(key),
-        }
-    }
-
-    /// A property as an index ([`idx`]).
-    pub fn idx(self, key: &str) -> Option<usize> {
-        self.get(key).and_then(Value::as_u64).map(|x| x as usize)
-    }
-
-    /// The element as a JSON tree.
-    pub fn to_value(self) -> Value {
-        match self {
-            Def::Typed(o) => o.to_value(),
-            Def::Json(v) => v.clone(),
-        }
-    }
-}
-
-fn def(e: &Elem) -> Def<'_> {
-    match e {
-        Elem::Obj(o) => Def::Typed(o),
-        Elem::Other(v) => Def::Json(v),
-    }
-}
-
 fn err(rule: &'static str, detail: impl Into<String>) -> ImportError {
     ImportError::new(rule, detail)
 }
@@ -1070,16 +1023,16 @@ impl GltfFile {
     ///
     /// # Errors
     /// `gltf.index` when there is no accessor `a`.
-    pub fn accessor_def(&self, a: usize) -> Result<Def<'_>, ImportError> {
-        self.elem(TopArray::Accessors, a).map(def)
+    pub fn accessor_def(&self, a: usize) -> Result<&Elem, ImportError> {
+        self.elem(TopArray::Accessors, a)
     }
 
     /// BufferView `v` (glTF 2.0 §5.11).
     ///
     /// # Errors
     /// `gltf.index` when there is no bufferView `v`.
-    pub fn buffer_view_def(&self, v: usize) -> Result<Def<'_>, ImportError> {
-        self.elem(TopArray::BufferViews, v).map(def)
+    pub fn buffer_view_def(&self, v: usize) -> Result<&Elem, ImportError> {
+        self.elem(TopArray::BufferViews, v)
     }
 
     /// Edits accessor `a` as a JSON object (glTF 2.0 §5.1) with `f`: for
@@ -1199,12 +1152,12 @@ impl GltfFile {
             .get("normalized")
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        let count = acc.idx("count").ok_or_else(|| bad("no count".into()))?;
+        let count = idx(acc, "count").ok_or_else(|| bad("no count".into()))?;
         let elem = ncomp * component.size();
         count
             .checked_mul(elem)
             .ok_or_else(|| bad("count overflows".into()))?;
-        let data = match acc.idx("bufferView") {
+        let data = match idx(acc, "bufferView") {
             None => {
                 // Zeros (usually the base of a sparse accessor): no data backs
                 // them, so the model limits bound them.
@@ -1217,7 +1170,7 @@ impl GltfFile {
             }
             Some(v) => {
                 let (view, stride) = self.view(v)?;
-                let off = acc.idx("byteOffset").unwrap_or(0);
+                let off = idx(acc, "byteOffset").unwrap_or(0);
                 if let Some(st) = stride.filter(|&st| st != 0 && st < elem) {
                     // glTF 2.0 §3.6.2.4: byteStride >= the element size.
                     return Err(bad(format!(
@@ -1318,15 +1271,15 @@ impl GltfFile {
     /// The bytes of bufferView `v` and its byte stride.
     fn view(&self, v: usize) -> Result<(&[u8], Option<usize>), ImportError> {
         let view = self.buffer_view_def(v)?;
-        let b = view.idx("buffer").unwrap_or(0);
+        let b = idx(view, "buffer").unwrap_or(0);
         let buf = self.buffers.get(b).ok_or_else(|| {
             err(
                 "gltf.accessor",
                 format!("bufferView {v}: buffer {b} does not exist"),
             )
         })?;
-        let off = view.idx("byteOffset").unwrap_or(0);
-        let len = view.idx("byteLength").unwrap_or(0);
+        let off = idx(view, "byteOffset").unwrap_or(0);
+        let len = idx(view, "byteLength").unwrap_or(0);
         let data = buf.get(off..off.saturating_add(len)).ok_or_else(|| {
             err(
                 "gltf.accessor",
@@ -1336,7 +1289,7 @@ impl GltfFile {
                 ),
             )
         })?;
-        Ok((data, view.idx("byteStride")))
+        Ok((data, idx(view, "byteStride")))
     }
 
     /// Accessor `a` as f32 values, `ncomp` per element (normalized integers
@@ -1673,7 +1626,7 @@ mod tests {
         let d = read_json(texts[3].as_bytes(), &ReadOptions::default()).unwrap();
         assert_eq!(d.accessor_count(), 5);
         assert_eq!(d.accessor_def(4).unwrap().get("count"), Some(&json!(-2)));
-        assert_eq!(d.accessor_def(4).unwrap().idx("count"), None);
+        assert_eq!(idx(d.accessor_def(4).unwrap(), "count"), None);
         assert_eq!(d.accessor_def(3).unwrap().get("count"), None);
         let e = d.accessor_def(5).unwrap_err();
         assert_eq!(e.rule, "gltf.index");
@@ -1687,7 +1640,7 @@ mod tests {
         assert_eq!(n.accessor_def(5).unwrap_err().to_string(), e.to_string());
         let mut n = n;
         n.edit_accessor(4, |a| a["count"] = json!(7)).unwrap();
-        assert_eq!(n.accessor_def(4).unwrap().idx("count"), Some(7));
+        assert_eq!(idx(n.accessor_def(4).unwrap(), "count"), Some(7));
         assert_eq!(
             n.edit_buffer_view(0, |_| ()).unwrap_err().rule,
             "gltf.index"
