@@ -294,6 +294,17 @@ pub fn parse_with(
 ///
 /// # Errors
 /// `limits.work`, `gltf.json`, `gltf.non_finite`.
+/// The typed document of the JSON text `de` reads, to its end (sets `big`
+/// when a number overflows f32).
+fn root_of<'de, R: serde_json::de::Read<'de>>(
+    mut de: serde_json::Deserializer<R>,
+    big: &std::cell::Cell<bool>,
+) -> Result<typed::Root, serde_json::Error> {
+    let root = serde::de::DeserializeSeed::deserialize(typed::RootSeed(big), &mut de)?;
+    de.end()?;
+    Ok(root)
+}
+
 fn read_json(json_bytes: &[u8], opts: &ReadOptions) -> Result<GltfFile, ImportError> {
     let max_json = crate::limits::max_json_bytes(opts.max_work);
     if json_bytes.len() as u64 > max_json {
@@ -311,17 +322,20 @@ fn read_json(json_bytes: &[u8], opts: &ReadOptions) -> Result<GltfFile, ImportEr
         .iter()
         .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
     let doc = if first == Some(&b'{') {
-        let mut de = serde_json::Deserializer::from_slice(json_bytes);
-        let root = serde::de::DeserializeSeed::deserialize(typed::RootSeed(&big), &mut de)
-            .and_then(|r| de.end().map(|()| r))
-            .map_err(|e| {
-                // The tree's error names the position in the whole text
-                // (an error inside a raw `extras` names one in the extras).
-                let e = serde_json::from_slice::<Value>(json_bytes)
-                    .err()
-                    .unwrap_or(e);
-                err("gltf.json", e.to_string())
-            })?;
+        // Text checked as UTF-8 once, whole, is read without a check per
+        // string (a text that fails is read as bytes, for the same error).
+        let root = match std::str::from_utf8(json_bytes) {
+            Ok(text) => root_of(serde_json::Deserializer::from_str(text), &big),
+            Err(_) => root_of(serde_json::Deserializer::from_slice(json_bytes), &big),
+        };
+        let root = root.map_err(|e| {
+            // The tree's error names the position in the whole text
+            // (an error inside a raw `extras` names one in the extras).
+            let e = serde_json::from_slice::<Value>(json_bytes)
+                .err()
+                .unwrap_or(e);
+            err("gltf.json", e.to_string())
+        })?;
         GltfFile {
             json: Value::Object(root.json),
             buffers: Vec::new(),

@@ -457,34 +457,37 @@ impl Visitor<'_> for KeySeed {
     }
 }
 
-/// Reads one element of a hot array whose slots are `.0`.
-struct ElemSeed<'f>(&'static [&'static str], &'f Cell<bool>);
+/// Reads one element of a hot array into `.0` (an empty object of the
+/// array's slot keys, filled where it stands: an element is too big to
+/// move cheaply).
+struct ElemSeed<'e, 'f>(&'e mut Obj, &'f Cell<bool>);
 
-impl ElemSeed<'_> {
+impl ElemSeed<'_, '_> {
     fn big(&self) -> &Cell<bool> {
         self.1
     }
 }
 
-impl<'de> DeserializeSeed<'de> for ElemSeed<'_> {
-    type Value = Elem;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Elem, D::Error> {
+impl<'de> DeserializeSeed<'de> for ElemSeed<'_, '_> {
+    /// `Some` when the element is not an object (kept as it is).
+    type Value = Option<Value>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<Value>, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for ElemSeed<'_> {
-    type Value = Elem;
+impl<'de> Visitor<'de> for ElemSeed<'_, '_> {
+    type Value = Option<Value>;
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("any JSON value")
     }
-    other_as_value!(Elem::Other);
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Elem, A::Error> {
-        Ok(Elem::Other(ValueSeed(self.1).visit_seq(seq)?))
+    other_as_value!(Some);
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Option<Value>, A::Error> {
+        Ok(Some(ValueSeed(self.1).visit_seq(seq)?))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Elem, A::Error> {
-        let mut o = Obj::empty(self.0);
-        while let Some(k) = map.next_key_seed(KeySeed(self.0))? {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<Value>, A::Error> {
+        let o = self.0;
+        while let Some(k) = map.next_key_seed(KeySeed(o.keys))? {
             match k {
                 Key::Slot(i) => o.known[i] = Some(map.next_value_seed(ValueSeed(self.1))?),
                 Key::Extras => {
@@ -497,7 +500,7 @@ impl<'de> Visitor<'de> for ElemSeed<'_> {
                 }
             }
         }
-        Ok(Elem::Obj(o))
+        Ok(None)
     }
 }
 
@@ -507,14 +510,20 @@ impl<'de> Visitor<'de> for ElemSeed<'_> {
 /// row can (f32's largest is about 3.4e38): the full check runs only on a
 /// text with one.
 fn check_raw_numbers(raw: &RawValue, big: &Cell<bool>) -> Result<(), serde_json::Error> {
-    // Branch-free per byte: `run` digits in a row end at `b`.
-    let (mut run, mut suspect) = (0u32, false);
-    for &b in raw.get().as_bytes() {
-        suspect |= run > 0 && (b | 0x20) == b'e';
-        run = if b.is_ascii_digit() { run + 1 } else { 0 };
-        suspect |= run >= 39;
-    }
-    if suspect {
+    let bytes = raw.get().as_bytes();
+    // A digit then `e`/`E`: one pass without branches (it vectorises).
+    let exponent = bytes
+        .iter()
+        .zip(&bytes[1.min(bytes.len())..])
+        .fold(0u8, |a, (&d, &e)| {
+            a | (u8::from(d.is_ascii_digit()) & u8::from(e | 0x20 == b'e'))
+        });
+    // 39 digits in a row hold one of the 20-byte blocks at multiples of 20
+    // whole (a run of 2 × 20 − 1 does, wherever it starts).
+    let long = bytes
+        .chunks_exact(20)
+        .any(|c| c.iter().all(u8::is_ascii_digit));
+    if exponent != 0 || long {
         let mut de = serde_json::Deserializer::from_str(raw.get());
         ValueSeed(big).deserialize(&mut de)?;
     }
@@ -545,10 +554,20 @@ impl<'de> Visitor<'de> for ListSeed<'_> {
     other_as_value!(ListRead::Other);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ListRead, A::Error> {
         let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(e) = seq.next_element_seed(ElemSeed(self.0, self.1))? {
-            out.push(e);
+        loop {
+            out.push(Elem::Obj(Obj::empty(self.0)));
+            let Some(Elem::Obj(o)) = out.last_mut() else {
+                unreachable!("pushed above")
+            };
+            match seq.next_element_seed(ElemSeed(o, self.1))? {
+                None => {
+                    out.pop();
+                    return Ok(ListRead::Elems(out));
+                }
+                Some(None) => {}
+                Some(Some(v)) => *out.last_mut().expect("pushed above") = Elem::Other(v),
+            }
         }
-        Ok(ListRead::Elems(out))
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ListRead, A::Error> {
         Ok(ListRead::Other(ValueSeed(self.1).visit_map(map)?))
@@ -632,5 +651,46 @@ impl<'de> Visitor<'de> for RootSeed<'_> {
             }
         }
         Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn big_in(text: &str) -> bool {
+        let raw = RawValue::from_string(text.to_owned()).unwrap();
+        let big = Cell::new(false);
+        check_raw_numbers(&raw, &big).unwrap();
+        big.get()
+    }
+
+    /// The pre-check lets no overflowing number of a raw `extras` through,
+    /// wherever it stands (every offset against the 20-byte blocks).
+    #[test]
+    fn raw_number_check_finds_every_big_number_wherever_it_stands() {
+        for pad in 0..45 {
+            for digits in 36..42 {
+                let text = format!(
+                    "{{\"k\":\"{}\",\"n\":[{}]}}",
+                    "x".repeat(pad),
+                    "9".repeat(digits)
+                );
+                // 38 nines are below f32's largest (3.4e38), 39 are above.
+                assert_eq!(big_in(&text), digits >= 39, "{text}");
+            }
+        }
+        for (text, big) in [
+            ("[1e39]", true),
+            ("[1E39]", true),
+            ("[-3.5E+38]", true),
+            ("{\"e\":3.5e38}", true),
+            ("[1e38]", false),
+            ("[3.4e38]", false),
+            ("{\"name\":\"e1e99\"}", false),
+            ("9", false),
+        ] {
+            assert_eq!(big_in(text), big, "{text}");
+        }
     }
 }
