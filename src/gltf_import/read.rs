@@ -1325,8 +1325,14 @@ impl GltfFile {
             ));
         }
         let v = match (l.component, l.normalized) {
-            (Component::F32, _) => l.decode(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-            (comp, norm) => l.decode(|c| comp.value(c, norm)),
+            (Component::F32, _) => l.decode(f32::from_le_bytes),
+            (comp @ (Component::I8 | Component::U8), norm) => {
+                l.decode(|c: [u8; 1]| comp.value(&c, norm))
+            }
+            (comp @ (Component::I16 | Component::U16), norm) => {
+                l.decode(|c: [u8; 2]| comp.value(&c, norm))
+            }
+            (comp, norm) => l.decode(|c: [u8; 4]| comp.value(&c, norm)),
         };
         if let Some(k) = v.iter().position(|x| !x.is_finite()) {
             return Err(err(
@@ -1350,9 +1356,9 @@ impl GltfFile {
     pub fn indices(&self, a: usize) -> Result<Vec<u32>, ImportError> {
         let l = self.layout(a)?;
         Ok(match (l.ncomp, l.component) {
-            (1, Component::U8) => l.decode(|c| u32::from(c[0])),
-            (1, Component::U16) => l.decode(|c| u32::from(u16::from_le_bytes([c[0], c[1]]))),
-            (1, Component::U32) => l.decode(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            (1, Component::U8) => l.decode(|[c]: [u8; 1]| u32::from(c)),
+            (1, Component::U16) => l.decode(|c| u32::from(u16::from_le_bytes(c))),
+            (1, Component::U32) => l.decode(u32::from_le_bytes),
             _ => {
                 return Err(err(
                     "gltf.accessor",
@@ -1364,6 +1370,16 @@ impl GltfFile {
             }
         })
     }
+}
+
+/// The values of `N` bytes each in `b`, converted by `conv` (`N` a
+/// constant: the loop is a plain copy the compiler vectorises).
+fn each<'a, const N: usize, T>(
+    b: &'a [u8],
+    conv: &'a impl Fn([u8; N]) -> T,
+) -> impl Iterator<Item = T> + 'a {
+    b.chunks_exact(N)
+        .map(|c| conv(c.try_into().expect("chunks of N bytes")))
 }
 
 /// A checked accessor (glTF 2.0 §3.6.2): every range lies inside its
@@ -1411,19 +1427,22 @@ impl Layout<'_> {
     /// Every component converted by `conv` (given one component's bytes),
     /// `ncomp` per element, sparse substitution applied; zeros without a
     /// bufferView.
-    fn decode<T: Copy>(&self, conv: impl Fn(&[u8]) -> T) -> Vec<T> {
-        let (cs, elem) = (self.component.size(), self.elem());
+    /// The elements as values of `N` bytes each (`N` the component size),
+    /// converted by `conv`, sparse substitution applied.
+    fn decode<const N: usize, T: Copy>(&self, conv: impl Fn([u8; N]) -> T) -> Vec<T> {
+        debug_assert_eq!(N, self.component.size());
+        let elem = self.elem();
+        let each = |b| each(b, &conv);
         let mut out = match self.data {
-            None => vec![conv(&[0u8; 4]); self.count * self.ncomp],
-            Some((view, off, stride)) if stride == elem => view[off..off + self.count * elem]
-                .chunks_exact(cs)
-                .map(&conv)
-                .collect(),
+            None => vec![conv([0u8; N]); self.count * self.ncomp],
+            Some((view, off, stride)) if stride == elem => {
+                each(&view[off..off + self.count * elem]).collect()
+            }
             Some((view, off, stride)) => {
                 let mut out = Vec::with_capacity(self.count * self.ncomp);
                 for i in 0..self.count {
                     let s = off + i * stride;
-                    out.extend(view[s..s + elem].chunks_exact(cs).map(&conv));
+                    out.extend(each(&view[s..s + elem]));
                 }
                 out
             }
@@ -1434,9 +1453,9 @@ impl Layout<'_> {
                 let src = sp.vo + k * elem;
                 for (o, c) in out[t..t + self.ncomp]
                     .iter_mut()
-                    .zip(sp.vv[src..src + elem].chunks_exact(cs))
+                    .zip(each(&sp.vv[src..src + elem]))
                 {
-                    *o = conv(c);
+                    *o = c;
                 }
             }
         }
