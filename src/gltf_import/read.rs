@@ -28,7 +28,7 @@ use super::ImportError;
 pub mod typed;
 
 pub use typed::Elem;
-use typed::LISTS;
+use typed::{at, ACCESSOR_KEYS, LISTS, VIEW_KEYS};
 
 /// Extensions a file may *require* and still be imported: the importer
 /// reads their data ([`KHR_MESH_QUANTIZATION`] accessors,
@@ -1149,29 +1149,22 @@ impl GltfFile {
     /// [`GltfFile::accessor`], in its order, before any value is decoded.
     fn layout(&self, a: usize) -> Result<Layout<'_>, ImportError> {
         let acc = self.accessor_def(a)?;
+        let p = |i| acc.slot(ACCESSOR_KEYS, i);
+        let num = |i| p(i).and_then(Value::as_u64).map(|x| x as usize);
         let bad = |d: String| err("gltf.accessor", format!("accessor {a}: {d}"));
-        let component = acc
-            .get("componentType")
+        let component = p(at::COMPONENT_TYPE)
             .and_then(Value::as_u64)
             .and_then(Component::from_code)
-            .ok_or_else(|| {
-                bad(format!(
-                    "componentType {:?} unknown",
-                    acc.get("componentType")
-                ))
-            })?;
-        let ty = acc.get("type").and_then(Value::as_str).unwrap_or("");
+            .ok_or_else(|| bad(format!("componentType {:?} unknown", p(at::COMPONENT_TYPE))))?;
+        let ty = p(at::TYPE).and_then(Value::as_str).unwrap_or("");
         let ncomp = type_components(ty).ok_or_else(|| bad(format!("type {ty:?} unknown")))?;
-        let normalized = acc
-            .get("normalized")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let count = idx(acc, "count").ok_or_else(|| bad("no count".into()))?;
+        let normalized = p(at::NORMALIZED).and_then(Value::as_bool).unwrap_or(false);
+        let count = num(at::COUNT).ok_or_else(|| bad("no count".into()))?;
         let elem = ncomp * component.size();
         count
             .checked_mul(elem)
             .ok_or_else(|| bad("count overflows".into()))?;
-        let data = match idx(acc, "bufferView") {
+        let data = match num(at::BUFFER_VIEW) {
             None => {
                 // Zeros (usually the base of a sparse accessor): no data backs
                 // them, so the model limits bound them.
@@ -1184,7 +1177,7 @@ impl GltfFile {
             }
             Some(v) => {
                 let (view, stride) = self.view(v)?;
-                let off = idx(acc, "byteOffset").unwrap_or(0);
+                let off = num(at::BYTE_OFFSET).unwrap_or(0);
                 if let Some(st) = stride.filter(|&st| st != 0 && st < elem) {
                     // glTF 2.0 §3.6.2.4: byteStride >= the element size.
                     return Err(bad(format!(
@@ -1211,7 +1204,7 @@ impl GltfFile {
                 Some((view, off, stride))
             }
         };
-        let sparse = match acc.get("sparse") {
+        let sparse = match p(at::SPARSE) {
             None => None,
             Some(sp) => Some(self.sparse(sp, count, elem, &bad)?),
         };
@@ -1285,15 +1278,20 @@ impl GltfFile {
     /// The bytes of bufferView `v` and its byte stride.
     fn view(&self, v: usize) -> Result<(&[u8], Option<usize>), ImportError> {
         let view = self.buffer_view_def(v)?;
-        let b = idx(view, "buffer").unwrap_or(0);
+        let num = |i| {
+            view.slot(VIEW_KEYS, i)
+                .and_then(Value::as_u64)
+                .map(|x| x as usize)
+        };
+        let b = num(at::VIEW_BUFFER).unwrap_or(0);
         let buf = self.buffers.get(b).ok_or_else(|| {
             err(
                 "gltf.accessor",
                 format!("bufferView {v}: buffer {b} does not exist"),
             )
         })?;
-        let off = idx(view, "byteOffset").unwrap_or(0);
-        let len = idx(view, "byteLength").unwrap_or(0);
+        let off = num(at::VIEW_BYTE_OFFSET).unwrap_or(0);
+        let len = num(at::VIEW_BYTE_LENGTH).unwrap_or(0);
         let data = buf.get(off..off.saturating_add(len)).ok_or_else(|| {
             err(
                 "gltf.accessor",
@@ -1303,7 +1301,7 @@ impl GltfFile {
                 ),
             )
         })?;
-        Ok((data, idx(view, "byteStride")))
+        Ok((data, num(at::VIEW_BYTE_STRIDE)))
     }
 
     /// Accessor `a` as f32 values, `ncomp` per element (normalized integers

@@ -113,6 +113,52 @@ pub(super) const ACCESSOR_KEYS: &[&str] = &[
     "sparse",
 ];
 
+/// The slots of [`ACCESSOR_KEYS`] and [`VIEW_KEYS`] the accessor reader
+/// reads by position ([`Elem::slot`]); each checked against its name when
+/// compiled.
+pub(super) mod at {
+    use super::{ACCESSOR_KEYS as A, VIEW_KEYS as V};
+    pub const BUFFER_VIEW: usize = 0;
+    pub const BYTE_OFFSET: usize = 1;
+    pub const COMPONENT_TYPE: usize = 2;
+    pub const NORMALIZED: usize = 3;
+    pub const COUNT: usize = 4;
+    pub const TYPE: usize = 5;
+    pub const SPARSE: usize = 8;
+    pub const VIEW_BUFFER: usize = 0;
+    pub const VIEW_BYTE_OFFSET: usize = 1;
+    pub const VIEW_BYTE_LENGTH: usize = 2;
+    pub const VIEW_BYTE_STRIDE: usize = 3;
+
+    const fn same(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+    const _: () = assert!(
+        same(A[BUFFER_VIEW], "bufferView")
+            && same(A[BYTE_OFFSET], "byteOffset")
+            && same(A[COMPONENT_TYPE], "componentType")
+            && same(A[NORMALIZED], "normalized")
+            && same(A[COUNT], "count")
+            && same(A[TYPE], "type")
+            && same(A[SPARSE], "sparse")
+            && same(V[VIEW_BUFFER], "buffer")
+            && same(V[VIEW_BYTE_OFFSET], "byteOffset")
+            && same(V[VIEW_BYTE_LENGTH], "byteLength")
+            && same(V[VIEW_BYTE_STRIDE], "byteStride")
+    );
+}
+
 /// Properties of a bufferView kept in slots (glTF 2.0 §5.11).
 pub(super) const VIEW_KEYS: &[&str] = &[
     "buffer",
@@ -348,6 +394,20 @@ impl Elem {
             Elem::Obj(o) => o.remove(key),
             Elem::Other(Value::Object(m)) => m.remove(key),
             Elem::Other(_) => None,
+        }
+    }
+
+    /// Property `keys[i]` (as [`Elem::get`]`(keys[i])`); when `keys` are the
+    /// slot keys the element was read with, the slot itself, without a
+    /// search (the accessor reader's hot path).
+    pub(super) fn slot(&self, keys: &'static [&'static str], i: usize) -> Option<&Value> {
+        match self {
+            // One name compared, not a search (a `const` list need not
+            // keep one address).
+            Elem::Obj(o) if o.keys.get(i).is_some_and(|k| Some(k) == keys.get(i)) => {
+                o.known[i].as_ref()
+            }
+            _ => self.get(keys[i]),
         }
     }
 
@@ -663,6 +723,36 @@ mod tests {
         let big = Cell::new(false);
         check_raw_numbers(&raw, &big).unwrap();
         big.get()
+    }
+
+    /// A slot read by position is the property read by name, whatever
+    /// list the element was read with.
+    #[test]
+    fn a_slot_by_position_is_the_property_by_name() {
+        let v = serde_json::json!({"bufferView": 2, "byteOffset": 8, "componentType": 5126,
+            "count": 3, "type": "VEC3", "sparse": {"count": 1}, "buffer": 1, "byteLength": 4});
+        let elems = [
+            Elem::from_value(v.clone(), ACCESSOR_KEYS),
+            Elem::from_value(v.clone(), VIEW_KEYS),
+            Elem::from_value(v.clone(), NODE_KEYS),
+            Elem::Other(v),
+            Elem::Other(Value::from(7)),
+        ];
+        for e in &elems {
+            for keys in [ACCESSOR_KEYS, VIEW_KEYS] {
+                for (i, k) in keys.iter().enumerate() {
+                    assert_eq!(e.slot(keys, i), e.get(k), "{k} of {e:?}");
+                }
+            }
+        }
+        assert_eq!(
+            elems[0].slot(ACCESSOR_KEYS, at::TYPE),
+            Some(&Value::from("VEC3"))
+        );
+        assert_eq!(
+            elems[1].slot(VIEW_KEYS, at::VIEW_BYTE_LENGTH),
+            Some(&Value::from(4))
+        );
     }
 
     /// The pre-check lets no overflowing number of a raw `extras` through,
