@@ -20,14 +20,17 @@
 //! scanned without building anything.
 //!
 //! Prints the best and median thread CPU time of several rounds and the
-//! ratios (project / crate, lower is faster).
+//! ratios (project / crate, lower is faster). The two sides of each
+//! comparison run in turns, round by round (`common::time_pair`), and the
+//! median of the per-round ratios is printed too: on a shared machine it
+//! moves least between runs.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::time;
+use common::{time, time_pair};
 
 use mshgltf::convert::ConvertOptions;
 use mshgltf::gltf_import::read::{arr, idx};
@@ -202,27 +205,33 @@ fn read_export(dir: &Path) {
         sa.values,
         dir.display()
     );
-    let rounds = 9;
-    let crate_t = time(rounds, || {
-        for g in &data {
-            std::hint::black_box(theirs(g));
-        }
-    });
-    let ours_t = time(rounds, || {
-        for g in &data {
-            std::hint::black_box(ours(g));
-        }
-    });
-    let parse_t = time(rounds, || {
-        for g in &data {
-            std::hint::black_box(mshgltf::gltf_import::parse(g, None).unwrap());
-        }
-    });
-    let crate_parse = time(rounds, || {
-        for g in &data {
-            std::hint::black_box(gltf::Gltf::from_slice(g).unwrap());
-        }
-    });
+    let rounds = 15;
+    let (crate_t, ours_t, read_ratio) = time_pair(
+        rounds,
+        || {
+            for g in &data {
+                std::hint::black_box(theirs(g));
+            }
+        },
+        || {
+            for g in &data {
+                std::hint::black_box(ours(g));
+            }
+        },
+    );
+    let (crate_parse, parse_t, parse_ratio) = time_pair(
+        rounds,
+        || {
+            for g in &data {
+                std::hint::black_box(gltf::Gltf::from_slice(g).unwrap());
+            }
+        },
+        || {
+            for g in &data {
+                std::hint::black_box(mshgltf::gltf_import::parse(g, None).unwrap());
+            }
+        },
+    );
     // The floor of a reader that keeps the document as a serde_json::Value:
     // the JSON chunk alone parsed into the tree (and dropped).
     let json: Vec<&[u8]> = data.iter().map(|g| json_chunk(g)).collect();
@@ -246,8 +255,10 @@ fn read_export(dir: &Path) {
     });
     line("gltf crate: from_slice + readers", crate_t, None);
     line("project: parse + floats/indices", ours_t, Some(crate_t));
+    paired(read_ratio);
     line("gltf crate: from_slice only", crate_parse, None);
     line("project: parse only", parse_t, Some(crate_parse));
+    paired(parse_ratio);
     line(
         "serde_json::Value of the JSON chunk only",
         value_t,
@@ -290,24 +301,35 @@ fn base_path(root: &Path) {
         bytes as f64 / 1e6
     );
     let iopts = mshgltf::gltf_import::ImportOptions::default();
-    let rounds = 5;
-    let crate_t = time(rounds, || {
-        for (g, _) in &pairs {
-            std::hint::black_box(theirs(g));
-        }
-    });
-    let base_t = time(rounds, || {
-        for (g, base) in &pairs {
-            let doc = mshgltf::gltf_import::parse(g, None).unwrap();
-            let out = mshgltf::gltf_import::import_with_base(&doc, base, &iopts).unwrap();
-            std::hint::black_box(mshgltf::msh::encode(&out.model).unwrap());
-        }
-    });
+    let (crate_t, base_t, ratio) = time_pair(
+        7,
+        || {
+            for (g, _) in &pairs {
+                std::hint::black_box(theirs(g));
+            }
+        },
+        || {
+            for (g, base) in &pairs {
+                let doc = mshgltf::gltf_import::parse(g, None).unwrap();
+                let out = mshgltf::gltf_import::import_with_base(&doc, base, &iopts).unwrap();
+                std::hint::black_box(mshgltf::msh::encode(&out.model).unwrap());
+            }
+        },
+    );
     line("gltf crate: from_slice + readers", crate_t, None);
     line(
         "project: gltf2msh --base (parse..encode)",
         base_t,
         Some(crate_t),
+    );
+    paired(ratio);
+}
+
+/// The median of the per-round ratios of a [`common::time_pair`].
+fn paired(ratio: f64) {
+    println!(
+        "{:<44} {ratio:.2}x (median of per-round ratios)",
+        "  paired rounds"
     );
 }
 

@@ -43,6 +43,36 @@ pub fn time<T>(rounds: usize, mut f: impl FnMut() -> T) -> (Duration, Duration) 
     (v[0], v[v.len() / 2])
 }
 
+/// Best and median of `rounds` timings of `a` and of `b`, run in turns
+/// (a, b, a, b, …) so a burst of noise on a shared machine falls on both
+/// sides, and the median of the per-round ratios `b / a` (the steadiest
+/// figure of the three).
+pub fn time_pair<S, T>(
+    rounds: usize,
+    mut a: impl FnMut() -> S,
+    mut b: impl FnMut() -> T,
+) -> ((Duration, Duration), (Duration, Duration), f64) {
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    for _ in 0..rounds.max(1) {
+        ta.push(time(1, &mut a).0);
+        tb.push(time(1, &mut b).0);
+    }
+    let mut ratios: Vec<f64> = ta
+        .iter()
+        .zip(&tb)
+        .map(|(x, y)| y.as_secs_f64() / x.as_secs_f64().max(1e-12))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let (ratio, ta, tb) = (ratios[ratios.len() / 2], time_of(ta), time_of(tb));
+    (ta, tb, ratio)
+}
+
+/// Best and median of timings.
+fn time_of(mut v: Vec<Duration>) -> (Duration, Duration) {
+    v.sort();
+    (v[0], v[v.len() / 2])
+}
+
 /// Peak resident set of this process (`VmHWM`), in KiB; 0 where unknown.
 pub fn peak_rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
