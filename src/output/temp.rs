@@ -34,6 +34,12 @@ impl Registry {
             .push((aside.to_path_buf(), target.to_path_buf()));
     }
 
+    /// Whether `aside` is registered as a kept original.
+    #[cfg(test)]
+    pub(crate) fn has_aside(&self, aside: &Path) -> bool {
+        self.asides.iter().any(|(a, _)| a == aside)
+    }
+
     pub(crate) fn drop_aside(&mut self, aside: &Path) {
         self.asides.retain(|(a, _)| a != aside);
     }
@@ -236,28 +242,38 @@ pub fn install_signal_cleanup() {
     }
 }
 
+/// The registry, waited for up to 5 s (other tests' writes hold it
+/// briefly); `None` when it stays locked, as it would for ever were
+/// this thread holding it.
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The registry, waited for up to 5 s (other tests' writes hold it
-    /// briefly); `None` when it stays locked, as it would for ever were
-    /// this thread holding it.
-    fn registry_within_5s() -> Option<std::sync::MutexGuard<'static, Registry>> {
-        let start = std::time::Instant::now();
-        loop {
-            match REGISTRY.try_lock() {
-                Ok(g) => return Some(g),
-                Err(std::sync::TryLockError::Poisoned(p)) => return Some(p.into_inner()),
-                Err(std::sync::TryLockError::WouldBlock) => {
-                    if start.elapsed() > std::time::Duration::from_secs(5) {
-                        return None;
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(1));
+pub(crate) fn registry_within_5s() -> Option<std::sync::MutexGuard<'static, Registry>> {
+    let start = std::time::Instant::now();
+    loop {
+        match REGISTRY.try_lock() {
+            Ok(g) => return Some(g),
+            Err(std::sync::TryLockError::Poisoned(p)) => return Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                if start.elapsed() > std::time::Duration::from_secs(5) {
+                    return None;
                 }
+                std::thread::sleep(std::time::Duration::from_millis(1));
             }
         }
     }
+}
+
+/// Whether the registry is locked right now (by this thread or another).
+#[cfg(test)]
+pub(crate) fn registry_is_locked() -> bool {
+    matches!(
+        REGISTRY.try_lock(),
+        Err(std::sync::TryLockError::WouldBlock)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     /// A rename refused twice as "held open" (os error 5) then done: the
     /// registry is locked during each attempt and free during each pause,

@@ -389,29 +389,55 @@ fn keep_aside(path: &Path, no_hard_links: bool) -> Result<PathBuf, OutputError> 
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let n = ASIDE_SEQ.fetch_add(1, Ordering::Relaxed);
     let aside = parent_dir(path).join(format!(".{name}.mshgltf-keep-{}-{n}", std::process::id()));
-    let mut reg = registry();
     let linked = if no_hard_links {
         Err(std::io::Error::new(
             std::io::ErrorKind::PermissionDenied,
             "hard links disabled (MSHGLTF_TEST_NO_HARD_LINKS)",
         ))
     } else {
-        super::retry::io(|| std::fs::hard_link(path, &aside))
+        link_aside_with(
+            path,
+            &aside,
+            super::retry::pauses(),
+            super::retry::sleep,
+            || std::fs::hard_link(path, &aside),
+        )
     };
     if linked.is_err() {
         // Registered first: a signal during the copy removes the partial copy
         // (the target is there, so the watcher removes the kept file).
-        reg.add_aside(&aside, path);
-        drop(reg);
+        registry().add_aside(&aside, path);
         if let Err(e) = copy_aside(path, &aside) {
             let _ = std::fs::remove_file(&aside);
             registry().drop_aside(&aside);
             return Err(e);
         }
-        return Ok(aside);
     }
-    reg.add_aside(&aside, path);
     Ok(aside)
+}
+
+/// Hard-links `path` as `aside` with `link` and registers the link as a
+/// kept original; Windows' refusals of a file held open are retried
+/// ([`super::retry::when_held_open_in`], `pauses` and `pause` given).
+///
+/// The registry lock is taken for each attempt, never across a pause (as
+/// `Temp::persist`): the other jobs' staging and commits wait for one link
+/// at most. A link and its registration happen under one lock, so the
+/// signal cleanup never sees a kept file it does not know of.
+fn link_aside_with(
+    path: &Path,
+    aside: &Path,
+    pauses: &[u64],
+    pause: impl FnMut(u64),
+    mut link: impl FnMut() -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    super::retry::when_held_open_in(pauses, pause, (), |()| {
+        let mut reg = registry();
+        link().map_err(|e| (e, ()))?;
+        reg.add_aside(aside, path);
+        Ok(())
+    })
+    .map_err(|(e, ())| e)
 }
 
 /// Copies `path` to the new file `aside` (never over an existing file) and
@@ -557,6 +583,56 @@ mod tests {
             fail_rename_at: None,
             no_hard_links: false,
         }
+    }
+
+    /// Linking a kept original takes the registry lock for each attempt,
+    /// not across a Windows retry pause; the link is registered under the
+    /// lock that made it.
+    #[test]
+    fn keep_aside_locks_per_attempt_not_across_a_pause() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("out.glb");
+        std::fs::write(&target, b"old").unwrap();
+        let aside = d.path().join(".out.glb.mshgltf-keep-test");
+        let (mut attempts, mut paused) = (0, 0);
+        link_aside_with(
+            &target,
+            &aside,
+            &[1, 1, 1],
+            |_| {
+                paused += 1;
+                let reg = crate::output::temp::registry_within_5s()
+                    .expect("registry free during a pause");
+                assert!(!reg.has_aside(&aside));
+            },
+            || {
+                attempts += 1;
+                assert!(
+                    crate::output::temp::registry_is_locked(),
+                    "locked during an attempt"
+                );
+                if attempts < 3 {
+                    return Err(std::io::Error::from_raw_os_error(5));
+                }
+                std::fs::hard_link(&target, &aside)
+            },
+        )
+        .unwrap();
+        assert_eq!((attempts, paused), (3, 2));
+        assert!(registry().has_aside(&aside));
+        assert_eq!(std::fs::read(&aside).unwrap(), b"old");
+        registry().drop_aside(&aside);
+
+        let e = link_aside_with(
+            &target,
+            &d.path().join("never"),
+            &[1],
+            |_| {},
+            || Err(std::io::Error::from_raw_os_error(5)),
+        )
+        .unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(5));
+        assert!(!registry().has_aside(&d.path().join("never")));
     }
 
     /// Names in `dir`, sorted.
