@@ -234,14 +234,8 @@ fn sibling_wea(path: &Path) -> Option<Vec<u8>> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let want = format!("{stem}.wea");
-    std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
-        e.file_name()
-            .to_string_lossy()
-            .eq_ignore_ascii_case(&want)
-            .then(|| crate::source::read_regular(&e.path(), crate::output::MAX_UPDATE_BYTES).ok())
-            .flatten()
-    })
+    let p = source::file_any_case(dir, &format!("{stem}.wea"))?;
+    source::read_regular(&p, crate::output::MAX_UPDATE_BYTES).ok()
 }
 
 /// Byte ranges of a model entry and of its WEAR sibling inside an archive.

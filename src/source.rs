@@ -261,24 +261,16 @@ pub const MISSION_TMA: &str = "data.tma";
 /// is a file there: a mission folder given as INPUT is its `data.tma`
 /// (mission-notes §1.1).
 pub fn tma_in(dir: &Path) -> Option<PathBuf> {
-    child_any_case(dir, MISSION_TMA).filter(|p| p.is_file())
+    file_any_case(dir, MISSION_TMA).filter(|p| p.is_file())
 }
 
-/// `dir/name` when it exists, else the entry of `dir` whose name equals
-/// `name` ignoring ASCII case (the game's file names are case-blind).
-pub fn child_any_case(dir: &Path, name: &str) -> Option<PathBuf> {
-    let direct = dir.join(name);
-    if direct.exists() {
-        return Some(direct);
-    }
-    std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(name))
-        })
+/// The file of `dir` named `name` in any case, by [`find_any_case`]'s
+/// rule (ASCII case folding, folders skipped, the same one every time);
+/// `None` also when `dir` cannot be listed. The lookup of a file beside
+/// an input: `data.tma`, `<stem>.wea`, `<stem>.cpt`/`.ctl`, a map's
+/// sibling files, a game folder's libraries.
+pub fn file_any_case(dir: &Path, name: &str) -> Option<PathBuf> {
+    find_any_case(dir, &[name]).ok().flatten()
 }
 
 /// The file of `dir` named like one of `names`, ignoring case: the one
@@ -720,6 +712,26 @@ mod tests {
             "the earliest of names that is there"
         );
         assert!(find_any_case(&dir.join("gone"), &["x"]).is_err());
+    }
+
+    /// The lookups of a file beside an input (`data.tma`, `.wea`, `.cpt`,
+    /// `.ctl`, map siblings, libraries) follow the same rule: a folder is
+    /// skipped, the exact spelling wins, and an unlistable folder is none.
+    #[test]
+    fn files_beside_an_input_follow_the_one_rule() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path();
+        std::fs::create_dir(dir.join("data.tma")).unwrap();
+        assert_eq!(tma_in(dir), None, "a folder is no data.tma");
+        std::fs::write(dir.join("DATA.TMA"), b"").unwrap();
+        assert_eq!(tma_in(dir), Some(dir.join("DATA.TMA")));
+        std::fs::write(dir.join("Data.tma"), b"").unwrap();
+        if std::fs::read_dir(dir).unwrap().count() == 3 {
+            // Case-sensitive: the least name in byte order, every time.
+            assert_eq!(tma_in(dir), Some(dir.join("DATA.TMA")));
+            assert_eq!(file_any_case(dir, "Data.tma"), Some(dir.join("Data.tma")));
+        }
+        assert_eq!(file_any_case(&dir.join("gone"), "x"), None);
     }
 
     /// An NRes file over the input cap is refused from its size, before it

@@ -228,14 +228,10 @@ fn check_input(path: &Path) -> Result<(), RunError> {
     }
 }
 
-/// The file `name` in `dir`, matched case-insensitively.
+/// The file `name` in `dir`, matched case-insensitively
+/// ([`crate::source::file_any_case`]).
 fn find_in(dir: &Path, name: &str) -> Option<PathBuf> {
-    std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
-        e.file_name()
-            .to_string_lossy()
-            .eq_ignore_ascii_case(name)
-            .then(|| e.path())
-    })
+    crate::source::file_any_case(dir, name)
 }
 
 /// Writes the JSON report (its own transaction, after the run's commit:

@@ -63,14 +63,9 @@ pub(super) fn beside(path: &Path, txn: &mut Transaction) -> Result<Option<BaseCp
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let want = format!("{stem}.cpt");
-    let found = std::fs::read_dir(dir).ok().and_then(|d| {
-        d.flatten().map(|e| e.path()).find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(&want))
-        })
-    });
-    let Some(p) = found else { return Ok(None) };
+    let Some(p) = crate::source::file_any_case(dir, &format!("{stem}.cpt")) else {
+        return Ok(None);
+    };
     txn.add_input(&p);
     let bytes = read_input(&p, "control points")?;
     Ok(Some(BaseCpt {

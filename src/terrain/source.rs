@@ -100,15 +100,10 @@ pub fn track_texture(m: &Mat0, track: usize) -> Option<String> {
 
 /// Case-insensitive sibling `name` of `dir`: any entry but a folder (a
 /// FIFO or a device is returned, so that reading it fails naming it
-/// rather than it being reported as missing).
+/// rather than it being reported as missing), by
+/// [`crate::source::file_any_case`]'s rule.
 pub fn sibling(dir: &Path, name: &str) -> Option<PathBuf> {
-    std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(Result::ok)
-        .find_map(|e| {
-            let ok = e.file_name().to_string_lossy().eq_ignore_ascii_case(name);
-            (ok && !e.path().is_dir()).then(|| e.path())
-        })
+    crate::source::file_any_case(dir, name)
 }
 
 fn sha(bytes: &[u8]) -> String {

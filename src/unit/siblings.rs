@@ -74,17 +74,10 @@ pub fn beside_file(path: &Path) -> Siblings {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let names: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
     let mut unread = Vec::new();
     let mut get = |ext: &str| {
-        let want = format!("{stem}.{ext}");
-        let p = names.iter().find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(&want))
-        })?;
-        match crate::source::read_regular(p, crate::output::MAX_UPDATE_BYTES) {
+        let p = crate::source::file_any_case(dir, &format!("{stem}.{ext}"))?;
+        match crate::source::read_regular(&p, crate::output::MAX_UPDATE_BYTES) {
             Ok(data) => Some(Sibling {
                 source: p.display().to_string(),
                 data,
