@@ -723,10 +723,13 @@ mod tests {
         let dir = d.path();
         std::fs::create_dir(dir.join("data.tma")).unwrap();
         assert_eq!(tma_in(dir), None, "a folder is no data.tma");
+        // Removed first: on a case-blind file system (Windows) the folder
+        // and the file below would be one name.
+        std::fs::remove_dir(dir.join("data.tma")).unwrap();
         std::fs::write(dir.join("DATA.TMA"), b"").unwrap();
         assert_eq!(tma_in(dir), Some(dir.join("DATA.TMA")));
         std::fs::write(dir.join("Data.tma"), b"").unwrap();
-        if std::fs::read_dir(dir).unwrap().count() == 3 {
+        if std::fs::read_dir(dir).unwrap().count() == 2 {
             // Case-sensitive: the least name in byte order, every time.
             assert_eq!(tma_in(dir), Some(dir.join("DATA.TMA")));
             assert_eq!(file_any_case(dir, "Data.tma"), Some(dir.join("Data.tma")));
