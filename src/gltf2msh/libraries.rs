@@ -3,9 +3,10 @@
 //! Textures.lib and LightMap.lib beside the output, or to the libraries
 //! themselves with `--in-place`.
 
+use crate::source::file_any_case;
 use std::path::{Path, PathBuf};
 
-use super::{claim, conversion, find_in, output_fail, read_input, usage, Args, RunError};
+use super::{claim, conversion, output_fail, read_input, usage, Args, RunError};
 use crate::convention::TexmOrder;
 use crate::gltf_import;
 use crate::material::write::{add_entries, LibraryEdit};
@@ -55,7 +56,7 @@ pub(super) fn author_libraries(
         (TEXTURES_LIB, content.texture_entries()),
         (LIGHTMAP_LIB, content.lightmap_entries()),
     ] {
-        let src = find_in(game, file);
+        let src = file_any_case(game, file);
         let (target, old) = if cli.in_place {
             if entries.is_empty() {
                 // Nothing to add: the game's file is not touched.
@@ -70,7 +71,7 @@ pub(super) fn author_libraries(
             })?;
             (t, old)
         } else {
-            let t = find_in(&out_dir, file).unwrap_or_else(|| out_dir.join(file));
+            let t = file_any_case(&out_dir, file).unwrap_or_else(|| out_dir.join(file));
             if src.as_ref().is_some_and(|s| output::same_file(s, &t)) {
                 return Err(usage(format!(
                     "the new {file} would replace {} in the game folder: add --in-place, or write the model to another folder with -o",

@@ -16,12 +16,13 @@
 //! models of the game folder whose WEAR names an edited material (or a
 //! material naming an edited texture) are listed in a warning.
 
+use crate::source::file_any_case;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use image::RgbaImage;
 
-use super::{claim, conversion, find_in, output_fail, read_input, usage, Args, RunError};
+use super::{claim, conversion, output_fail, read_input, usage, Args, RunError};
 use crate::convention::TexmOrder;
 use crate::gltf_import::material_edits::{self, MaterialEdit};
 use crate::gltf_import::materials::{self as gm, TextureOptions};
@@ -98,7 +99,7 @@ fn order(cli: &Args) -> TexmOrder {
 /// Opens the game's `file`: for update (locked) with `--in-place`, else
 /// as an input.
 fn open(cli: &Args, game: &Path, file: &str, txn: &mut Transaction) -> Result<Lib, RunError> {
-    let src = find_in(game, file);
+    let src = file_any_case(game, file);
     let bytes = if cli.in_place {
         let t = src.clone().unwrap_or_else(|| game.join(file));
         txn.open_for_update(&t).map_err(|e| match e {
@@ -146,7 +147,7 @@ fn stage(
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let t = find_in(&dir, file).unwrap_or_else(|| dir.join(file));
+        let t = file_any_case(&dir, file).unwrap_or_else(|| dir.join(file));
         if src.is_some_and(|s| output::same_file(s, &t)) {
             return Err(usage(format!(
                 "the edited {file} would replace {} in the game folder: add --in-place, or write the model to another folder with -o",
@@ -595,7 +596,7 @@ pub(super) fn refuse_pixel_edits(
         return Ok(None);
     }
     let lib = crate::material::Libraries::find_for(base, None)
-        .and_then(|d| find_in(&d, TEXTURES_LIB))
+        .and_then(|d| file_any_case(&d, TEXTURES_LIB))
         .and_then(|p| Library::open(&p).ok());
     let Some(lib) = lib else {
         return Ok(Some(format!(

@@ -12,6 +12,7 @@
 //! unreadable glTF), 2 usage or environment error (missing files, refused
 //! output).
 
+use crate::source::file_any_case;
 use std::path::{Path, PathBuf};
 
 use crate::gltf_import;
@@ -109,7 +110,7 @@ fn plan_run(cli: &Args) -> Result<Transaction, RunError> {
         // The game's libraries: inputs, or reserved for the in-place edit.
         use crate::material::library::{LIGHTMAP_LIB, MATERIAL_LIB, TEXTURES_LIB};
         for f in [MATERIAL_LIB, TEXTURES_LIB, LIGHTMAP_LIB] {
-            let p = find_in(g, f).unwrap_or_else(|| g.join(f));
+            let p = file_any_case(g, f).unwrap_or_else(|| g.join(f));
             if cli.in_place {
                 txn.plan().reserve_update(&p);
             } else {
@@ -226,12 +227,6 @@ fn check_input(path: &Path) -> Result<(), RunError> {
         }
         Err(e) => Err(usage(format!("input {}: {e}", path.display()))),
     }
-}
-
-/// The file `name` in `dir`, matched case-insensitively
-/// ([`crate::source::file_any_case`]).
-fn find_in(dir: &Path, name: &str) -> Option<PathBuf> {
-    crate::source::file_any_case(dir, name)
 }
 
 /// Writes the JSON report (its own transaction, after the run's commit:

@@ -908,7 +908,7 @@ pub fn land1_beside(base: &std::path::Path, max_work: u64) -> Result<Land1Rows, 
         .file_stem()
         .map_or_else(|| "Land".into(), |s| s.to_string_lossy().into_owned());
     let name = format!("{stem}1.wea");
-    let Some(p) = super::source::sibling(dir, &name) else {
+    let Some(p) = crate::source::file_any_case(dir, &name) else {
         return Ok(Land1Rows {
             warning: Some(format!(
                 "{name} not found in {}: repainted faces' material rows are not checked",

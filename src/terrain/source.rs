@@ -98,14 +98,6 @@ pub fn track_texture(m: &Mat0, track: usize) -> Option<String> {
     }
 }
 
-/// Case-insensitive sibling `name` of `dir`: any entry but a folder (a
-/// FIFO or a device is returned, so that reading it fails naming it
-/// rather than it being reported as missing), by
-/// [`crate::source::file_any_case`]'s rule.
-pub fn sibling(dir: &Path, name: &str) -> Option<PathBuf> {
-    crate::source::file_any_case(dir, name)
-}
-
 fn sha(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
@@ -248,7 +240,7 @@ impl TerrainSource {
             format!("{base}2.wea"),
         ];
         for (k, name) in names.iter().enumerate() {
-            let Some(p) = sibling(dir, name) else {
+            let Some(p) = crate::source::file_any_case(dir, name) else {
                 self.warnings
                     .push(format!("{name}: not found beside {}", self.path.display()));
                 continue;
