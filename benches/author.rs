@@ -26,7 +26,7 @@ struct Doc {
 
 impl Doc {
     fn view(&mut self, b: &[u8]) -> usize {
-        while self.bin.len() % 4 != 0 {
+        while !self.bin.len().is_multiple_of(4) {
             self.bin.push(0);
         }
         self.views

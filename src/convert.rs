@@ -193,7 +193,7 @@ pub fn convert(
 
     let decided = convention::detect(&model, wear.as_ref(), &opts.conventions);
     let conv = decided.conventions;
-    let lightmaps = wear.as_ref().map_or(true, |w| !w.lightmaps.is_empty());
+    let lightmaps = wear.as_ref().is_none_or(|w| !w.lightmaps.is_empty());
     let lit_allowed = lightmaps && model.res18.is_some();
     let used: BTreeSet<BatchMaterial> = model
         .batches

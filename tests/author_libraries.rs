@@ -83,7 +83,7 @@ fn scene() -> (Vec<u8>, Vec<RgbaImage>) {
     let mut bin: Vec<u8> = Vec::new();
     let mut views = Vec::new();
     let mut view = |bin: &mut Vec<u8>, b: &[u8]| {
-        while bin.len() % 4 != 0 {
+        while !bin.len().is_multiple_of(4) {
             bin.push(0);
         }
         views.push(json!({"buffer": 0, "byteOffset": bin.len(), "byteLength": b.len()}));
@@ -547,7 +547,7 @@ fn lightmap_uv_res18_lightmaps_row_and_res15() {
     let mut bin: Vec<u8> = Vec::new();
     let mut views = Vec::new();
     let mut view = |bin: &mut Vec<u8>, b: &[u8]| {
-        while bin.len() % 4 != 0 {
+        while !bin.len().is_multiple_of(4) {
             bin.push(0);
         }
         views.push(json!({"buffer": 0, "byteOffset": bin.len(), "byteLength": b.len()}));

@@ -45,7 +45,7 @@ struct G {
 
 impl G {
     fn view(&mut self, bytes: &[u8]) -> usize {
-        while self.bin.len() % 4 != 0 {
+        while !self.bin.len().is_multiple_of(4) {
             self.bin.push(0);
         }
         let off = self.bin.len();
@@ -142,7 +142,7 @@ impl G {
     }
 
     fn finish(mut self, roots: &[usize]) -> GltfFile {
-        while self.bin.len() % 4 != 0 {
+        while !self.bin.len().is_multiple_of(4) {
             self.bin.push(0);
         }
         let mut j = json!({

@@ -388,7 +388,7 @@ fn own_positions(g: &TerrainGltf, v: usize, dy: f32) -> TerrainGltf {
     let y = 12 * v + 4;
     let raised = f32::from_le_bytes(copy[y..y + 4].try_into().unwrap()) + dy;
     copy[y..y + 4].copy_from_slice(&raised.to_le_bytes());
-    while bin.len() % 4 != 0 {
+    while !bin.len().is_multiple_of(4) {
         bin.push(0);
     }
     let start = bin.len();

@@ -74,7 +74,7 @@ fn push_accessor(
     minmax: Option<(f32, f32)>,
 ) -> usize {
     let b = &mut doc.buffers[0];
-    while b.len() % 4 != 0 {
+    while !b.len().is_multiple_of(4) {
         b.push(0);
     }
     let off = b.len();
@@ -577,7 +577,7 @@ fn glb(doc: &GltfFile) -> Vec<u8> {
     let mut j = doc.to_json();
     j["buffers"][0].as_object_mut().unwrap().remove("uri");
     let mut bin = doc.buffers[0].clone();
-    while bin.len() % 4 != 0 {
+    while !bin.len().is_multiple_of(4) {
         bin.push(0);
     }
     common::glb(&j, &bin)

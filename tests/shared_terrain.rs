@@ -174,7 +174,7 @@ fn surface_at(g: &Glb, x: f64, y: f64) -> Option<(f64, String, f64)> {
             }
             let z = a * q[0].2 + b * q[1].2 + c * q[2].2;
             let alpha = a * col[4 * v[0] + 3] + b * col[4 * v[1] + 3] + c * col[4 * v[2] + 3];
-            if best.as_ref().map_or(true, |bst| z > bst.0 + 1e-6) {
+            if best.as_ref().is_none_or(|bst| z > bst.0 + 1e-6) {
                 best = Some((z, name.clone(), alpha));
             }
         }

@@ -618,7 +618,7 @@ fn unedited_round_trip_with_units_is_byte_identical() {
     let mut failures = Vec::new();
     let mut n = 0;
     for model in manifest_models(&m) {
-        if !model["clips"].as_array().is_some_and(|c| !c.is_empty()) {
+        if model["clips"].as_array().is_none_or(|c| c.is_empty()) {
             continue;
         }
         let name = format!(
@@ -975,8 +975,7 @@ fn a_clip_edit_reaches_res8_inside_its_range_only() {
     };
     let (mut done, mut landed) = ([0, 0], [0, 0]);
     for model in manifest_models(&m) {
-        if done[0] == 5 && done[1] == 5 || !model["clips"].as_array().is_some_and(|c| !c.is_empty())
-        {
+        if done[0] == 5 && done[1] == 5 || model["clips"].as_array().is_none_or(|c| c.is_empty()) {
             continue;
         }
         let file = model["file"].as_str().unwrap();

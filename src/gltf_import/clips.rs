@@ -400,7 +400,7 @@ fn push_sampler(doc: &mut GltfFile, t: usize, frames: &[f32], values: &[f32], fp
         .chain(values)
         .flat_map(|x| x.to_le_bytes())
         .collect();
-    while data.len() % 4 != 0 {
+    while !data.len().is_multiple_of(4) {
         data.push(0);
     }
     let b = doc.buffers.len();

@@ -509,7 +509,7 @@ pub(crate) fn data_uri_bytes(
 /// of an offending number is built by [`check_numbers`] only when one is).
 fn all_f32(v: &Value) -> bool {
     match v {
-        Value::Number(n) => n.as_f64().map_or(true, |x| (x as f32).is_finite()),
+        Value::Number(n) => n.as_f64().is_none_or(|x| (x as f32).is_finite()),
         Value::Array(a) => a.iter().all(all_f32),
         Value::Object(o) => o.values().all(all_f32),
         _ => true,

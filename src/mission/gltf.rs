@@ -176,7 +176,7 @@ impl Builder<'_> {
             prims as u64 * limits::UNITS_PER_PRIMITIVE + bin.len() as u64 / limits::BYTES_PER_UNIT,
             what,
         )?;
-        while self.bin.len() % 4 != 0 {
+        while !self.bin.len().is_multiple_of(4) {
             self.bin.push(0);
         }
         let off = self.bin.len();
@@ -511,7 +511,7 @@ pub fn build(
 }
 
 fn finish(mut b: Builder<'_>, mut counts: SceneCounts) -> Result<MissionScene, MissionError> {
-    while b.bin.len() % 4 != 0 {
+    while !b.bin.len().is_multiple_of(4) {
         b.bin.push(0);
     }
     b.doc["buffers"] = json!([{"byteLength": b.bin.len()}]);
@@ -734,7 +734,7 @@ fn add_routes(b: &mut Builder<'_>, m: &Mission) -> Result<usize, MissionError> {
 impl Builder<'_> {
     /// A `VEC3` float accessor of `pts` (with min and max).
     fn positions(&mut self, pts: &[[f32; 3]]) -> usize {
-        while self.bin.len() % 4 != 0 {
+        while !self.bin.len().is_multiple_of(4) {
             self.bin.push(0);
         }
         let off = self.bin.len();

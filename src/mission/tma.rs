@@ -114,7 +114,7 @@ impl<'a> Cursor<'a> {
         rule: &'static str,
     ) -> Result<usize, MissionError> {
         let n = self.u32(what)? as usize;
-        if n.checked_mul(size).map_or(true, |b| b > self.left()) {
+        if n.checked_mul(size).is_none_or(|b| b > self.left()) {
             return Err(self.err(
                 rule,
                 format!(

@@ -136,7 +136,7 @@ pub fn split_part(
     vertices: &[Vertex],
     indices: &[u32],
 ) -> Result<Vec<Part>, BuildError> {
-    if indices.len() % 3 != 0 {
+    if !indices.len().is_multiple_of(3) {
         return Err(BuildError {
             rule: "build.index",
             detail: format!("{} indices is not a multiple of 3", indices.len()),

@@ -221,7 +221,7 @@ impl<'e, 'a> Streams<'e, 'a> {
 /// `msh.stride` (a payload not a multiple of its record size), in both modes.
 fn check_sizes(streams: &Streams<'_, '_>, node_size: usize) -> Result<(), MshError> {
     let res2 = streams.req(res::SLOTS);
-    if res2.data.len() < RES2_HEADER || (res2.data.len() - RES2_HEADER) % SLOT_SIZE != 0 {
+    if res2.data.len() < RES2_HEADER || !(res2.data.len() - RES2_HEADER).is_multiple_of(SLOT_SIZE) {
         return Err(MshError::at_stream(
             "msh.res2_size",
             2,

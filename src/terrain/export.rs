@@ -93,7 +93,7 @@ struct Builder {
 
 impl Builder {
     fn view(&mut self, bytes: &[u8], target: Option<u32>) -> usize {
-        while self.bin.len() % 4 != 0 {
+        while !self.bin.len().is_multiple_of(4) {
             self.bin.push(0);
         }
         let mut v = json!({"buffer": 0, "byteOffset": self.bin.len(), "byteLength": bytes.len()});
@@ -447,7 +447,7 @@ pub fn export(
             b.warnings.push("--areals: no readable Land.map".into());
         }
     }
-    while b.bin.len() % 4 != 0 {
+    while !b.bin.len().is_multiple_of(4) {
         b.bin.push(0);
     }
     let children: Vec<usize> = (1..=nodes.len()).collect();

@@ -178,7 +178,7 @@ impl Land {
         let e = self.entries.iter().find(|e| e.type_id == 1)?;
         let across = e.attr2 as usize;
         let n = self.squares.len();
-        (across > 0 && n % across == 0).then(|| (across, n / across))
+        (across > 0 && n.is_multiple_of(across)).then(|| (across, n / across))
     }
 
     /// The face range of LOD `lod` (0 or 1): `[0, first of slot S)` and the

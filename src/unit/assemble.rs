@@ -272,7 +272,7 @@ pub fn mounted_parts(
             socket,
         });
     }
-    if !parts.first().is_some_and(|p| p.parent_part.is_none()) {
+    if parts.first().is_none_or(|p| p.parent_part.is_some()) {
         return Err(UnitError::new(
             "unit.resolve",
             "the root component is not a mounted part",
@@ -450,7 +450,7 @@ impl Merger {
             return Ok(());
         };
         let mut p = serde_json::to_value(&e.root)?;
-        while self.bin.len() % 4 != 0 {
+        while !self.bin.len().is_multiple_of(4) {
             self.bin.push(0);
         }
         let bin_off = self.bin.len();
@@ -883,7 +883,7 @@ fn finish_scene(
     src: &str,
     hall: Option<&Hallway>,
 ) -> Result<(), ExportError> {
-    while m.bin.len() % 4 != 0 {
+    while !m.bin.len().is_multiple_of(4) {
         m.bin.push(0);
     }
     if let Some(b) = m.doc.get_mut("buffers").and_then(|b| b.get_mut(0)) {

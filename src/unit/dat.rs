@@ -88,7 +88,7 @@ pub fn read(data: &[u8]) -> Result<UnitFile, UnitError> {
         ));
     }
     let class_word = c.u32("class word")?;
-    if c.left() % COMPONENT_SIZE != 0 || c.left() == 0 {
+    if !c.left().is_multiple_of(COMPONENT_SIZE) || c.left() == 0 {
         return Err(UnitError::new(
             "dat.size",
             format!(

@@ -207,7 +207,7 @@ pub fn stderr(o: &Output) -> String {
 /// chunk padded with spaces to 4 bytes, `bin` written as given.
 pub fn glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
     let mut j = serde_json::to_vec(json).unwrap();
-    while j.len() % 4 != 0 {
+    while !j.len().is_multiple_of(4) {
         j.push(b' ');
     }
     let total = 12 + 8 + j.len() + 8 + bin.len();

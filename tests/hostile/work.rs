@@ -87,7 +87,7 @@ pub fn unit_game(components: &[(&str, i32, u32, i32)]) -> Vec<(String, Vec<u8>)>
 /// A chassis carrying `guns` guns on its node 1.
 pub fn many_guns(guns: usize) -> Vec<(&'static str, i32, u32, i32)> {
     let mut v = vec![("chassis", -1, 0, guns as i32)];
-    v.extend(std::iter::repeat(("gun", 1, 4, 0)).take(guns));
+    v.extend(std::iter::repeat_n(("gun", 1, 4, 0), guns));
     v
 }
 
