@@ -43,7 +43,8 @@ fi
 # packages (image and proptest ask 1.88; bookworm's main suite has 1.85,
 # bookworm-security 1.96): an older one is upgraded with its rust-web-src.
 least=$(/usr/bin/cargo metadata --format-version 1 --locked --manifest-path "$root/Cargo.toml" 2>/dev/null |
-  python3 -c 'import json, sys; print(max((p["rust_version"] for p in json.load(sys.stdin)["packages"] if p.get("rust_version")), key=lambda v: tuple(map(int, v.split(".")))))')
+  python3 -c 'import json, sys; print(max((p["rust_version"] for p in json.load(sys.stdin)["packages"] if p.get("rust_version")), key=lambda v: tuple(map(int, v.split(".")))))') \
+  || { echo "build_windows.sh: cannot read the locked packages' rust-version (cargo metadata --locked)" >&2; exit 1; }
 have=$(/usr/bin/rustc --version | cut -d' ' -f2)
 if ! dpkg --compare-versions "$have" ge "$least"; then
   echo "build_windows.sh: rustc-web $have is older than $least (the locked packages' rust-version): upgrading" >&2
