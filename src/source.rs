@@ -302,24 +302,40 @@ pub fn file_any_case(dir: &Path, name: &str) -> Option<PathBuf> {
 /// # Errors
 /// The I/O error of listing `dir` or reading one of its entries.
 pub fn find_any_case(dir: &Path, names: &[&str]) -> std::io::Result<Option<PathBuf>> {
-    let mut best: Option<((usize, bool, std::ffi::OsString), PathBuf)> = None;
+    Ok(each_any_case(dir, names)?.into_iter().flatten().next())
+}
+
+/// For each of `names`, the file of `dir` named like it, by
+/// [`find_any_case`]'s rule (ASCII case folding, folders skipped, the
+/// exact spelling first, else the least name in byte order): `names.len()`
+/// answers from one `read_dir` of `dir` (a bare model's `<stem>.cpt` and
+/// `<stem>.ctl`, unit-files-notes §3.3).
+///
+/// # Errors
+/// The I/O error of listing `dir` or reading one of its entries.
+pub fn each_any_case(dir: &Path, names: &[&str]) -> std::io::Result<Vec<Option<PathBuf>>> {
+    // Per name: (not spelled as asked, the entry's name), then its path.
+    type Best = Option<((bool, std::ffi::OsString), PathBuf)>;
+    let mut best: Vec<Best> = vec![None; names.len()];
     for e in std::fs::read_dir(dir)? {
         let e = e?;
         let name = e.file_name();
         let lossy = name.to_string_lossy();
-        let Some(i) = names.iter().position(|n| n.eq_ignore_ascii_case(&lossy)) else {
-            continue;
-        };
-        let key = (i, lossy != names[i], name.clone());
-        if best.as_ref().is_some_and(|(k, _)| *k <= key) {
-            continue;
-        }
-        let path = e.path();
-        if !path.is_dir() {
-            best = Some((key, path));
+        for (i, asked) in names.iter().enumerate() {
+            if !asked.eq_ignore_ascii_case(&lossy) {
+                continue;
+            }
+            let key = (lossy != *asked, name.clone());
+            if best[i].as_ref().is_some_and(|(k, _)| *k <= key) {
+                continue;
+            }
+            let path = e.path();
+            if !path.is_dir() {
+                best[i] = Some((key, path));
+            }
         }
     }
-    Ok(best.map(|(_, p)| p))
+    Ok(best.into_iter().map(|b| b.map(|(_, p)| p)).collect())
 }
 
 /// True when `name` ends in `.tma` (any case) and `data` starts with the
@@ -712,6 +728,21 @@ mod tests {
             "the earliest of names that is there"
         );
         assert!(find_any_case(&dir.join("gone"), &["x"]).is_err());
+        // Each name its own answer from one listing, by the same rule: a
+        // folder skipped, no match none, the exact spelling first.
+        let each = |names: &[&str]| {
+            each_any_case(dir, names)
+                .unwrap()
+                .into_iter()
+                .map(|p| p.map(|p| p.file_name().unwrap().to_string_lossy().into_owned()))
+                .collect::<Vec<_>>()
+        };
+        let exact = if two { "OBJECTS.RLB" } else { "objects.rlb" };
+        assert_eq!(
+            each(&["Material.lib", "STRASSE.LIB", "gone.ctl", "OBJECTS.RLB"]),
+            [None, Some("Strasse.lib".into()), None, Some(exact.into())]
+        );
+        assert!(each_any_case(&dir.join("gone"), &["x"]).is_err());
     }
 
     /// The lookups of a file beside an input (`data.tma`, `.wea`, `.cpt`,

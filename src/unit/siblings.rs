@@ -3,7 +3,7 @@
 //! and reading them, so that a broken sibling is a warning and the model
 //! still converts.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{cpt, ctl, UnitError};
 use crate::nres;
@@ -74,9 +74,13 @@ pub fn beside_file(path: &Path) -> Siblings {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    let names = [format!("{stem}.cpt"), format!("{stem}.ctl")];
+    // One listing for both; a folder that does not list gives neither.
+    let mut found = crate::source::each_any_case(dir, &[&names[0], &names[1]])
+        .unwrap_or_else(|_| vec![None, None]);
     let mut unread = Vec::new();
-    let mut get = |ext: &str| {
-        let p = crate::source::file_any_case(dir, &format!("{stem}.{ext}"))?;
+    let mut get = |p: Option<PathBuf>| {
+        let p = p?;
         match crate::source::read_regular(&p, crate::output::MAX_UPDATE_BYTES) {
             Ok(data) => Some(Sibling {
                 source: p.display().to_string(),
@@ -88,7 +92,7 @@ pub fn beside_file(path: &Path) -> Siblings {
             }
         }
     };
-    let (cpt, ctl) = (get("cpt"), get("ctl"));
+    let (cpt, ctl) = (get(found[0].take()), get(found[1].take()));
     Siblings { cpt, ctl, unread }
 }
 
