@@ -99,15 +99,25 @@ if [[ $mode == test ]]; then
   echo "build_windows.sh: tests ran in $(($(date +%s) - t1)) s (exit code $code)" >&2
   # Wine's CreateProcess now and then fails a test's child process with
   # ERROR_INTERNAL_ERROR (`Os { code: 1359, .. "Internal error." }`: one
-  # test of one CI run so far, 2026-11-26). Only then, the targets that
-  # failed run once more, whole; any other failure stays as it is, and a
-  # target that fails again fails the run.
-  if ((code != 0)) && grep -q 'Os { code: 1359,' "$log"; then
-    mapfile -t again < <(sed -n 's/^    `\(--[a-z]*\( [A-Za-z0-9_-]*\)\?\)`$/\1/p' "$log")
-    if ((${#again[@]})); then
-      echo "build_windows.sh: Wine failed to start a child process (os error 1359); once more: ${again[*]}" >&2
+  # test of one CI run so far, 2026-11-26). Only when every target that
+  # failed shows that error do those targets run once more, whole; any
+  # other failure leaves the run failed, and a target that fails again
+  # fails the run.
+  if ((code != 0)); then
+    # The targets cargo lists as failed (`--test NAME`, `--lib`, `--bin NAME`).
+    mapfile -t failed < <(sed -n 's/^    `\(--[a-z]*\( [A-Za-z0-9_-]*\)\?\)`$/\1/p' "$log")
+    # The targets whose output holds the error, named the same way.
+    mapfile -t wine < <(awk '/^     Running /{ t = ($2 == "unittests") ? $3 : $2 }
+      /Os \{ code: 1359,/ { print t }' "$log" | sort -u |
+      sed -e 's|^tests/\(.*\)\.rs$|--test \1|' -e 's|^src/lib\.rs$|--lib|' -e 's|^src/bin/\(.*\)\.rs$|--bin \1|')
+    only_wine=$(( ${#failed[@]} > 0 ))
+    for f in "${failed[@]}"; do
+      printf '%s\n' "${wine[@]}" | grep -qxF -- "$f" || only_wine=0
+    done
+    if ((only_wine)); then
+      echo "build_windows.sh: Wine failed to start a child process (os error 1359); once more: ${failed[*]}" >&2
       # shellcheck disable=SC2086 # each line is a flag, or a flag and a name
-      /usr/bin/cargo test "${flags[@]}" --no-fail-fast ${again[*]}
+      /usr/bin/cargo test "${flags[@]}" --no-fail-fast ${failed[*]}
       code=$?
       echo "build_windows.sh: the rerun ended with exit code $code" >&2
     fi
