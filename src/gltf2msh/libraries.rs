@@ -3,7 +3,6 @@
 //! Textures.lib and LightMap.lib beside the output, or to the libraries
 //! themselves with `--in-place`.
 
-use crate::source::file_any_case;
 use std::path::{Path, PathBuf};
 
 use super::{claim, conversion, output_fail, read_input, usage, Args, RunError};
@@ -11,6 +10,7 @@ use crate::convention::TexmOrder;
 use crate::gltf_import;
 use crate::material::write::{add_entries, LibraryEdit};
 use crate::output::{self, Transaction};
+use crate::source::file_any_case;
 
 /// `--game-dir`: stages the new Material.lib, Textures.lib and LightMap.lib
 /// in `txn` and returns (path, edit) of each. With --in-place the game's

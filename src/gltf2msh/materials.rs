@@ -16,7 +16,6 @@
 //! models of the game folder whose WEAR names an edited material (or a
 //! material naming an edited texture) are listed in a warning.
 
-use crate::source::file_any_case;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -33,6 +32,7 @@ use crate::material::texm::ChannelOrder;
 use crate::material::write::{texture_name, NewEntry};
 use crate::material::{retexture, Wear, TYPE_MAT0, TYPE_TEXM};
 use crate::output::{self, Transaction};
+use crate::source::file_any_case;
 use crate::{nres, source};
 
 /// One library as read for the edit: where it is and its bytes.

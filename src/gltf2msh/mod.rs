@@ -12,12 +12,11 @@
 //! unreadable glTF), 2 usage or environment error (missing files, refused
 //! output).
 
-use crate::source::file_any_case;
 use std::path::{Path, PathBuf};
 
 use crate::gltf_import;
 use crate::output::{self, Transaction, TxnOptions};
-use crate::source::{self, InputSpec};
+use crate::source::{self, file_any_case, InputSpec};
 
 pub mod args;
 mod author;
