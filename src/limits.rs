@@ -23,6 +23,8 @@
 //! | directory entry of an archive given to `msh2gltf`, or of an archive of models met by a batch's walk (from the walk's budget), from its NRes header | 64 |
 //! | file or folder met by a batch's walk of a folder, counted as it is listed | 64 |
 //! | `gltf2msh --base` of a map: terrain primitive / element of its accessors and indices, from the JSON | 64 / 1 |
+//! | mission (`data.tma`, from each table's count or string's length before it is read; also `--list`): placed object / property / clan relation / route point / route, clan, zone or lode | 80 / 64 / 72 / 12 / 32 |
+//! | mission text: string bytes of `data.tma` and each text file beside it (from its size, before it is read) | 1 per 3 bytes |
 //!
 //! A model above the budget fails with rule `limits.work` before the work is
 //! done. The default, [`DEFAULT_MAX_WORK`], keeps one export under about
@@ -99,6 +101,40 @@ pub const UNITS_PER_ARCHIVE_ENTRY: u64 = 64;
 /// report row: measured 1.5 KB per file, 144 MiB for 100 000 tiny files).
 /// Counted as the folders are listed, before any file is read.
 pub const UNITS_PER_WALKED_FILE: u64 = 64;
+
+/// Work units of one placed object of a mission (its record, its node's
+/// extras, its `--list` row: measured 2.4 KB per object listed, 2.4 GB for
+/// 10^6). Counted from the object table's header before a record is read;
+/// the scene's nodes are counted again as they are built.
+pub const UNITS_PER_MISSION_OBJECT: u64 = 80;
+
+/// Work units of one property of a placed object (a JSON object of the
+/// extras: measured 1.9 KB, 1.9 GB for 10^6 on one object). Counted from
+/// the object's property count before a property is read.
+pub const UNITS_PER_MISSION_PROPERTY: u64 = 64;
+
+/// Work units of one clan relation (kept in the clan's extras on its empty
+/// and in the scene extras: measured 2.3 KB, 4.6 GB for 20 clans x 10^5).
+/// Counted from the clan's relation count before a relation is read.
+pub const UNITS_PER_MISSION_RELATION: u64 = 72;
+
+/// Work units of one route point (the point, its bits in the extras, its
+/// accessor element: measured 325 bytes, 1.3 GB for 4 x 10^6). Counted
+/// from the route's point count before a point is read.
+pub const UNITS_PER_ROUTE_POINT: u64 = 12;
+
+/// Work units of one route, clan, zone or lode of a mission (a glTF node
+/// with its extras: measured about 0.9 KB per zone or lode). Counted from
+/// the table's (or the clan's zone) count before a record is read.
+pub const UNITS_PER_MISSION_RECORD: u64 = 32;
+
+/// Bytes of mission text per work unit: every string of `data.tma` (the
+/// description, names, paths) from its length word before it is copied,
+/// and each text file beside it (`mission.cfg`, `descr`, ...) from its
+/// size before it is read; each is held raw, as base64 or escaped text in
+/// the extras and in the JSON written (measured about 10 bytes of memory
+/// per byte: a 50 MB description took 300 MB).
+pub const MISSION_TEXT_BYTES_PER_UNIT: u64 = 3;
 
 /// Work units of one animation sample baked by `gltf2msh` authoring (one
 /// node at one frame: world matrix, polar decomposition, key): counted for
@@ -191,10 +227,19 @@ impl Budget {
     /// # Errors
     /// The detail of a `limits.work` failure, naming what exceeded it.
     pub fn spend(&mut self, units: u64, what: &str) -> Result<(), String> {
+        self.spend_of(units, what, "the model's")
+    }
+
+    /// [`Budget::spend`] for the work of `whose` (`"the mission's"`):
+    /// the message names it instead of the model.
+    ///
+    /// # Errors
+    /// The detail of a `limits.work` failure, naming what exceeded it.
+    pub fn spend_of(&mut self, units: u64, what: &str, whose: &str) -> Result<(), String> {
         self.used = self.used.saturating_add(units);
         if self.used > self.max {
             Err(format!(
-                "{what} brings the model's work to {} units, over the budget of {} (see README \"Safety\"; raise it with --max-work)",
+                "{what} brings {whose} work to {} units, over the budget of {} (see README \"Safety\"; raise it with --max-work)",
                 self.used, self.max
             ))
         } else {

@@ -28,7 +28,9 @@ fn msh2gltf_then_gltf2msh_through_the_library() {
     .unwrap();
     assert_eq!(msh2gltf::run(&args).unwrap(), 0);
 
-    let msh2gltf::Listing::Models(listed) = msh2gltf::list(demo.to_str().unwrap()).unwrap() else {
+    let msh2gltf::Listing::Models(listed) =
+        msh2gltf::list(demo.to_str().unwrap(), mshgltf::limits::DEFAULT_MAX_WORK).unwrap()
+    else {
         panic!("demo.rlb lists no models");
     };
     let names: Vec<String> = listed["models"]

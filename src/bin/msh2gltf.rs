@@ -33,7 +33,7 @@ fn main() -> ExitCode {
 fn run(cli: &Args) -> Result<u8> {
     if cli.list {
         cli.validate()?;
-        return print_listing(&cli.input, msh2gltf::list(&cli.input)?);
+        return print_listing(&cli.input, msh2gltf::list(&cli.input, cli.max_work)?);
     }
     Ok(msh2gltf::run(cli)?)
 }

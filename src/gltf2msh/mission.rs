@@ -28,6 +28,10 @@ pub(super) fn edit_mission(
         .clone()
         .unwrap_or_else(|| cli.input.with_extension("tma"));
     txn.add_input(base_path);
+    // The text files beside the base are the mission's too (issue 36 item 1).
+    for f in crate::mission::pipeline::text_file_paths(base_path) {
+        txn.add_input(&f);
+    }
     let (doc, _) = load_doc(cli, txn)?;
     claim(txn, &out, " (choose another output with -o)")?;
     let (base, _) = tma::read(base_bytes, Mode::Tolerant)

@@ -84,39 +84,138 @@ pub fn game_of_with(
     None
 }
 
+/// The text files beside `tma` ([`TEXT_FILES`], found as the loader finds
+/// them), each counted against `budget` from its size before it is read
+/// (issue 36 item 5); one that cannot be read is left out, as before.
+///
+/// # Errors
+/// `limits.work` naming the file.
+fn read_text_files(
+    tma: &Path,
+    budget: &mut crate::limits::Budget,
+) -> Result<Vec<(String, Vec<u8>)>, MissionError> {
+    let dir = tma.parent().unwrap_or(Path::new("."));
+    let mut out = Vec::new();
+    for n in TEXT_FILES {
+        let Some(p) = find_in_game(dir, n) else {
+            continue;
+        };
+        let Ok(meta) = std::fs::metadata(&p) else {
+            continue;
+        };
+        let per = crate::limits::MISSION_TEXT_BYTES_PER_UNIT;
+        budget
+            .spend_of(
+                meta.len() / per,
+                &format!("{n} of {} bytes", meta.len()),
+                "the mission's",
+            )
+            .map_err(|d| MissionError::new("limits.work", Some(n.to_string()), d))?;
+        // Read at most what was counted (and what the budget has left): a
+        // file that grew meanwhile is not read past it.
+        let left = (budget.max - budget.used).saturating_mul(per);
+        let cap = crate::output::MAX_UPDATE_BYTES.min(meta.len().saturating_add(left));
+        if let Ok(b) = crate::source::read_regular(&p, cap) {
+            out.push((n.to_string(), b));
+        }
+    }
+    Ok(out)
+}
+
+/// The text files beside `tma` ([`TEXT_FILES`]) that exist, found as the
+/// loader finds them (any case): inputs of every run that reads the
+/// mission (issue 36 item 1).
+pub fn text_file_paths(tma: &Path) -> Vec<PathBuf> {
+    let dir = tma.parent().unwrap_or(Path::new("."));
+    TEXT_FILES
+        .iter()
+        .filter_map(|n| find_in_game(dir, n))
+        .collect()
+}
+
+/// Every file the conversion of mission `tma` reads or lists, for the
+/// run's write plan (issue 36 item 1): `data.tma`, the text files beside
+/// it ([`TEXT_FILES`]), the game folder's archives and libraries
+/// ([`run::game_files`], also of `opts.game_dir`), each building's and
+/// unit's `.dat` the mission places and every file of its map's folder.
+/// The mission is read (budgeted by `opts.convert.max_work`) to find them;
+/// when it does not read (the run will fail it) only the files found
+/// without it are returned.
+pub fn input_files(tma: &Path, opts: &BatchOptions) -> Vec<PathBuf> {
+    let mut files = vec![tma.to_path_buf()];
+    files.extend(text_file_paths(tma));
+    if let Some(g) = &opts.game_dir {
+        files.extend(run::game_files(g));
+    }
+    let Some(game) = game_of_with(tma, opts.game_dir.as_deref(), &opts.files) else {
+        return files;
+    };
+    files.extend(run::game_files(&game));
+    let Ok(bytes) = crate::source::read_regular(tma, crate::output::MAX_UPDATE_BYTES) else {
+        return files;
+    };
+    let mut budget = crate::limits::Budget::new(opts.convert.max_work);
+    let Ok((m, _)) = tma::read_counted(&bytes, Mode::Tolerant, &mut budget) else {
+        return files;
+    };
+    for o in m.objects.iter().filter(|o| o.is_owned()) {
+        files.extend(find_in_game(&game, &o.path_text()));
+    }
+    let map = crate::source::decode_name(&m.map_path);
+    let map_folder = super::validate::map_dir(&map).and_then(|d| find_in_game(&game, &d));
+    if let Some(d) = map_folder {
+        let listed = std::fs::read_dir(d).into_iter().flatten().flatten();
+        files.extend(listed.map(|e| e.path()).filter(|p| p.is_file()));
+    }
+    files
+}
+
 impl MissionSource {
     /// Reads `tma` (§2, under `mode`) and the text files beside it, and
     /// finds the game folder.
     ///
     /// # Errors
     /// `io` (unreadable), the reader's `mission.*` rules,
-    /// `mission.resolve` (no game folder with `objects.rlb`); each names
-    /// the file.
+    /// `mission.resolve` (no game folder with `objects.rlb`; an object's
+    /// `.dat` path or the map path leaving the game folder,
+    /// [`super::validate::confined`]); each names the file.
     pub fn load(
         tma: &Path,
         mode: Mode,
         game_dir: Option<&Path>,
     ) -> Result<MissionSource, MissionError> {
-        Self::load_with(tma, mode, game_dir, &crate::source::SharedFiles::default())
+        let files = crate::source::SharedFiles::default();
+        Self::load_with(tma, mode, game_dir, &files, crate::limits::DEFAULT_MAX_WORK)
     }
 
     /// [`MissionSource::load`] finding the game folder through the run's
-    /// shared inputs `files` ([`game_of_with`]).
+    /// shared inputs `files` ([`game_of_with`]), with a work budget of
+    /// `max_work` units for the mission's tables and text
+    /// ([`tma::read_counted`]; each text file from its size before it is
+    /// read, [`crate::limits::MISSION_TEXT_BYTES_PER_UNIT`]).
     ///
     /// # Errors
-    /// As [`MissionSource::load`].
+    /// As [`MissionSource::load`], and `limits.work` naming the record or
+    /// the text file.
     pub fn load_with(
         tma: &Path,
         mode: Mode,
         game_dir: Option<&Path>,
         files: &crate::source::SharedFiles,
+        max_work: u64,
     ) -> Result<MissionSource, MissionError> {
         let file = tma.display().to_string();
         let bytes =
             crate::source::read_regular(tma, crate::output::MAX_UPDATE_BYTES).map_err(|e| {
                 MissionError::new("io", None, format!("cannot read: {e}")).in_file(&file)
             })?;
-        let (mission, warnings) = tma::read(&bytes, mode).map_err(|e| e.in_file(&file))?;
+        let mut budget = crate::limits::Budget::new(max_work);
+        let (mission, warnings) =
+            tma::read_counted(&bytes, mode, &mut budget).map_err(|e| e.in_file(&file))?;
+        // A path out of the game folder is never read, in either mode.
+        if let Some(e) = super::validate::confined(&mission).into_iter().next() {
+            return Err(e.in_file(&file));
+        }
         let game = game_of_with(tma, game_dir, files).ok_or_else(|| {
             MissionError::new(
                 "mission.resolve",
@@ -125,15 +224,7 @@ impl MissionSource {
             )
             .in_file(&file)
         })?;
-        let dir = tma.parent().unwrap_or(Path::new("."));
-        let files = TEXT_FILES
-            .iter()
-            .filter_map(|n| {
-                let p = find_in_game(dir, n)?;
-                let b = crate::source::read_regular(&p, crate::output::MAX_UPDATE_BYTES).ok()?;
-                Some((n.to_string(), b))
-            })
-            .collect();
+        let files = read_text_files(tma, &mut budget).map_err(|e| e.in_file(&file))?;
         Ok(MissionSource {
             path: tma.to_path_buf(),
             bytes,
@@ -249,7 +340,9 @@ pub fn convert_file(
         crate::msh::read::Mode::Tolerant => Mode::Tolerant,
         _ => Mode::Strict,
     };
-    let src = MissionSource::load_with(tma, mode, opts.game_dir.as_deref(), &opts.files)?;
+    let game_dir = opts.game_dir.as_deref();
+    let max_work = opts.convert.max_work;
+    let src = MissionSource::load_with(tma, mode, game_dir, &opts.files, max_work)?;
     let lookup_at = opts.game_dir.clone().unwrap_or_else(|| src.game.clone());
     let (libs, lib_warnings) =
         crate::terrain::convert::libraries_shared(&lookup_at, None, opts.texm_order, &opts.files);
@@ -266,6 +359,9 @@ pub fn convert_file(
     let mut txn = Transaction::new(TxnOptions::from_env(opts.force));
     for p in s.inputs.iter().chain(&lib_files) {
         txn.add_input(p);
+    }
+    for p in input_files(tma, opts) {
+        txn.add_input(&p);
     }
     if is_gltf {
         let bin_path = out.with_extension("bin");
@@ -311,6 +407,11 @@ pub fn run(
             kind: Some("mission".into()),
             ..ReportRow::new(source.clone(), Status::Converted)
         };
+        // Everything the mission reads is an input before its output is
+        // claimed (issue 36 item 1).
+        for p in input_files(&j.tma, opts) {
+            plan.add_input(&p);
+        }
         let mut result = plan
             .claim_all(&outputs(j))
             .map_err(|e| MissionError::new(e.rule(), None, e.to_string()))

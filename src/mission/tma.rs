@@ -12,6 +12,7 @@
 use super::ir::{gate, Clan, Lode, Mission, PlacedObject, Property, Route, Zone};
 use super::validate;
 use super::{MissionError, Mode};
+use crate::limits::{self, Budget};
 
 /// The smallest bytes of each record, for the count checks (§9 error 1).
 mod min {
@@ -40,13 +41,14 @@ pub const MAX_OBJECT_VERSION: u32 = 10;
 /// The marker every object carries (§2.4).
 pub const MARKER: u32 = 0x8000_0002;
 
-struct Cursor<'a> {
+struct Cursor<'a, 'b> {
     data: &'a [u8],
     pos: usize,
     record: Option<String>,
+    budget: &'b mut Budget,
 }
 
-impl<'a> Cursor<'a> {
+impl<'a> Cursor<'a, '_> {
     fn left(&self) -> usize {
         self.data.len() - self.pos
     }
@@ -88,28 +90,54 @@ impl<'a> Cursor<'a> {
         Ok([self.f32(what)?, self.f32(what)?, self.f32(what)?])
     }
 
+    /// A string: its length must fit in what is left (`mission.exact_eof`),
+    /// then its bytes are counted against the budget
+    /// ([`limits::MISSION_TEXT_BYTES_PER_UNIT`]) before they are copied.
     fn lp(&mut self, what: &str) -> Result<Vec<u8>, MissionError> {
         let n = self.u32(what)? as usize;
-        Ok(self.take(n, what)?.to_vec())
+        let start = self.pos;
+        let bytes = self.take(n, what)?;
+        if n as u64 >= limits::MISSION_TEXT_BYTES_PER_UNIT {
+            self.pos = start;
+            self.spend(
+                n as u64 / limits::MISSION_TEXT_BYTES_PER_UNIT,
+                &format!("{what} of {n} bytes"),
+            )?;
+            self.pos += n;
+        }
+        Ok(bytes.to_vec())
+    }
+
+    /// Spends `units` of the mission's budget on `what`: `limits.work`
+    /// naming the record and the offset.
+    fn spend(&mut self, units: u64, what: &str) -> Result<(), MissionError> {
+        let at = format!("{what} at offset {}", self.pos);
+        match self.budget.spend_of(units, &at, "the mission's") {
+            Ok(()) => Ok(()),
+            Err(d) => Err(self.err("limits.work", d)),
+        }
     }
 
     /// A table's count (routes, clans, objects, lodes) whose records of at
-    /// least `size` bytes must fit in what is left: `mission.count_fits`
-    /// (checked before anything is allocated).
-    fn count(&mut self, size: usize, what: &str) -> Result<usize, MissionError> {
-        self.count_as(size, what, "mission.count_fits")
+    /// least `size` bytes must fit in what is left: `mission.count_fits`;
+    /// then `units` each against the budget (`limits.work`); both checked
+    /// before anything is allocated.
+    fn count(&mut self, size: usize, units: u64, what: &str) -> Result<usize, MissionError> {
+        self.count_as(size, units, what, "mission.count_fits")
     }
 
     /// A count inside a record (points, zones, relations, properties): a
     /// list that runs past the end of the file is the record cut short,
-    /// `mission.exact_eof` (checked before anything is allocated).
-    fn inner_count(&mut self, size: usize, what: &str) -> Result<usize, MissionError> {
-        self.count_as(size, what, "mission.exact_eof")
+    /// `mission.exact_eof`; then `units` each against the budget
+    /// (`limits.work`); both checked before anything is allocated.
+    fn inner_count(&mut self, size: usize, units: u64, what: &str) -> Result<usize, MissionError> {
+        self.count_as(size, units, what, "mission.exact_eof")
     }
 
     fn count_as(
         &mut self,
         size: usize,
+        units: u64,
         what: &str,
         rule: &'static str,
     ) -> Result<usize, MissionError> {
@@ -124,6 +152,10 @@ impl<'a> Cursor<'a> {
                 ),
             ));
         }
+        self.spend(
+            (n as u64).saturating_mul(units),
+            &format!("{n} {what} ({units} units each)"),
+        )?;
         Ok(n)
     }
 }
@@ -132,16 +164,38 @@ impl<'a> Cursor<'a> {
 /// [`validate::check`]). Strict: the first finding is the error, and the
 /// versions must be the shipped ones. Tolerant: findings that leave the
 /// layout intact (and bytes after the lode table, kept in
-/// [`Mission::trailing`]) are returned as warnings.
+/// [`Mission::trailing`]) are returned as warnings. Unbounded work (the
+/// codec of bytes already in hand): a file from a user goes through
+/// [`read_counted`].
 ///
 /// # Errors
 /// `mission.exact_eof`, `mission.count_fits`, `mission.version` in both
 /// modes; in strict mode also the first of [`validate::check`]'s findings.
 pub fn read(data: &[u8], mode: Mode) -> Result<(Mission, Vec<MissionError>), MissionError> {
+    read_counted(data, mode, &mut Budget::new(u64::MAX))
+}
+
+/// [`read`], counting every table against `budget` from its count before
+/// its records are read, and every string from its length before it is
+/// copied (issue 36 item 5; units in [`crate::limits`]: objects x 80,
+/// properties x 64, relations x 72, route points x 12, routes, clans,
+/// zones and lodes x 32, string bytes / 3). A table's count is first
+/// checked against the bytes left, as [`read`] does, so a cut or forged
+/// count keeps its `mission.count_fits` / `mission.exact_eof` rule.
+///
+/// # Errors
+/// [`read`]'s, and `limits.work` naming the record, what was counted and
+/// the budget.
+pub fn read_counted(
+    data: &[u8],
+    mode: Mode,
+    budget: &mut Budget,
+) -> Result<(Mission, Vec<MissionError>), MissionError> {
     let mut c = Cursor {
         data,
         pos: 0,
         record: None,
+        budget,
     };
     let mut m = Mission {
         format: c.u32("the format word")?,
@@ -153,7 +207,7 @@ pub fn read(data: &[u8], mode: Mode) -> Result<(Mission, Vec<MissionError>), Mis
             format!("format word {}, not 1", m.format),
         ));
     }
-    let n = c.count(min::ROUTE, "routes")?;
+    let n = c.count(min::ROUTE, limits::UNITS_PER_MISSION_RECORD, "routes")?;
     for i in 0..n {
         c.record = Some(format!("route {i}"));
         m.routes.push(read_route(&mut c)?);
@@ -161,7 +215,7 @@ pub fn read(data: &[u8], mode: Mode) -> Result<(Mission, Vec<MissionError>), Mis
     c.record = None;
     m.clan_version = c.u32("the clan version")?;
     check_version(&c, "clan", m.clan_version, MAX_CLAN_VERSION, mode)?;
-    let n = c.count(min::CLAN, "clans")?;
+    let n = c.count(min::CLAN, limits::UNITS_PER_MISSION_RECORD, "clans")?;
     for i in 0..n {
         c.record = Some(format!("clan {i}"));
         m.clans.push(read_clan(&mut c, m.clan_version)?);
@@ -169,7 +223,11 @@ pub fn read(data: &[u8], mode: Mode) -> Result<(Mission, Vec<MissionError>), Mis
     c.record = None;
     m.object_version = c.u32("the object version")?;
     check_version(&c, "object", m.object_version, MAX_OBJECT_VERSION, mode)?;
-    let n = c.count(min_object(m.object_version), "objects")?;
+    let n = c.count(
+        min_object(m.object_version),
+        limits::UNITS_PER_MISSION_OBJECT,
+        "objects",
+    )?;
     for i in 0..n {
         c.record = Some(format!("object {i}"));
         m.objects.push(read_object(&mut c, m.object_version)?);
@@ -221,7 +279,7 @@ fn min_object(version: u32) -> usize {
 }
 
 fn check_version(
-    c: &Cursor<'_>,
+    c: &Cursor<'_, '_>,
     table: &str,
     v: u32,
     max: u32,
@@ -244,9 +302,9 @@ fn check_version(
     ))
 }
 
-fn read_route(c: &mut Cursor<'_>) -> Result<Route, MissionError> {
+fn read_route(c: &mut Cursor<'_, '_>) -> Result<Route, MissionError> {
     let id = c.u32("the route id")?;
-    let n = c.inner_count(min::POINT, "route points")?;
+    let n = c.inner_count(min::POINT, limits::UNITS_PER_ROUTE_POINT, "route points")?;
     let mut points = Vec::with_capacity(n);
     for _ in 0..n {
         points.push(c.f32x3("a route point")?);
@@ -254,7 +312,7 @@ fn read_route(c: &mut Cursor<'_>) -> Result<Route, MissionError> {
     Ok(Route { id, points })
 }
 
-fn read_clan(c: &mut Cursor<'_>, v: u32) -> Result<Clan, MissionError> {
+fn read_clan(c: &mut Cursor<'_, '_>, v: u32) -> Result<Clan, MissionError> {
     let mut k = Clan {
         name: c.lp("the clan name")?,
         raw_id: c.i32("the clan's raw id")?,
@@ -266,7 +324,7 @@ fn read_clan(c: &mut Cursor<'_>, v: u32) -> Result<Clan, MissionError> {
         k.ai_script = c.lp("the AI script")?;
     }
     if v >= 3 {
-        let n = c.inner_count(min::ZONE, "zones")?;
+        let n = c.inner_count(min::ZONE, limits::UNITS_PER_MISSION_RECORD, "zones")?;
         for _ in 0..n {
             k.zones.push(Zone {
                 kind: c.u32("a zone")?,
@@ -283,7 +341,11 @@ fn read_clan(c: &mut Cursor<'_>, v: u32) -> Result<Clan, MissionError> {
         k.minds = c.u32("the minds")?;
     }
     if v >= 6 {
-        let n = c.inner_count(min::RELATION, "relations")?;
+        let n = c.inner_count(
+            min::RELATION,
+            limits::UNITS_PER_MISSION_RELATION,
+            "relations",
+        )?;
         for _ in 0..n {
             let name = c.lp("a relation's clan name")?;
             k.relations.push((name, c.u32("a relation word")?));
@@ -292,7 +354,7 @@ fn read_clan(c: &mut Cursor<'_>, v: u32) -> Result<Clan, MissionError> {
     Ok(k)
 }
 
-fn read_object(c: &mut Cursor<'_>, v: u32) -> Result<PlacedObject, MissionError> {
+fn read_object(c: &mut Cursor<'_, '_>, v: u32) -> Result<PlacedObject, MissionError> {
     let mut o = PlacedObject {
         kind: c.u32("the object kind")?,
         marker: c.u32("the object marker")?,
@@ -329,7 +391,11 @@ fn read_object(c: &mut Cursor<'_>, v: u32) -> Result<PlacedObject, MissionError>
     }
     if v >= gate::PROPERTIES {
         o.property_word = c.u32("the property word")?;
-        let n = c.inner_count(min::PROPERTY, "properties")?;
+        let n = c.inner_count(
+            min::PROPERTY,
+            limits::UNITS_PER_MISSION_PROPERTY,
+            "properties",
+        )?;
         for _ in 0..n {
             o.properties.push(Property {
                 kind: c.u32("a property")?,
@@ -343,7 +409,7 @@ fn read_object(c: &mut Cursor<'_>, v: u32) -> Result<PlacedObject, MissionError>
     Ok(o)
 }
 
-fn read_trailer(c: &mut Cursor<'_>, m: &mut Mission, mode: Mode) -> Result<(), MissionError> {
+fn read_trailer(c: &mut Cursor<'_, '_>, m: &mut Mission, mode: Mode) -> Result<(), MissionError> {
     m.map_path = c.lp("the map path")?;
     if m.object_version >= gate::DESCRIPTION {
         m.map_word = c.u32("the map word")?;
@@ -357,7 +423,7 @@ fn read_trailer(c: &mut Cursor<'_>, m: &mut Mission, mode: Mode) -> Result<(), M
                 format!("lode word {}, not 1", m.lode_word),
             ));
         }
-        let n = c.count(min::LODE, "lodes")?;
+        let n = c.count(min::LODE, limits::UNITS_PER_MISSION_RECORD, "lodes")?;
         for i in 0..n {
             c.record = Some(format!("lode {i}"));
             m.lodes.push(Lode {

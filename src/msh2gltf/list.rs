@@ -19,12 +19,14 @@ pub enum Listing {
 }
 
 /// Lists the models of `input` (a path; read whole, up to
-/// [`output::MAX_UPDATE_BYTES`]).
+/// [`output::MAX_UPDATE_BYTES`]); a mission's tables are counted against
+/// `max_work` before they are read ([`crate::mission::tma::read_counted`]).
 ///
 /// # Errors
-/// `cannot read INPUT` ([`RunError::Io`]); an archive that does not read
-/// ([`RunError::Usage`]).
-pub fn list(input: &str) -> Result<Listing, RunError> {
+/// `cannot read INPUT` ([`RunError::Io`]); an archive or a mission
+/// ([`source::Content::Mission`]) that does not read, naming its rule
+/// (`mission.*`, `limits.work`) ([`RunError::Usage`]).
+pub fn list(input: &str, max_work: u64) -> Result<Listing, RunError> {
     let path = Path::new(input);
     let bytes = source::read_regular(path, output::MAX_UPDATE_BYTES)
         .map_err(|e| RunError::io(format!("cannot read {input}"), e))?;
@@ -48,10 +50,13 @@ pub fn list(input: &str) -> Result<Listing, RunError> {
         }
         FileKind::Terrain => ("terrain", whole()),
         other => {
-            return Ok(match mission_listing(input, &bytes) {
-                Some(v) => Listing::Models(v),
-                None => Listing::Nothing(other),
-            })
+            let name = path.as_os_str().as_encoded_bytes();
+            if source::content_kind(&bytes, name) != source::Content::Mission {
+                return Ok(Listing::Nothing(other));
+            }
+            return mission_listing(input, &bytes, max_work)
+                .map(Listing::Models)
+                .map_err(|e| RunError::Usage(format!("{input}: {e}")));
         }
     };
     Ok(Listing::Models(
@@ -59,12 +64,22 @@ pub fn list(input: &str) -> Result<Listing, RunError> {
     ))
 }
 
-/// A `data.tma` (read tolerantly, mission-notes §2) as `{"file", "kind":
-/// "mission", "map_path", "objects": [{"index", "kind", "kind_name",
-/// "path", "clan", "clan_name", "logical_id", "position"}]}` (position in
-/// game axes); `None` when the bytes are not a mission.
-fn mission_listing(input: &str, bytes: &[u8]) -> Option<serde_json::Value> {
-    let (m, _) = crate::mission::tma::read(bytes, crate::mission::Mode::Tolerant).ok()?;
+/// A `data.tma` (read tolerantly, mission-notes §2, its tables counted
+/// against `max_work`: a listed object costs what a placed one does) as
+/// `{"file", "kind": "mission", "map_path", "objects": [{"index", "kind",
+/// "kind_name", "path", "clan", "clan_name", "logical_id", "position"}]}`
+/// (position in game axes).
+///
+/// # Errors
+/// The reader's [`crate::mission::MissionError`] (its rule and record).
+fn mission_listing(
+    input: &str,
+    bytes: &[u8],
+    max_work: u64,
+) -> Result<serde_json::Value, crate::mission::MissionError> {
+    let mut budget = crate::limits::Budget::new(max_work);
+    let (m, _) =
+        crate::mission::tma::read_counted(bytes, crate::mission::Mode::Tolerant, &mut budget)?;
     let names = ["building", "unit", "vegetation", "rock"];
     let objects: Vec<serde_json::Value> = m
         .objects
@@ -81,6 +96,6 @@ fn mission_listing(input: &str, bytes: &[u8]) -> Option<serde_json::Value> {
                 "logical_id": o.logical_id, "position": o.position})
         })
         .collect();
-    Some(serde_json::json!({"file": input, "kind": "mission",
+    Ok(serde_json::json!({"file": input, "kind": "mission",
         "map_path": source::decode_name(&m.map_path), "objects": objects}))
 }

@@ -33,13 +33,13 @@ pub(super) fn run_single(args: &Args, tma: &Path, opts: &BatchOptions) -> Result
         tma: tma.to_path_buf(),
     };
     let mut plan = WritePlan::new(args.force);
-    plan.add_input(tma);
-    // What the mission reads are inputs too (issue 26): the game's
-    // archives, libraries and maps, and the libraries found for it elsewhere.
+    // What the mission reads are inputs too (issues 26, 36): the text files
+    // beside it, its .dat files and map, the game's archives, libraries
+    // and maps, and the libraries found for it elsewhere.
+    for f in pipeline::input_files(tma, opts) {
+        plan.add_input(&f);
+    }
     if let Some(g) = pipeline::game_of(tma, opts.game_dir.as_deref()) {
-        for f in crate::run::game_files(&g) {
-            plan.add_input(&f);
-        }
         // Its map: every file of the game's MAPS folder (any case).
         let maps = std::fs::read_dir(&g)
             .into_iter()

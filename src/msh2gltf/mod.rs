@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::batch::{self, Discovery};
-use crate::models::{self, ModelJob};
+use crate::models;
 use crate::output::{OutputError, WritePlan};
 use crate::run::{BatchOptions, Report, ReportRow, Status};
 use crate::source::{self, InputSpec};
@@ -125,7 +125,7 @@ pub fn run(args: &Args) -> Result<u8, RunError> {
             return Ok(1);
         }
     };
-    let mut plan = plan_run(args, &found.jobs, &opts)?;
+    let mut plan = plan_run(args, &found, &opts)?;
     if single {
         // A refused single output is a usage error (exit 2).
         let mut probe = plan.clone();
@@ -173,12 +173,14 @@ fn finish(args: &Args, report: &Report, single: bool) -> u8 {
 }
 
 /// The write plan of the run: every input (the files under INPUT, the
-/// models' files and libraries), then the report (refused when it is an
-/// input, exists without --force, or is not a regular file).
+/// models' files and libraries, every file each mission reads:
+/// [`crate::mission::pipeline::input_files`]), then the report (refused
+/// when it is an input, exists without --force, or is not a regular file).
 ///
 /// # Errors
 /// `cannot list DIR` ([`RunError::Io`]); `--report: ...` ([`RunError::Usage`]).
-fn plan_run(args: &Args, jobs: &[ModelJob], opts: &BatchOptions) -> Result<WritePlan, RunError> {
+fn plan_run(args: &Args, found: &Discovery, opts: &BatchOptions) -> Result<WritePlan, RunError> {
+    let jobs = &found.jobs;
     let mut plan = WritePlan::new(args.force);
     let (InputSpec::File(p) | InputSpec::Entry { archive: p, .. }) =
         source::parse_input(&args.input);
@@ -193,6 +195,11 @@ fn plan_run(args: &Args, jobs: &[ModelJob], opts: &BatchOptions) -> Result<Write
     }
     for p in models::input_files(jobs, opts) {
         plan.add_input(&p);
+    }
+    for m in &found.missions {
+        for p in crate::mission::pipeline::input_files(&m.tma, opts) {
+            plan.add_input(&p);
+        }
     }
     claim_report(args, &mut plan)?;
     Ok(plan)

@@ -14,6 +14,7 @@ use std::path::Path;
 pub mod land;
 // Also `common::unit_file` in the test crates that have both modules: the
 // hostile cases are built by crates without `common` too.
+pub mod mission;
 #[allow(clippy::duplicate_mod)]
 #[path = "../common/unit_file.rs"]
 pub mod unit_file;
@@ -653,6 +654,7 @@ pub fn cases() -> Vec<Case> {
     });
     budget_cases(&mut v);
     image_uri_cases(&mut v);
+    mission::cases(&mut v);
     v
 }
 
