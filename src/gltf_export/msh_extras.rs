@@ -166,6 +166,10 @@ pub struct BaseClip {
     pub first: f32,
     /// Last frame as played (a reversed chain has `last < first`).
     pub last: f32,
+    /// The Res1 nodes the clip animates (a channel: its `.ctl` node; a
+    /// chain of states: the body nodes no channel drives), which identify
+    /// it on the way back (issue 36 item 11).
+    pub nodes: Vec<usize>,
     /// The clip's `extras.msh.clip` as exported (`kind`, `channel` or
     /// `states`, frames, flags).
     pub source: serde_json::Value,

@@ -252,8 +252,13 @@ pub fn fold_clips(
     for a in doc.animations().iter().filter(is_clip) {
         let c = &a["extras"]["msh"][CLIP_KEY];
         let name = a["name"].as_str().unwrap_or("clip");
-        // The range and clip time are the base's .ctl's, never the glTF's.
-        let Some(bc) = base_clips.iter().find(|b| same_clip(b, c)) else {
+        // The clip, its range and clip time are the base's .ctl's, never
+        // the glTF's.
+        let targets: Vec<usize> = arr(a, "channels")
+            .iter()
+            .filter_map(|ch| clip_target(nodes, a, ch, s.node_count()).map(|t| t.1))
+            .collect();
+        let Some(bc) = base_clip_of(base_clips, c, &targets) else {
             if clip_edited(doc, &s, (up, fps), a, name)? {
                 out.warnings.push(format!(
                     "clip {name:?}: edited, but the base has no .ctl {} holding it, so its frame range is unknown: the clip's keys are not written (edit the timeline animation instead)",
@@ -305,6 +310,28 @@ fn clip_target<'a>(
     let r = nodes.get(g)?["extras"]["msh"]["node"].as_u64()? as usize;
     let smp = idx(ch, "sampler").and_then(|i| arr(a, "samplers").get(i))?;
     (r < res1_count && matches!(path, "translation" | "rotation")).then_some((g, r, path, smp))
+}
+
+/// The base clip a glTF clip animation is, from the base's `.ctl` (issue
+/// 36 item 11): the clips that animate every Res1 node of `targets` (the
+/// animation's translation and rotation targets); one such clip is the
+/// answer whatever the extras `c` say, and among several (channels on one
+/// node, the chains of states sharing the body) the extras choose
+/// ([`same_clip`]). A forged `channel` index therefore never moves an edit
+/// into another clip's frames. Without targets (nothing to write) the
+/// extras alone choose.
+fn base_clip_of<'b>(base: &'b [BaseClip], c: &Value, targets: &[usize]) -> Option<&'b BaseClip> {
+    if targets.is_empty() {
+        return base.iter().find(|b| same_clip(b, c));
+    }
+    let on: Vec<&BaseClip> = base
+        .iter()
+        .filter(|b| targets.iter().all(|t| b.nodes.contains(t)))
+        .collect();
+    match on.as_slice() {
+        [one] => Some(one),
+        several => several.iter().copied().find(|b| same_clip(b, c)),
+    }
 }
 
 /// Whether the glTF clip extras `c` name base clip `b`: the same `.ctl`

@@ -88,6 +88,7 @@ pub fn base_clips(ctl: &Controller, base: &crate::msh::Model) -> Vec<BaseClip> {
             channel: c.kind == ClipKind::Channel,
             first: c.first,
             last: c.last,
+            nodes: c.nodes.clone(),
             source: c.source.clone(),
             time: ClipTime::of(c),
         })
