@@ -70,7 +70,11 @@ fn a_millimetre_move_of_a_static_node_is_written() {
 /// Blender's exporter makes of vertices it splits on normals and UV
 /// seams), the triangle order kept. `edit(corner, base index, attrs)` may
 /// change each corner's POSITION, NORMAL and TEXCOORD_0 values.
-fn split(doc: &GltfFile, edit: &dyn Fn(usize, u32, &mut [Vec<f32>; 3])) -> GltfFile {
+/// A corner edit of [`split`]: (corner number, glTF vertex index,
+/// [POSITION, NORMAL, TEXCOORD_0] values).
+type CornerEdit<'a> = &'a dyn Fn(usize, u32, &mut [Vec<f32>; 3]);
+
+fn split(doc: &GltfFile, edit: CornerEdit) -> GltfFile {
     let mut out = doc.clone();
     let meshes = doc.to_json()["meshes"].as_array().unwrap().clone();
     let mut corner = 0;

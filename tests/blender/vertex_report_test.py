@@ -13,6 +13,9 @@ Run by tests/shared_blender_vertex_report.rs in Blender 3.4.1 and PyPI bpy.
    operator's warnings on stdout, which the Rust test reads.
 2. Each ARCHIVE:ENTRY of GAME_DIR imported with "All cells" and exported
    unedited to WORK_DIR; `split_models` says "identical" or "different".
+3. The first ARCHIVE:ENTRY again with vertex 0 of its first mesh object
+   moved by +0.25 along z, exported to WORK_DIR/split_edited.msh (between
+   the lines SPLIT_EDIT_EXPORT and SPLIT_EDIT_DONE).
 Prints one line `VERTEX_REPORT {json}`.
 """
 
@@ -91,6 +94,20 @@ def main():
             continue
         same = open(target, "rb").read() == nres_entry(path, name)
         out["split_models"][entry] = "identical" if same else "different"
+        if entry != ENTRIES[0]:
+            continue
+        # 3. The first entry, whose vertices Blender splits, with vertex 0
+        # of its first mesh object moved: the same kind of report as 1.
+        o = sorted((x for x in coll.all_objects if x.type == "MESH" and len(x.data.vertices)),
+                   key=lambda x: x.name)[0]
+        o.data.vertices[0].co.z += 0.25
+        o.data.update()
+        out["split_moved"] = o.name
+        print("SPLIT_EDIT_EXPORT", flush=True)
+        r = bpy.ops.export_scene.parkan_msh(filepath=os.path.join(WORK, "split_edited.msh"),
+                                            mode="BASE", target="MSH", replace_file=True)
+        print("SPLIT_EDIT_DONE", flush=True)
+        check("FINISHED" in r, f"export split_edited.msh: {r}")
 
 
 harness.run("VERTEX_REPORT", main, out)
