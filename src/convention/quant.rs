@@ -17,6 +17,56 @@ pub fn quantize_normal(n: [f32; 3]) -> [i8; 4] {
     [q(n[0]), q(n[1]), q(n[2]), 0]
 }
 
+/// Tolerance, per component, of "a glTF normal is the one msh2gltf exported
+/// for a stored Res4 normal" (`--base`): one quantum of
+/// [`dequantize_normal_component`] / [`quantize_normal`], `1/127`.
+///
+/// What the tolerance has to absorb: msh2gltf exports `c / 127`
+/// renormalised (so an exported component already lies up to half a
+/// quantum off `c / 127`), and Blender holds an imported normal as a custom
+/// split normal, an angle pair relative to the fan of faces around the
+/// corner, clamped to that fan's cone: a normal outside the cone comes
+/// back turned towards it. Measured over every archive model of the
+/// corpus through Blender 3.4.1 with `--all-cells` (287 762 matched
+/// triangles): at most 0.0043 per component (0.55 quantum), 14 triangles
+/// above half a quantum, none above one. An edit of a normal by less than
+/// one quantum is not told apart from that and keeps the stored bytes.
+pub const NORMAL_TOL: f32 = 1.0 / 127.0;
+
+/// Tolerance of "a glTF translation is the one msh2gltf exported for a
+/// stored translation" (a Res8 key's `pos`, f32 game units, exported exactly
+/// with its axes permuted, so the reverse of an unedited value is exact),
+/// per component: [`same_translation`]. `TRANSLATION_TOL` game units plus
+/// [`TRANSLATION_ULPS`] f32 roundings of the value.
+///
+/// What it has to absorb: the game stores the translation as f32, whose
+/// quantum (ulp) is `|v| * 2^-23`: 6e-8 at 0.9, 2e-6 at 20; Blender holds
+/// object transforms as f32 matrices and its glTF exporter decomposes each
+/// node's local matrix from them (`parent⁻¹ · world`), which is off by a few
+/// ulps of the model's world coordinates: a building's node came back
+/// 2.5e-6 off (0.88720703 → 0.8872045, issue 39), 40 times below this; a
+/// move of 1e-3 (a millimetre if a unit is a metre) is ten times above it
+/// and is written. Key reduction already treats 1e-4 as "the engine plays
+/// the same" (`gltf_import::animation::REDUCE_POS_TOL`).
+pub const TRANSLATION_TOL: f32 = 1e-4;
+
+/// The relative part of [`same_translation`]: f32 roundings (ulps, `|v| *
+/// f32::EPSILON` each) of the value itself, for the values far from the
+/// origin whose own quantum approaches [`TRANSLATION_TOL`] (|v| > 50).
+pub const TRANSLATION_ULPS: f32 = 16.0;
+
+/// Whether `got` (a translation read back from a glTF, game or glTF axes)
+/// is `exported` (what msh2gltf wrote for the stored value, the same axes):
+/// `|got - exported| <= TRANSLATION_TOL + TRANSLATION_ULPS * ε * |exported|`
+/// per component (see [`TRANSLATION_TOL`]). `true` keeps the stored raw
+/// f32; `false` is an edit, stored as `got`.
+pub fn same_translation(got: [f32; 3], exported: [f32; 3]) -> bool {
+    (0..3).all(|k| {
+        let tol = TRANSLATION_TOL + TRANSLATION_ULPS * f32::EPSILON * exported[k].abs();
+        (got[k] - exported[k]).abs() <= tol
+    })
+}
+
 /// Res5 UV → float: `c / 1024`, `c` read as u16 ([`UvSign::Unsigned`],
 /// retail) or i16 ([`UvSign::Signed`], seed) (format-notes §6 R6). Exact.
 #[inline]

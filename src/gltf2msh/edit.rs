@@ -211,6 +211,9 @@ fn edit_model(
             if !r.control_points.is_empty() {
                 s += &format!(", control points: {}", r.control_points.join("; "));
             }
+            if !r.shared_edits.is_empty() {
+                s += &format!("; {}", r.shared_edits.join("; "));
+            }
             if !libs.is_empty() {
                 s += &format!("; {}", libs.summary());
             }

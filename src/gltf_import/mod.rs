@@ -185,6 +185,12 @@ pub struct ImportReport {
     pub unchanged: bool,
     /// Everything approximated or ignored.
     pub warnings: Vec<String>,
+    /// Cells the glTF does not show that show a vertex edit anyway, because
+    /// their slot draws the same Res3 vertices (one line per cell, naming
+    /// the node, the state and the slot; issue 39). The cells an edit does
+    /// not reach are warnings.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shared_edits: Vec<String>,
     /// Control points written (`gltf2msh --base` with the base's `.cpt`):
     /// one line per moved, turned, renamed, re-parented, deleted or added
     /// point (unit-files-notes §5.1).

@@ -20,7 +20,9 @@
 //!   [`REDUCE_ROT_TOL`] (runtime quaternion component, sign aligned).
 //! - A key at frame `f` whose translation (rotation) equals what msh2gltf
 //!   exported from the base key at time `f` (tolerances [`KEY_POS_TOL`]
-//!   relative, [`KEY_ROT_TOL`] absolute, either quaternion sign) keeps the
+//!   game units plus f32 roundings of the value, see
+//!   [`crate::convention::quant::same_translation`]; [`KEY_ROT_TOL`]
+//!   absolute, either quaternion sign) keeps the
 //!   base key's raw `pos` (`q`); such keys are never dropped. Other values
 //!   are converted back: translation through `A⁻¹`, rotation conjugated back
 //!   and quantized `clamp(round(q*32767), -32767, 32767)` in the file's
@@ -55,8 +57,11 @@ pub const FRAME_TOL: f32 = 1e-4;
 pub const REDUCE_POS_TOL: f32 = 1e-4;
 /// Runtime quaternion tolerance of key reduction (per component).
 pub const REDUCE_ROT_TOL: f32 = 1e-4;
-/// Relative translation tolerance of "equal to the exported base key".
-pub const KEY_POS_TOL: f32 = 1e-6;
+/// Translation tolerance of "equal to the exported base key": the one rule
+/// of [`crate::convention::quant::same_translation`] (game units plus f32
+/// roundings of the value; Blender's matrix decomposition noise is never an
+/// edit, issue 39).
+pub const KEY_POS_TOL: f32 = crate::convention::quant::TRANSLATION_TOL;
 /// Rotation tolerance of "equal to the exported base key" (per component).
 pub const KEY_ROT_TOL: f32 = 1e-5;
 
@@ -94,8 +99,10 @@ pub fn quantize_gltf_rotation(up: Up, layout: QuatLayout, r: [f32; 4]) -> [i16; 
     }
 }
 
+/// `a` (from the glTF) is `b` (exported from the base), by
+/// [`crate::convention::quant::same_translation`].
 fn pos_eq(a: [f32; 3], b: [f32; 3]) -> bool {
-    (0..3).all(|k| (a[k] - b[k]).abs() <= KEY_POS_TOL * b[k].abs().max(1.0))
+    crate::convention::quant::same_translation(a, b)
 }
 
 fn rot_eq(a: [f32; 4], b: [f32; 4]) -> bool {

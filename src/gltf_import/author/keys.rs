@@ -88,12 +88,12 @@ fn node_keys(cx: &AuthorCx, ni: &NodeInfo) -> Vec<AnimKey24> {
     keys
 }
 
-/// Keys equal up to float noise: positions within
-/// [`animation::KEY_POS_TOL`] (relative, at least 1 unit) and stored
-/// quaternions within 1 (either sign).
+/// Keys equal up to float noise: positions by
+/// [`crate::convention::quant::same_translation`] (the rule of
+/// [`animation::KEY_POS_TOL`]) and stored quaternions within 1 (either
+/// sign).
 fn same_key(a: &AnimKey24, b: &AnimKey24) -> bool {
-    let pos = (0..3)
-        .all(|k| (a.pos[k] - b.pos[k]).abs() <= animation::KEY_POS_TOL * b.pos[k].abs().max(1.0));
+    let pos = crate::convention::quant::same_translation(a.pos, b.pos);
     let q = |s: i32| (0..4).all(|k| (i32::from(a.q[k]) - s * i32::from(b.q[k])).abs() <= 1);
     pos && (q(1) || q(-1))
 }

@@ -27,11 +27,16 @@
 //!   recomputed ([`crate::msh::derive`]).
 //!
 //! "Equal" tolerances: positions `|Δ| <= 1e-6 * max(1, |v|)` per component
-//! ([`POS_TOL`]); normals `|Δ| <= 0.5/127` per component ([`NORMAL_TOL`],
-//! half a quantization step: a smaller edit would not survive quantization);
-//! UVs equal after quantization.
+//! ([`POS_TOL`]; Blender keeps mesh coordinates as the f32 it read); normals
+//! `|Δ| <= 1/127` per component ([`NORMAL_TOL`], one quantum of Res4: what
+//! Blender's custom split normals move an imported normal by, see
+//! [`crate::convention::quant::NORMAL_TOL`]); UVs equal after quantization.
+//! A glTF normal of exactly `(0, 1, 0)` ([`BLENDER_NO_NORMAL`]) is the
+//! placeholder Blender's glTF exporter writes where Blender has no normal
+//! for the corner: it carries no normal (the base vertex's is kept).
 
 mod assemble;
+mod cells;
 mod prim;
 mod rebuild;
 
@@ -54,8 +59,26 @@ use rebuild::match_slot;
 
 /// Relative position tolerance of "equal to the exported value".
 pub const POS_TOL: f32 = 1e-6;
-/// Normal component tolerance of "equal to the exported value".
-pub const NORMAL_TOL: f32 = 0.5 / 127.0;
+/// Normal component tolerance of "equal to the exported value" (one Res4
+/// quantum; defined with the normal's quantisation).
+pub use crate::convention::quant::NORMAL_TOL;
+
+/// The normal Blender's glTF exporter writes for a corner whose normal
+/// Blender computed as zero (io_scene_gltf2, `__get_normals`: "Replace zero
+/// normals with the unit UP vector", Blender's +Z, glTF's +Y). Blender gives
+/// a zero split normal at some corners of an imported fan (a vertex on a
+/// UV seam that the glTF importer keeps as two vertices, e.g. the ring next
+/// to an apex: corpus `bases.rlb:b_mine_52.msh` slot 6, issue 39), so the
+/// value says nothing about the model. Exactly this value (signed zeros
+/// alike) is taken as "no normal given": the base vertex keeps its normal,
+/// a new vertex takes its donor's. A normal set on purpose in Blender goes
+/// through its custom-normal encoding and does not come back exact.
+pub const BLENDER_NO_NORMAL: [f32; 3] = [0.0, 1.0, 0.0];
+
+/// Whether `n` is [`BLENDER_NO_NORMAL`] (`-0.0 == 0.0`).
+pub(crate) fn is_no_normal(n: [f32; 3]) -> bool {
+    n == BLENDER_NO_NORMAL
+}
 
 fn err(rule: &'static str, detail: impl Into<String>) -> ImportError {
     ImportError::new(rule, detail)
@@ -74,8 +97,10 @@ fn pos_eq(a: [f32; 3], b: [f32; 3]) -> bool {
     (0..3).all(|k| (a[k] - b[k]).abs() <= POS_TOL * b[k].abs().max(1.0))
 }
 
+/// Normal `a` (glTF) is `b` (exported): within [`NORMAL_TOL`], or `a` is
+/// Blender's placeholder ([`BLENDER_NO_NORMAL`]).
 fn nrm_eq(a: [f32; 3], b: [f32; 3]) -> bool {
-    (0..3).all(|k| (a[k] - b[k]).abs() <= NORMAL_TOL)
+    is_no_normal(a) || (0..3).all(|k| (a[k] - b[k]).abs() <= NORMAL_TOL)
 }
 
 fn pos_key(p: [f32; 3]) -> [u32; 3] {
@@ -130,6 +155,8 @@ struct Verts {
     conv: Context,
     base_n: usize,
     moved: Vec<bool>,
+    /// Base vertices whose position, normal or UV the glTF changed.
+    edited: Vec<bool>,
     done: Vec<bool>,
 }
 
@@ -151,6 +178,7 @@ fn apply_vertex(
     if !pos_eq(g, axes::vec3(up, model.positions[v])) {
         model.positions[v] = axes::vec3_inv(up, g);
         vs.moved[v] = true;
+        vs.edited[v] = true;
         report.moved_vertices += 1;
     }
     if let (Some(n), Some(normals)) = (&p.nrm, model.normals.as_mut()) {
@@ -158,6 +186,7 @@ fn apply_vertex(
             if !nrm_eq(n[i], e) {
                 let q = quantize_normal(axes::vec3_inv(up, n[i]));
                 normals[v] = [q[0], q[1], q[2], normals[v][3]];
+                vs.edited[v] = true;
                 report.changed_normals += 1;
             }
         }
@@ -166,6 +195,7 @@ fn apply_vertex(
         let q = quantize_uv(uv[i], vs.conv.model.uv);
         if q != uvs[v] {
             uvs[v] = q;
+            vs.edited[v] = true;
             report.changed_uvs += 1;
         }
     }
@@ -211,6 +241,7 @@ pub fn apply(
         conv,
         base_n: nv,
         moved: vec![false; nv],
+        edited: vec![false; nv],
         done: vec![false; nv],
     };
     let mut out = GeoOutcome::default();
@@ -279,6 +310,8 @@ pub fn apply(
         }
     }
     report.new_vertices = model.positions.len().saturating_sub(vs.base_n);
+    let rebuilt_slots: BTreeSet<usize> = rebuilt.keys().copied().collect();
+    cells::other_cells(doc, m, base, (&vs.edited, &rebuilt_slots), report);
     out.any = moved_any || !rebuilt.is_empty();
     report.changed_slots = out.changed_slots.iter().copied().collect();
     Ok(out)

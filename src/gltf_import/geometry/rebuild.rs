@@ -44,11 +44,123 @@ pub(super) fn match_slot(
         conv: vs.conv,
     };
     let bt = base_tris(base, s);
-    let (gtris, used) = match_tris(&cx, &bt, prims);
-    if keep_topology(&cx, model, &bt, prims, &gtris, report)? {
-        return Ok(None);
+    let (gtris, used, cmap) = match_tris(&cx, &bt, prims);
+    if gtris.len() == bt.tris.len() && gtris.iter().all(|g| g.2.is_some()) {
+        if keep_topology(&cx, model, &bt, prims, &gtris, report)? {
+            return Ok(None);
+        }
+        return rebuild(&cx, model, &bt, prims, &gtris, used).map(Some);
+    }
+    // The same faces with corners moved (or normals, UVs changed): each
+    // glTF corner goes back to its base vertex, as on the structural path.
+    if let Some((paired, pmap)) = pair_moved(&cx, &bt, prims, &gtris, &used, &cmap) {
+        if corners_agree(&cx, prims, &paired, &pmap)
+            && keep_topology(&cx, model, &bt, prims, &paired, report)?
+        {
+            for (g, map) in paired.iter().zip(&pmap) {
+                let p = &prims[g.0];
+                for (q, &v) in map.iter().enumerate() {
+                    super::apply_vertex(model, vs, p, g.1[q] as usize, v as usize, report);
+                }
+            }
+            return Ok(None);
+        }
     }
     rebuild(&cx, model, &bt, prims, &gtris, used).map(Some)
+}
+
+/// The base vertex of each corner of a glTF triangle (`None`: no base
+/// triangle matched).
+type CornerMap = Vec<Option<[u32; 3]>>;
+
+/// Pairs the glTF triangles [`match_tris`] left unmatched with the base
+/// triangles left unused, when there are as many of each: an edit that
+/// moved corners (or changed their normal or UV) but kept the faces. Both
+/// lists are taken in order (glTF primitive then triangle order; base batch
+/// then triangle order: Blender keeps the face order of the import), a pair
+/// must have the same material (or the glTF none), and each pair's corner
+/// rotation is the one with most corners at their base position (then most
+/// with their base UV, then none). Returns every glTF triangle with its
+/// base triangle and the base vertex of each corner, or `None` when the
+/// triangles do not pair.
+fn pair_moved(
+    cx: &SlotCx,
+    bt: &BaseTris,
+    prims: &[Prim],
+    gtris: &[GltfTri],
+    used: &[bool],
+    cmap: &[Option<[u32; 3]>],
+) -> Option<(Vec<GltfTri>, Vec<[u32; 3]>)> {
+    let free: Vec<usize> = (0..bt.tris.len()).filter(|&k| !used[k]).collect();
+    let open: Vec<usize> = (0..gtris.len()).filter(|&g| gtris[g].2.is_none()).collect();
+    if free.is_empty() || free.len() != open.len() || gtris.len() != bt.tris.len() {
+        return None;
+    }
+    let mut paired = gtris.to_vec();
+    let mut pmap: Vec<[u32; 3]> = cmap.iter().map(|m| m.unwrap_or([0; 3])).collect();
+    for (&g, &k) in open.iter().zip(&free) {
+        let (pi, c, _) = gtris[g];
+        let p = &prims[pi];
+        let (b, t, _) = bt.tris[k];
+        let bm = batch_material(&cx.conv.model, cx.conv.lightmaps, &cx.base.batches[b]);
+        if p.material.is_some_and(|m| m != bm) {
+            return None;
+        }
+        let score = |r: usize| {
+            let tr = rotated(t, r);
+            let mut at = 0;
+            let mut uv = 0;
+            for q in 0..3 {
+                let i = c[q] as usize;
+                let v = tr[q] as usize;
+                let game = axes::vec3_inv(cx.up, p.pos[i]);
+                at += usize::from(pos_key(game) == pos_key(cx.base.positions[v]));
+                uv += usize::from(match (&p.uv, cx.base.uvs.as_ref()) {
+                    (Some(u), Some(bu)) => quantize_uv(u[i], cx.conv.model.uv) == bu[v],
+                    _ => false,
+                });
+            }
+            (at, uv)
+        };
+        // Most corners in place, then most UVs; the first rotation on a tie.
+        let r = (0..3).fold(0, |best, r| if score(r) > score(best) { r } else { best });
+        paired[g].2 = Some(k);
+        pmap[g] = rotated(t, r);
+    }
+    Some((paired, pmap))
+}
+
+/// Whether every base vertex gets one value from the glTF corners mapped to
+/// it (position by [`super::pos_eq`], normal by [`nrm_eq`], quantized UV):
+/// otherwise the edit split a base vertex and the slot is rebuilt.
+fn corners_agree(cx: &SlotCx, prims: &[Prim], gtris: &[GltfTri], pmap: &[[u32; 3]]) -> bool {
+    let mut first: HashMap<u32, (usize, usize)> = HashMap::new();
+    for (g, map) in gtris.iter().zip(pmap) {
+        for (q, &v) in map.iter().enumerate() {
+            let here = (g.0, g.1[q] as usize);
+            let Some(&(pj, j)) = first.get(&v) else {
+                first.insert(v, here);
+                continue;
+            };
+            let (a, b) = (&prims[here.0], &prims[pj]);
+            let (i, up) = (here.1, cx.up);
+            let pos = super::pos_eq(axes::vec3_inv(up, a.pos[i]), axes::vec3_inv(up, b.pos[j]));
+            let nrm = match (&a.nrm, &b.nrm) {
+                (Some(na), Some(nb)) => nrm_eq(na[i], nb[j]) || nrm_eq(nb[j], na[i]),
+                _ => true,
+            };
+            let uv = match (&a.uv, &b.uv) {
+                (Some(ua), Some(ub)) => {
+                    quantize_uv(ua[i], cx.conv.model.uv) == quantize_uv(ub[j], cx.conv.model.uv)
+                }
+                _ => true,
+            };
+            if !(pos && nrm && uv) {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// What the steps of [`match_slot`] share: the base, the axes and the
@@ -167,12 +279,13 @@ fn base_tris(base: &Model, s: usize) -> BaseTris {
 
 /// Matches every glTF triangle of `prims` to an unused base triangle with
 /// the same positions (any rotation, winding kept) whose corners all pass
-/// [`SlotCx::corner_ok`]. Returns the glTF triangles and which base
-/// triangles were used.
-fn match_tris(cx: &SlotCx, bt: &BaseTris, prims: &[Prim]) -> (Vec<GltfTri>, Vec<bool>) {
+/// [`SlotCx::corner_ok`]. Returns the glTF triangles, which base triangles
+/// were used and the base vertex of each matched corner.
+fn match_tris(cx: &SlotCx, bt: &BaseTris, prims: &[Prim]) -> (Vec<GltfTri>, Vec<bool>, CornerMap) {
     let bpos = |v: u32| pos_key(cx.base.positions[v as usize]);
     let mut used = vec![false; bt.tris.len()];
     let mut gtris: Vec<GltfTri> = Vec::new();
+    let mut cmap: CornerMap = Vec::new();
     for (pi, p) in prims.iter().enumerate() {
         for c in p.indices.chunks_exact(3) {
             let c = [c[0], c[1], c[2]];
@@ -190,13 +303,17 @@ fn match_tris(cx: &SlotCx, bt: &BaseTris, prims: &[Prim]) -> (Vec<GltfTri>, Vec<
                     (0..3).all(|j| cx.corner_ok(p, rc[j] as usize, t[j]))
                 })
             });
-            if let Some(k) = found {
+            cmap.push(found.map(|k| {
                 used[k] = true;
-            }
+                // glTF corner rc[j] = c[(r + j) % 3] is base corner j.
+                let t = bt.tris[k].1;
+                let t = rotated(t, canonical_rotation(&t.map(bpos)));
+                std::array::from_fn(|q| t[(q + 3 - r) % 3])
+            }));
             gtris.push((pi, c, found));
         }
     }
-    (gtris, used)
+    (gtris, used, cmap)
 }
 
 /// Unchanged topology: every base triangle found once and materials
@@ -375,7 +492,9 @@ fn new_vertex(
             .min_by(|&a, &b| d2(a).total_cmp(&d2(b)))
     });
     let dn = donor.map(|d| d as usize);
-    let normal = match (&p.nrm, dn.and_then(|d| base.normals.as_ref().map(|n| n[d]))) {
+    // Blender's placeholder normal gives none (super::BLENDER_NO_NORMAL).
+    let given = p.nrm.as_ref().filter(|n| !super::is_no_normal(n[i]));
+    let normal = match (given, dn.and_then(|d| base.normals.as_ref().map(|n| n[d]))) {
         (Some(n), dn4) => {
             let q = quantize_normal(axes::vec3_inv(up, n[i]));
             [q[0], q[1], q[2], dn4.map_or(0, |d| d[3])]
