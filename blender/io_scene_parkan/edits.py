@@ -149,10 +149,19 @@ class Held:
             o.location, o.rotation_quaternion = loc, quat
             o.rotation_euler, o.scale = euler, scale
 
-    def fold(self):
+    def fold(self, written=None):
         """The held changes into every key of the objects' actions (class
-        docs); returns the names of the objects whose keys changed."""
+        docs), of the objects gltf2msh wrote: `written` is a set of (part
+        or None, Res1 node) from its report (`baked_nodes`, per part for a
+        unit), None for every held object. Returns the names of the objects
+        whose keys changed."""
+        from .scene import msh_props
         for o, loc, quat, euler, scale in self.saved:
+            p = msh_props(o)
+            part = p.get("part")
+            if written is not None and (None if part is None else int(part),
+                                        p.get("node")) not in written:
+                continue
             fcs = [fc for fc in action_fcurves(o) if fc.data_path in CHANNELS and not fc.mute]
             by_path = {}
             for fc in fcs:

@@ -169,10 +169,11 @@ def base_export(op, context, r, wrote, held):
     imp = r.get("import") or {}
     if kind == "unit" or isinstance(imp.get("parts"), list):
         info, warnings = unit_edit(r, target, installed)
-        wrote_any = any(p.get("written") for p in imp.get("parts") or [])
+        written = {(p.get("part"), n) for p in imp.get("parts") or [] if p.get("written")
+                   for n in (p.get("import") or {}).get("baked_nodes") or []}
     else:
         info, warnings = model_edit(r, target, installed, entry)
-        wrote_any = True
-    if wrote_any and held is not None:
-        info += kept_text(held.fold())
+        written = {(None, n) for n in imp.get("baked_nodes") or []}
+    if held is not None and held.saved:
+        info += kept_text(held.fold(written))
     finish(op, context, info, warnings)
