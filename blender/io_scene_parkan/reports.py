@@ -102,12 +102,15 @@ def model_edit(r, target, installed, entry=""):
     return f"{where} ({what}{'; ' + lt if lt else ''}; {warning_count(warnings)})", warnings
 
 
-def kept_text(folded):
-    """The clause saying which objects' keys now hold an unkeyed change
-    (`edits.Held.fold`), empty when none."""
+def kept_text(folded, changes):
+    """The clause saying which objects' keys now hold an unkeyed change:
+    `folded` the names `edits.Held.fold` returned, `changes` the held
+    [(name, [moved / turned / scaled])]; empty when none."""
     if not folded:
         return ""
-    return (f"; the unkeyed move of {', '.join(folded)} is now in its keys in Blender "
+    what = dict(changes)
+    done = [f"{n} {' and '.join(what.get(n) or ['changed'])}" for n in folded]
+    return (f"; unkeyed: {', '.join(done)}, now in the keys in Blender too "
             "(every frame shows what was written)")
 
 
@@ -175,5 +178,5 @@ def base_export(op, context, r, wrote, held):
         info, warnings = model_edit(r, target, installed, entry)
         written = {(None, n) for n in imp.get("baked_nodes") or []}
     if held is not None and held.saved:
-        info += kept_text(held.fold(written))
+        info += kept_text(held.fold(written), held.changes)
     finish(op, context, info, warnings)
