@@ -209,6 +209,18 @@ run oscale 0 "$g2m" oscale.gltf --base "$S/demo/demo.rlb:TOWER.msh" -o oscale.ms
   && ! same oscale.msh tower.msh \
   && pass "an Object-mode scale is written (baked into the part's vertices)" \
   || fail "an Object-mode scale is written (baked into the part's vertices)"
+# An animated part moved without a key (its static translation on its
+# channel at no frame): the move is applied to every key.
+py node rotor.gltf amove.gltf tip translation '[1.75, 0, 0]'
+amove_want=$(python3 -c 'import json, sys; v = json.loads(sys.argv[1]); v[0] += 0.25; print(json.dumps(v))' \
+  "$(py key-value rotor.gltf tip translation 1)")
+run amove 0 "$g2m" amove.gltf --base "$S/anim_rotor.msh" -o amove.msh --report amove.json \
+  && [ "$(py report amove.json import changed_tracks)" = "[2]" ] \
+  && [ "$(py report amove.json import baked_nodes)" != "[]" ] \
+  && run amove_check 0 "$m2g" amove.msh amove_check.gltf \
+  && py near "$(py key-value amove_check.gltf tip translation 1)" "$amove_want" \
+  && pass "an animated part moved without a key is written (the move applied to every key)" \
+  || fail "an animated part moved without a key is written (the move applied to every key)"
 
 echo "== edit an animation"
 py key rotor.gltf key.gltf tip translation 1 1 0.25

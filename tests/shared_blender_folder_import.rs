@@ -2,16 +2,23 @@
 //! in a real, headless Blender, on a copy of `../shared/corpus` without
 //! `bad/`): File › Import › Parkan model, *Whole folder*.
 //!
-//! - every model msh2gltf converts from the folder is a model collection;
+//! - every model msh2gltf converts from the folder is a model collection,
+//!   and every mission a mission collection (as File › Import › Parkan
+//!   mission makes it: its groups, the record its export reads), not a
+//!   model (issue 39);
 //! - the models of each archive (group) collection are laid out side by
-//!   side: no two groups' XY bounds overlap; the maps are not laid out and
-//!   sit in their own collection (`<folder>/MAPS/<map>`);
+//!   side: no two groups' XY bounds overlap; the maps (in their own
+//!   collection, `<folder>/MAPS/<map>`) and the missions are laid out too:
+//!   no two of them overlap (issue 39: they sat on each other at the
+//!   origin);
 //! - one Blender image per library texture: the images are exactly the
 //!   distinct image names of the converted GLBs;
 //! - every material keeps its textures: each model's materials show the
 //!   images its GLB gives them (a map's terrain wiring may add more);
 //! - two laid-out models (one animated) exported unedited keep their bytes
-//!   (the grid offsets are taken out for the export and put back).
+//!   (the grid offsets are taken out for the export and put back), and so
+//!   does a laid-out mission (File › Export › Parkan mission: its
+//!   `data.tma` byte for byte).
 //!
 //! Expectations come from msh2gltf's own conversion of the same folder, not
 //! pinned counts. Skips (passing) without `../shared` or Blender; the bpy 5
@@ -67,9 +74,10 @@ fn collect_indices(v: &serde_json::Value, out: &mut Vec<usize>) {
 }
 
 /// What msh2gltf makes of the folder: {scene source: (terrain?, {material: images})}
-/// and every image name.
+/// of the models and maps, every image name, and the missions' `data.tma`.
 type Expected = (
     BTreeMap<String, (bool, BTreeMap<String, BTreeSet<String>>)>,
+    BTreeSet<String>,
     BTreeSet<String>,
 );
 
@@ -84,12 +92,20 @@ fn expected(game: &Path, out: &Path) -> Expected {
         .unwrap();
     assert!(o.status.success(), "{}", common::stderr(&o));
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    let (mut models, mut images) = (BTreeMap::new(), BTreeSet::new());
+    let (mut models, mut images, mut missions) =
+        (BTreeMap::new(), BTreeSet::new(), BTreeSet::new());
     for row in r["models"].as_array().unwrap() {
         if row["status"] != "converted" {
             continue;
         }
         let doc = glb_json(Path::new(row["output"].as_str().unwrap()));
+        for i in doc["images"].as_array().into_iter().flatten() {
+            images.insert(i["name"].as_str().unwrap().to_string());
+        }
+        if row["kind"] == "mission" {
+            missions.insert(row["source"].as_str().unwrap().to_string());
+            continue;
+        }
         let scene = &doc["scenes"][doc["scene"].as_u64().unwrap_or(0) as usize];
         // The add-on's collection record: a unit's file (its extras name a
         // part), else the scene extras' source, else the report's.
@@ -111,12 +127,9 @@ fn expected(game: &Path, out: &Path) -> Expected {
                 )
             })
             .collect();
-        for i in doc["images"].as_array().into_iter().flatten() {
-            images.insert(i["name"].as_str().unwrap().to_string());
-        }
         models.insert(source, (row["kind"] == "terrain", mats));
     }
-    (models, images)
+    (models, images, missions)
 }
 
 /// `name` without its trailing `.<digits>` groups (`WOOD69.0.001` → `WOOD69`).
@@ -147,7 +160,31 @@ fn run_blender(blender: &Path, bpy: Option<&Path>, game: &Path, tmp: &Path) -> s
 }
 
 fn check_models(r: &serde_json::Value, want: &Expected) {
-    let (models, images) = want;
+    let (models, images, missions) = want;
+    // Missions come in as missions: each a mission collection with its
+    // groups and placed objects, laid out, and no model collection.
+    let got: BTreeSet<&str> = r["missions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["source"].as_str().unwrap())
+        .collect();
+    let wanted: BTreeSet<&str> = missions.iter().map(String::as_str).collect();
+    assert!(!wanted.is_empty(), "the folder has no mission");
+    assert_eq!(got, wanted, "mission collections");
+    for m in r["missions"].as_array().unwrap() {
+        assert_eq!(m["laid_out"], true, "{m}");
+        assert!(m["placed"].as_u64().unwrap() > 0, "{m}");
+        assert!(
+            m["groups"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|g| g == "Terrain"),
+            "{m}"
+        );
+        assert!(m["name"].as_str().unwrap().starts_with("Mission "), "{m}");
+    }
     let got = r["models"].as_array().unwrap();
     let sources: BTreeSet<&str> = got.iter().map(|m| m["source"].as_str().unwrap()).collect();
     let wanted: BTreeSet<&str> = models.keys().map(String::as_str).collect();
@@ -168,8 +205,8 @@ fn check_models(r: &serde_json::Value, want: &Expected) {
     for m in got {
         let (terrain, mats) = &models[m["source"].as_str().unwrap()];
         let path = m["path"].as_str().unwrap();
-        // Maps: their own collection, not laid out; the rest laid out.
-        assert_eq!(m["laid_out"], !terrain, "{path}");
+        // Every model laid out, maps too (in their own collection).
+        assert_eq!(m["laid_out"], true, "{path}");
         if *terrain {
             assert!(path.split('/').rev().nth(1) == Some("MAPS"), "{path}");
         }
@@ -205,7 +242,35 @@ fn check_models(r: &serde_json::Value, want: &Expected) {
     }
 }
 
+/// XY boxes `[x0, y0, x1, y1]` of `v` (name → box), pairwise disjoint.
+fn assert_apart(v: &serde_json::Value, what: &str) {
+    let b: Vec<(&String, Vec<f64>)> = v
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k,
+                v.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().unwrap())
+                    .collect(),
+            )
+        })
+        .collect();
+    for (i, (na, a)) in b.iter().enumerate() {
+        for (nb, c) in &b[i + 1..] {
+            let apart = a[2] <= c[0] || c[2] <= a[0] || a[3] <= c[1] || c[3] <= a[1];
+            assert!(apart, "{what}: {na} {a:?} overlaps {nb} {c:?}");
+        }
+    }
+}
+
 fn check_layout(r: &serde_json::Value) {
+    // Maps and missions side by side, none on another.
+    assert!(r["spots"].as_object().unwrap().len() > 1, "{}", r["spots"]);
+    assert_apart(&r["spots"], "maps and missions");
     let groups = r["groups"].as_object().unwrap();
     assert!(groups.len() > 1, "{groups:?}");
     let b: Vec<(&String, Vec<f64>)> = groups
@@ -244,6 +309,15 @@ fn check_exports(r: &serde_json::Value, game: &Path, work: &Path) {
         );
     }
     assert!(r["laid_out_after_export"].as_u64().unwrap() > 0);
+    let m = &r["mission_export"];
+    assert_eq!(m["result"], serde_json::json!(["FINISHED"]), "{r:#}");
+    let base = std::fs::read(m["source"].as_str().unwrap()).unwrap();
+    let written = std::fs::read(m["path"].as_str().unwrap()).unwrap();
+    assert!(
+        written == base,
+        "{}: the unedited laid-out mission export differs",
+        m["source"]
+    );
 }
 
 fn folder_import(corpus: &Path, blender: &Path, bpy: Option<&Path>) {

@@ -39,6 +39,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from . import clips
 from . import edits
 from . import missions
+from . import reports
 from . import layout as model_layout
 from . import scene as sc
 from . import terrain
@@ -173,9 +174,9 @@ class IMPORT_SCENE_OT_parkan_msh(bpy.types.Operator, ImportHelper):
     grid: BoolProperty(
         name="Lay out on a grid",
         description="A folder or a whole archive: put the models side by side, grouped by "
-                    "archive, instead of all at the origin (maps stay in place; only the view "
-                    "moves: exports write each model where the game has it). A single model is "
-                    "never moved",
+                    "archive, instead of all at the origin (maps and missions too; only the "
+                    "view moves: exports write each model where the game has it). A single "
+                    "model is never moved",
         default=True)
     state: IntProperty(name="State", description="Slot cell state (0..2)", min=0, max=2, default=0)
     lod: IntProperty(name="LOD", description="Slot cell level of detail (0..4)", min=0, max=4, default=0)
@@ -501,6 +502,7 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
         out = bpy.path.ensure_ext(bpy.path.abspath(self.filepath), self.want_ext())
         tmp = tempfile.mkdtemp(prefix="parkan_export_")
         progress = Progress(context, 3, "export")
+        self._held, self._wrote = edits.Held([], 0), None
         # Folder imports' grid offsets out while exporting: the game's places.
         parked = model_layout.park(bpy.data.collections)
         try:
@@ -524,34 +526,19 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
                 raise tools.ToolError(tools.consent_hint(
                     tools.last_error(err) or f"gltf2msh exited with {code}"))
             r = json.load(open(rep, encoding="utf-8")) if os.path.isfile(rep) else {}
-            imp = r.get("import") or {}
-            if self.mode == "BASE" and isinstance(imp.get("parts"), list):
-                what = unit_text(imp)
-                warnings = tools.report_warnings(r)
-                self.report({"INFO"}, f"{msg}: {what}; {len(warnings)} warning(s)")
-                self.report_warnings(context, warnings)
-                return {"FINISHED"}
             if self.mode == "BASE":
-                libs = imp.get("libraries") or {}
-                edited = libs.get("materials") or libs.get("textures") or libs.get("new_textures")
-                if imp.get("unchanged") and not edited:
-                    what = "unchanged"
-                else:
-                    what = (f"{imp.get('moved_vertices', 0)} moved / {imp.get('new_vertices', 0)} new "
-                            f"vertices, tracks changed {imp.get('changed_tracks', [])}")
-                what += library_text(libs)
-                for w in libs.get("warnings", []):
-                    self.report({"WARNING"}, w)
-            else:
-                a = r.get("author") or {}
-                what = f"{a.get('nodes', '?')} nodes, {a.get('vertices', '?')} vertices, " \
-                       f"{a.get('triangles', '?')} triangles"
-            warnings = tools.report_warnings(r)
-            self.report({"INFO"}, f"Wrote {out} ({msg}; {what}; {len(warnings)} warning(s))")
-            self.report_warnings(context, warnings)
+                reports.base_export(self, context, r, self._wrote, self._held)
+                return {"FINISHED"}
+            a = r.get("author") or {}
+            what = f"{a.get('nodes', '?')} nodes, {a.get('vertices', '?')} vertices, " \
+                   f"{a.get('triangles', '?')} triangles"
+            warnings = reports.all_warnings(r)
+            reports.finish(self, context, f"Wrote {out} ({msg}; {what}; "
+                                          f"{reports.warning_count(warnings)})", warnings)
             return {"FINISHED"}
         finally:
             model_layout.unpark(parked)
+            self._held.restore()  # what the user left, also after a failure
             progress.end()
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -594,17 +581,17 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
         # Animated objects changed without a key: their transform as the user
         # left it, put back into the glTF after Blender's export replays them.
         objs = list(coll.all_objects) if coll is not None else list(scene.objects)
-        unkeyed = edits.unkeyed_changes(objs, scene.frame_current)
-        kept = edits.current_transforms(objs, unkeyed)
+        self._held = held = edits.Held(objs, scene.frame_current)
         glb = os.path.join(tmp, "edit.glb")
         self.export(context, glb, coll, ex, selection=False)
-        if kept and edits.patch_glb(glb, kept):
-            raise tools.ToolError(edits.refusal(unkeyed, scene.frame_current))
+        if held.kept and edits.patch_glb(glb, held.kept):
+            raise tools.ToolError(edits.refusal(held.changes, scene.frame_current))
         if self.install and os.path.exists(base):
             raise tools.ToolError(f"Install into the game needs a model from an archive "
                                   f"(ARCHIVE:ENTRY base); {base} is a bare model")
         # Installing: the base archive itself, in place.
         target = arch if self.install else out
+        self._wrote = ("model", target, base.rpartition(":")[2] if self.install else "")
         cmd = [g2m, glb, "--base", base, "-o", target, "--fps", repr(self.fps_for(ex))]
         if self.install:
             cmd.append("--in-place")
@@ -630,12 +617,12 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
         if not os.path.isfile(dat):
             raise tools.ToolError(f"unit file {dat} not found (the unit's collection remembers it)")
         objs = list(coll.all_objects)
-        unkeyed = edits.unkeyed_changes(objs, context.scene.frame_current)
-        kept = edits.current_transforms(objs, unkeyed)
+        self._held = held = edits.Held(objs, context.scene.frame_current)
         glb = os.path.join(tmp, "unit.glb")
         self.export(context, glb, coll, ex, selection=False)
-        if kept and edits.patch_glb(glb, kept):
-            raise tools.ToolError(edits.refusal(unkeyed, context.scene.frame_current))
+        if held.kept and edits.patch_glb(glb, held.kept):
+            raise tools.ToolError(edits.refusal(held.changes, context.scene.frame_current))
+        self._wrote = ("unit", os.path.basename(dat), "")
         cmd = [g2m, glb, "--base", dat, "--fps", repr(self.fps_for(ex))]
         if self.install:
             cmd.append("--in-place")
@@ -699,45 +686,6 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
                     scene["msh"] = old_scene_ex
                 else:
                     del scene["msh"]
-
-
-def unit_text(imp):
-    """What a unit edit wrote (gltf2msh's report `import` of a unit base):
-    each part written with its ARCHIVE:ENTRY, the archives, the parts
-    unchanged."""
-    parts = imp.get("parts") or []
-    done = [f"part {p.get('part')} {p.get('record')} -> {p.get('archive')}:{p.get('entry')}"
-            for p in parts if p.get("written")]
-    same = [str(p.get("record")) for p in parts if not p.get("written") and p.get("unchanged")]
-    kept = [str(p.get("record")) for p in parts if not p.get("written") and not p.get("unchanged")]
-    if not done:
-        # "unchanged" only when nothing differs (gltf2msh says so).
-        if imp.get("unchanged"):
-            return f"unchanged ({len(parts)} part(s)), nothing written"
-        return f"nothing written ({len(parts)} part(s)): see the warnings"
-    text = "parts written: " + ", ".join(done) + "; wrote " + ", ".join(imp.get("written") or [])
-    if same:
-        text += f"; unchanged: {', '.join(same)}"
-    if kept:
-        text += f"; not written: {', '.join(kept)}"
-    return text
-
-
-def library_text(libs):
-    """What a base edit wrote into the game's libraries (gltf2msh's report
-    `import.libraries`), for the Info report; empty when nothing."""
-    parts = []
-    if libs.get("materials"):
-        parts.append("materials " + ", ".join(sorted(libs["materials"])))
-    if libs.get("textures"):
-        parts.append("textures " + ", ".join(sorted(libs["textures"])))
-    if libs.get("new_textures"):
-        parts.append("new textures " + ", ".join(libs["new_textures"]))
-    if libs.get("written"):
-        parts.append("wrote " + ", ".join(libs["written"]))
-    if libs.get("shared"):
-        parts.append("shared with " + "; ".join(f"{k}: {len(v)} model(s)" for k, v in libs["shared"].items()))
-    return ("; " + "; ".join(parts)) if parts else ""
 
 
 def menu_import(self, context):

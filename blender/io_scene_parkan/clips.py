@@ -32,6 +32,48 @@ import struct
 from . import scene as sc
 from . import tools
 
+# The clip frame rule, once (gltf_export::msh_extras::ClipTime): a clip
+# action is keyed in clip time, action frame = clip time × scene fps (0 at
+# the timeline frame the game starts the clip from, `ClipTime.start`), and
+# its NLA strip plays action frame f at scene frame CLIP_ZERO + f, so a
+# soloed clip track shows clip frame f at scene frame f, as the timeline
+# shows game frame f at scene frame f (the import's frame_start is 0).
+# Blender's glTF importer stashes a clip at the scene's start frame (1 in a
+# new scene): `place_strips` moves it. `append_clips` writes clip time back
+# as `clip_seconds` of the action's frames.
+CLIP_ZERO = 0
+
+
+def strip_start(act):
+    """The scene frame a clip action's NLA strip starts at: its first key's
+    action frame, from CLIP_ZERO."""
+    return CLIP_ZERO + int(round(act.frame_range[0]))
+
+
+def clip_seconds(frame, scene_fps):
+    """glTF clip time (seconds) of an action frame of a clip action."""
+    return frame / scene_fps
+
+
+def place_strips(track, act):
+    """Each strip of `track` playing `act` made to start at `strip_start`
+    (recreated there, with its slot, when it starts elsewhere)."""
+    for s in list(track.strips):
+        if s.action != act:
+            continue
+        if abs(s.frame_start - strip_start(act)) < 1e-6 \
+                and abs(s.action_frame_start - round(act.frame_range[0])) < 1e-6:
+            continue
+        name, slot = s.name, getattr(s, "action_slot", None)
+        track.strips.remove(s)
+        new = track.strips.new(name, strip_start(act), act)
+        if slot is not None and getattr(new, "action_slot", None) != slot:
+            try:
+                new.action_slot = slot
+            except (AttributeError, TypeError, RuntimeError):
+                pass
+
+
 def clip_table(j):
     """glTF animation name -> {"clip": source, "start", "end", "fps"} for
     clip animations (`extras.msh.clip`); None for the timeline."""
@@ -94,10 +136,11 @@ def organize(objects, j):
             clips[name] = clips.get(name, 0) + 1
             if not any(s.action == act for t in ad.nla_tracks for s in t.strips):
                 track = ad.nla_tracks.new()
-                track.strips.new(name, int(act.frame_range[0]), act)
+                track.strips.new(name, strip_start(act), act)
             for t in ad.nla_tracks:
                 if any(s.action == act for s in t.strips):
                     t.name, t.mute = name, True
+                    place_strips(t, act)
         ad.action = timeline
         if timeline is not None:
             o["parkan_timeline"] = timeline.name
@@ -296,7 +339,7 @@ def append_clips(glb, objects, scene_fps):
             ex.update(start=float(ct[0]), end=float(ct[1]), fps=float(ct[2]))
         anim = {"name": name, "channels": [], "samplers": [], "extras": {"msh": ex}}
         for g, path, (frames, vals) in chans:
-            times = [f / scene_fps for f in frames]
+            times = [clip_seconds(f, scene_fps) for f in frames]
             inp = _accessor(doc, binary, times, "SCALAR", len(times), minmax=True)
             out = _accessor(doc, binary, [c for v in vals for c in v],
                             "VEC4" if path == "rotation_quaternion" else "VEC3", len(vals))

@@ -114,3 +114,121 @@ def patch_glb(path, transforms):
             left.discard(name)
     tools.write_glb(path, doc, binary)
     return sorted(left)
+
+
+class Held:
+    """The transforms of the animated objects moved, turned or scaled
+    without a key (`unkeyed_changes` at `frame`), held across an export.
+
+    Blender's glTF exporter replays every action while it exports, so such
+    an object jumps back to its keyed pose: the user's change would vanish
+    from the scene (and a second export would find nothing to write).
+    `changes` and `kept` are what the export puts into the glTF
+    (`patch_glb`); after gltf2msh wrote the edit, `fold` puts the same
+    change into the object's keys (the rule gltf2msh applies to the Res8
+    keys, object_transforms.rs: translation `+ Δt`, rotation `Δq · q` with
+    `Δq = q_now · q(F)⁻¹`; Euler rotation and scale channels `+ Δ` and
+    `× ratio` per component), so the scene shows what was written at every
+    frame and every later export writes it again; `restore` gives every
+    held object the transform the user left (after a failed export too,
+    with the keys untouched)."""
+
+    def __init__(self, objects, frame):
+        self.frame = frame
+        self.changes = unkeyed_changes(objects, frame)
+        self.kept = current_transforms(objects, self.changes)
+        names = {n for n, _ in self.changes}
+        self.saved = [(o, o.location.copy(), o.rotation_quaternion.copy(),
+                       o.rotation_euler.copy(), o.scale.copy())
+                      for o in objects if o.name in names]
+        self.folded = []
+
+    def restore(self):
+        """Every held object back to the transform the user left."""
+        for o, loc, quat, euler, scale in self.saved:
+            o.location, o.rotation_quaternion = loc, quat
+            o.rotation_euler, o.scale = euler, scale
+
+    def fold(self, written=None):
+        """The held changes into every key of the objects' actions (class
+        docs), of the objects gltf2msh wrote: `written` is a set of (part
+        or None, Res1 node) from its report (`baked_nodes`, per part for a
+        unit), None for every held object. Returns the names of the objects
+        whose keys changed."""
+        from .scene import msh_props
+        for o, loc, quat, euler, scale in self.saved:
+            p = msh_props(o)
+            part = p.get("part")
+            if written is not None and (None if part is None else int(part),
+                                        p.get("node")) not in written:
+                continue
+            fcs = [fc for fc in action_fcurves(o) if fc.data_path in CHANNELS and not fc.mute]
+            by_path = {}
+            for fc in fcs:
+                by_path.setdefault(fc.data_path, {})[fc.array_index] = fc
+            changed = False
+            for path, comps in by_path.items():
+                if path == "rotation_quaternion":
+                    changed |= _fold_quaternion(comps, quat, self.frame)
+                else:
+                    now = {"location": loc, "rotation_euler": euler, "scale": scale}.get(path)
+                    if now is not None:
+                        changed |= _fold_components(comps, now, self.frame, path == "scale")
+            if changed:
+                self.folded.append(o.name)
+        return list(self.folded)
+
+
+def _shift_key(k, dy):
+    k.co.y += dy
+    k.handle_left.y += dy
+    k.handle_right.y += dy
+
+
+def _fold_components(comps, now, frame, ratio, tol=1e-7):
+    """Each component's keys `+ (now − value at frame)` (`ratio`: `×
+    now / value`, for scale); True when a key moved."""
+    changed = False
+    for i, fc in comps.items():
+        was = fc.evaluate(frame)
+        if ratio:
+            if abs(was) < 1e-12 or abs(now[i] - was) <= tol * max(1.0, abs(was)):
+                continue
+            f = now[i] / was
+            for k in fc.keyframe_points:
+                k.co.y, k.handle_left.y, k.handle_right.y = (
+                    k.co.y * f, k.handle_left.y * f, k.handle_right.y * f)
+        else:
+            d = now[i] - was
+            if abs(d) <= tol * max(1.0, abs(now[i])):
+                continue
+            for k in fc.keyframe_points:
+                _shift_key(k, d)
+        fc.update()
+        changed = True
+    return changed
+
+
+def _fold_quaternion(comps, now, frame, tol=1e-7):
+    """Keys of the w, x, y, z curves `comps` turned by `Δq = now · q(F)⁻¹`
+    (each key frame's quaternion left-multiplied; a handle moves with its
+    key). True when a key moved."""
+    from mathutils import Quaternion
+    rest = (1.0, 0.0, 0.0, 0.0)
+
+    def at(f):
+        return Quaternion([comps[i].evaluate(f) if i in comps else rest[i] for i in range(4)])
+
+    was = at(frame)
+    if was.magnitude < 1e-12:
+        return False
+    dq = now.normalized() @ was.normalized().inverted()
+    if all(abs(a - b) <= tol for a, b in zip(dq, rest)):
+        return False
+    frames = sorted({k.co.x for fc in comps.values() for k in fc.keyframe_points})
+    new = {f: dq @ at(f) for f in frames}
+    for i, fc in comps.items():
+        for k in fc.keyframe_points:
+            _shift_key(k, new[k.co.x][i] - k.co.y)
+        fc.update()
+    return True

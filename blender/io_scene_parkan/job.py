@@ -46,6 +46,10 @@ class Progress:
         if self.workspace is not None and text:
             self.workspace.status_text_set(f"Parkan {self.what}: {text}")
 
+    def line(self, text):
+        """A converter's stderr line as the status text (no step)."""
+        self.step(0, text=text.strip()[:120])
+
     def end(self):
         self.wm.progress_end()
         if self.workspace is not None:
@@ -88,7 +92,7 @@ class ImportJob:
         self.failed, self.warnings = [], []
         self.next = 0
         self.top = None
-        self.frame_end = self.n_obj = self.n_lm = self.n_models = 0
+        self.frame_end = self.n_obj = self.n_lm = self.n_models = self.n_missions = 0
         self.cancelled = False
         self.done = False
         self.images = shared_images.SharedImages()
@@ -216,6 +220,9 @@ class ImportJob:
             return
         new_mats = model_materials(new_objs)
         self.staging.take(new_objs, coll, parent)
+        if r.get("kind") == "mission":  # as File › Import › Parkan mission makes it
+            self._settle_mission(context, r, coll, new_objs, new_mats, parent)
+            return
         ex = sc.idprop_dict(ex) if ex is not None else {}
         if isinstance(ex, dict):
             scene["msh"] = ex  # the last model's extras, as Blender's importer leaves them
@@ -250,12 +257,34 @@ class ImportJob:
         for o in new_objs:
             o.select_set(True)
         self.images.share(glb, new_mats, shared_images.material_images(new_mats))
-        if self.what != "model" and r.get("kind") != "terrain":  # maps stay where they are
+        self._placed(r, coll, new_objs, parent)
+
+    def _placed(self, r, coll, new_objs, parent):
+        """The model, map or mission `coll` counted and queued for the
+        layout: side by side with the rest (maps and missions too; an
+        export takes the offsets out, layout.py)."""
+        if self.what != "model":
             self.groups.setdefault(parent.name, (parent, []))[1].append(coll)
         self.n_obj += len(new_objs)
         self.n_models += 1
         self.progress.step(text=f"imported {self.n_models}/{len(self.rows)} (Esc: stop)")
         self.warnings += [f"{r.get('source')}: {w}" for w in r.get("warnings", [])]
+
+    def _settle_mission(self, context, r, coll, new_objs, new_mats, parent):
+        """A mission of the folder (`kind` "mission"): its collection made a
+        mission (`missions.settle`: groups, clan colours, the record its
+        File › Export › Parkan mission reads), named `Mission <folder>`
+        as File › Import › Parkan mission names it."""
+        from . import missions
+        doc = tools.gltf_json(r["output"])
+        s = (doc.get("scenes") or [{}])[doc.get("scene", 0)]
+        mission_ex = (s.get("extras") or {}).get("parkan_mission") or {}
+        tma = r.get("source", "")
+        coll.name = f"Mission {os.path.basename(os.path.dirname(tma)) or coll.name}"
+        missions.settle(context, coll, new_objs, tma, mission_ex)
+        self.images.share(r["output"], new_mats, shared_images.material_images(new_mats))
+        self.n_missions += 1
+        self._placed(r, coll, new_objs, parent)
 
     def _finish(self, context):
         self.done = True
@@ -291,7 +320,8 @@ class ImportJob:
         out += [("WARNING", "failed: " + "; ".join(r.get("errors", []))) for r in self.failed[:20]]
         total = len(self.rows or [])
         stopped = f" (cancelled after {self.n_models} of {total})" if self.cancelled else ""
-        out.append(("INFO", f"Imported {self.n_models} model(s){stopped}, {self.n_obj} objects, "
+        missions = f" ({self.n_missions} of them missions)" if self.n_missions else ""
+        out.append(("INFO", f"Imported {self.n_models} model(s){missions}{stopped}, {self.n_obj} objects, "
                             f"{self.n_lm} lightmapped material(s), {shared_images.count()} images "
                             f"({self.images.removed} duplicates shared); {len(self.failed)} failed, "
                             f"{len(self.warnings)} warning(s)"))

@@ -15,8 +15,10 @@ archive, or of a folder of units) are packed in rows by their bounds (in
 the XY plane at the current frame), a gap of a tenth of the group's
 largest model between them, rows about as wide as the group is deep; the
 groups are packed in rows the same way. The whole grid starts beside
-(+X of) everything else in the scene (the maps, which stay where they are,
-and earlier imports).
+(+X of) everything else in the scene (earlier imports). Maps and missions
+of a folder are laid out as the models are (each its own model: its
+collection's roots offset), so none sits on another at the origin; the
+model and mission exports both take the offsets out (`park`).
 """
 
 import math

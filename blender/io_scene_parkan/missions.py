@@ -30,8 +30,11 @@ import bpy
 from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
+from . import reports
 from . import scene as sc
 from . import tools
+from . import job
+from . import layout
 
 # The mission collection's record: {"source": data.tma, "extras": JSON text
 # of the scene's extras.parkan_mission}.
@@ -295,6 +298,30 @@ def unwritable_edits(coll):
     return out
 
 
+def settle(context, coll, objs, tma, mission_ex):
+    """A mission's imported objects `objs` (all linked into `coll`, its
+    collection) made a mission: sorted into its group collections,
+    fingerprinted, coloured by clan, and `coll` given the record the
+    export reads (`RECORD`: the data.tma, the scene extras, the names).
+    Shared by File › Import › Parkan mission and the whole-folder import
+    (job.py). Returns (groups, placed objects, clans coloured, {group:
+    placed objects})."""
+    groups = sort_into_groups(objs, coll)
+    fingerprint(objs)
+    # The name Blender gave each placed object: tells an original from
+    # its Shift+D copies on export (mark_copies).
+    names = {str(props(o).get("index")): o.name for o in objs if props(o)}
+    coll[RECORD] = {"source": tma, "extras": json.dumps(mission_ex), "names": json.dumps(names)}
+    owned = colour_by_clan(objs)
+    show_object_colours(context)
+    placed = [o for o in objs if props(o)]
+    by_kind = {}
+    for o in placed:
+        g = KIND_GROUP.get(props(o).get("kind"), "?")
+        by_kind[g] = by_kind.get(g, 0) + 1
+    return groups, placed, owned, by_kind
+
+
 class IMPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, ImportHelper):
     """Import a Parkan: Iron Strategy mission (MISSIONS/<...>/data.tma or its folder): the map
     with every placed building, unit, tree and rock, the routes, clans and lodes"""
@@ -311,18 +338,23 @@ class IMPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Import
         m2g = binary(context, "msh2gltf")
         src, tma = mission_path(os.path.abspath(bpy.path.abspath(self.filepath)))
         tmp = tempfile.mkdtemp(prefix="parkan_mission_")
+        progress = job.Progress(context, 2, "mission import")
         try:
             glb = os.path.join(tmp, "mission.glb")
             cmd = [m2g, src, glb] + ([] if self.textures else ["--no-textures"])
-            code, err = tools.run(cmd)
+            progress.step(0, text=f"msh2gltf {os.path.basename(os.path.dirname(tma))}")
+            code, err = tools.run(cmd, progress.line)
             if not os.path.isfile(glb):
                 raise tools.ToolError(tools.last_error(err) or f"msh2gltf exited with {code}")
             warned = [l.strip() for l in err.splitlines() if "warning" in l.lower()]
+            progress.step(text="Blender's glTF import")
             res = self.load(context, tma, glb, len(warned))
+            progress.step(text="done")
             # Each warning's text in the report (and a popup), not a count.
             self.report_warnings(context, warned)
             return res
         finally:
+            progress.end()
             shutil.rmtree(tmp, ignore_errors=True)
 
     def load(self, context, tma, glb, warned):
@@ -344,19 +376,7 @@ class IMPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Import
             del scene["parkan_mission"]
         elif had is not None:
             scene["parkan_mission"] = had
-        groups = sort_into_groups(objs, coll)
-        fingerprint(objs)
-        # The name Blender gave each placed object: tells an original from
-        # its Shift+D copies on export (mark_copies).
-        names = {str(props(o).get("index")): o.name for o in objs if props(o)}
-        coll[RECORD] = {"source": tma, "extras": json.dumps(mission_ex), "names": json.dumps(names)}
-        owned = colour_by_clan(objs)
-        show_object_colours(context)
-        placed = [o for o in objs if props(o)]
-        by_kind = {}
-        for o in placed:
-            g = KIND_GROUP.get(props(o).get("kind"), "?")
-            by_kind[g] = by_kind.get(g, 0) + 1
+        groups, placed, owned, by_kind = settle(context, coll, objs, tma, mission_ex)
         meshes = len(set(bpy.data.meshes) - meshes_before)
         mesh_objs = sum(1 for o in objs if o.type == "MESH")
         kinds = ", ".join(f"{by_kind[g]} {g.lower()}" for g in GROUPS if g in by_kind)
@@ -434,9 +454,17 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
             raise tools.ToolError(f"the mission's data.tma {base} is not there any more")
         out = bpy.path.ensure_ext(os.path.abspath(bpy.path.abspath(self.filepath)), ".tma")
         tmp = tempfile.mkdtemp(prefix="parkan_mission_")
+        progress = job.Progress(context, 2, "mission export")
         try:
             glb = os.path.join(tmp, "mission.glb")
-            self.export(context, glb, coll)
+            progress.step(0, text="Blender's glTF export")
+            # A whole-folder import's grid offset out while exporting (layout.py).
+            parked = layout.park([coll])
+            try:
+                self.export(context, glb, coll)
+            finally:
+                layout.unpark(parked)
+            progress.step(text="gltf2msh")
             names = parse_text(rec.get("names") or "{}")
             fix_text_extras(glb, parse_text(rec.get("extras")) or None,
                             names if isinstance(names, dict) else None)
@@ -444,25 +472,18 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
             cmd = [g2m, glb, "--base", base, "-o", out, "--report", rep]
             if self.replace_file:
                 cmd.append("--force")
-            code, err = tools.run(cmd, lambda l: print("parkan:", l))
+            code, err = tools.run(cmd, lambda l: (print("parkan:", l), progress.line(l)))
+            progress.step(text="done")
             if code != 0:
                 raise tools.ToolError(tools.consent_hint(
                     tools.last_error(err) or f"gltf2msh exited with {code}"))
             with open(rep, encoding="utf-8") as f:
                 r = json.load(f)
-            imp = r.get("import") or {}
-            warnings = tools.report_warnings(r) + unwritable_edits(coll)
-            if imp.get("unchanged") and not warnings:
-                what = "unchanged"
-            else:
-                what = (f"{imp.get('moved', 0)} moved, {imp.get('edited', 0)} edited, "
-                        f"{imp.get('deleted', 0)} deleted, {imp.get('added', 0)} added objects; "
-                        f"{imp.get('layers', 0)} lodes and clan bases moved")
-            self.report({"INFO"}, f"Wrote {out} (mission {os.path.basename(base)}: {what}; "
-                                  f"{len(warnings)} warning(s))")
-            self.report_warnings(context, warnings)
+            info, warnings = reports.mission_edit(r, out, base, unwritable_edits(coll))
+            reports.finish(self, context, info, warnings)
             return {"FINISHED"}
         finally:
+            progress.end()
             shutil.rmtree(tmp, ignore_errors=True)
 
     def export(self, context, glb, coll):

@@ -17,6 +17,7 @@ from bpy_extras.io_utils import ImportHelper
 from . import clips as clip_actions
 from . import scene as sc
 from . import tools
+from . import job
 
 
 msh_props = sc.msh_props
@@ -66,14 +67,20 @@ class IMPORT_SCENE_OT_parkan_unit(tools.RunsTools, bpy.types.Operator, ImportHel
         m2g = binary(context, "msh2gltf")
         path = bpy.path.abspath(self.filepath)
         tmp = tempfile.mkdtemp(prefix="parkan_unit_")
+        progress = job.Progress(context, 2, "unit import")
         try:
             glb = os.path.join(tmp, "unit.glb")
             cmd = [m2g, path, glb, "--fps", str(self.fps)] + ([] if self.textures else ["--no-textures"])
-            code, err = tools.run(cmd)
+            progress.step(0, text=f"msh2gltf {os.path.basename(path)}")
+            code, err = tools.run(cmd, progress.line)
             if not os.path.isfile(glb):
                 raise tools.ToolError(tools.last_error(err) or f"msh2gltf exited with {code}")
-            return self.load(context, path, glb)
+            progress.step(text="Blender's glTF import")
+            res = self.load(context, path, glb)
+            progress.step(text="done")
+            return res
         finally:
+            progress.end()
             shutil.rmtree(tmp, ignore_errors=True)
 
     def load(self, context, path, glb):

@@ -43,13 +43,15 @@ pub struct Written {
     pub mission: Mission,
     /// Differences not written, and what was decided (new ids).
     pub warnings: Vec<String>,
-    /// Objects moved, turned or rescaled.
+    /// Objects of the base moved, turned or rescaled (copies count as
+    /// `added` only).
     pub moved: usize,
     /// Objects of the base with no node.
     pub deleted: usize,
     /// Copies added.
     pub added: usize,
-    /// Other edited objects (fields of the extras).
+    /// Objects of the base whose other fields (the extras) were edited,
+    /// whether or not they also moved.
     pub edited: usize,
     /// Lodes and clan bases moved.
     pub layers: usize,
@@ -326,16 +328,16 @@ pub fn apply(doc: &Value, base: &Mission) -> Result<Written, MissionError> {
             ));
         };
         sync_ids(&mut o, b.clan, b.logical_id);
-        if apply_transform(&mut o, world, &x["shown"], up, name, &mut w.warnings)? {
-            w.moved += 1;
-        }
+        // Its fields before the move: "edited" counts the other fields only.
+        let fields_edited = o != *b;
+        let moved = apply_transform(&mut o, world, &x["shown"], up, name, &mut w.warnings)?;
         match &originals[index] {
             None => {
-                if o != *b {
-                    w.edited += 1;
-                }
+                w.moved += usize::from(moved);
+                w.edited += usize::from(fields_edited);
                 originals[index] = Some(o);
             }
+            // A copy counts once, as added (its place is its own).
             Some(_) => copies.push((*i, name.clone(), index, o)),
         }
     }

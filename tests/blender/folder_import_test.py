@@ -59,8 +59,28 @@ def materials_of(coll):
     return {k: sorted(v) for k, v in res.items()}
 
 
+def report_missions(parents):
+    """The missions (collections with the mission record) and the XY
+    bounds of every map and mission, as laid out."""
+    from io_scene_parkan import missions
+    found, spots = [], {}
+    for c in bpy.data.collections:
+        if missions.RECORD in c.keys():
+            found.append({"source": str(c[missions.RECORD]["source"]),
+                          "path": path_of(c, parents), "name": c.name,
+                          "laid_out": "parkan_layout" in c.keys(),
+                          "groups": sorted(ch.get("parkan_group", ch.name) for ch in c.children),
+                          "placed": sum(1 for o in c.all_objects if missions.props(o))})
+            spots[path_of(c, parents)] = xy_bounds(list(c.all_objects))
+        elif "msh" in c.keys() and c["msh"].get("terrain"):
+            spots[path_of(c, parents)] = xy_bounds(list(c.all_objects))
+    out["missions"] = found
+    out["spots"] = spots
+
+
 def report_folder():
     parents = {ch.name: c for c in bpy.data.collections for ch in c.children}
+    report_missions(parents)
     models, groups = [], {}
     for c in bpy.data.collections:
         if "msh" not in c.keys():
@@ -70,6 +90,11 @@ def report_folder():
                        "laid_out": "parkan_layout" in c.keys(),
                        "materials": materials_of(c)})
         if "parkan_layout" in c.keys() and parent is not None:
+            groups.setdefault(parent.name, (parent, []))[1].append(c)
+    from io_scene_parkan import missions
+    for c in bpy.data.collections:
+        parent = parents.get(c.name)
+        if missions.RECORD in c.keys() and "parkan_layout" in c.keys() and parent is not None:
             groups.setdefault(parent.name, (parent, []))[1].append(c)
     out["models"] = models
     out["groups"] = {path_of(p, parents): xy_bounds([o for c in cs for o in c.all_objects])
@@ -94,6 +119,24 @@ def export(entry):
         out["errors"].append(f"export {entry}: {e}")
 
 
+def export_mission():
+    """The first mission exported unedited (File › Export › Parkan mission)."""
+    from io_scene_parkan import missions, scene as sc
+    coll = next((c for c in sorted(bpy.data.collections, key=lambda c: c.name)
+                 if missions.RECORD in c.keys()), None)
+    if coll is None:
+        out["errors"].append("no mission collection to export")
+        return
+    sc.set_active_collection(bpy.context, coll)
+    path = os.path.join(WORK, "mission_data.tma")
+    try:
+        r = bpy.ops.export_scene.parkan_mission(filepath=path)
+        out["mission_export"] = {"result": list(r), "source": str(coll[missions.RECORD]["source"]),
+                                 "path": path}
+    except RuntimeError as e:
+        out["errors"].append(f"mission export: {e}")
+
+
 def main():
     os.makedirs(WORK, exist_ok=True)
     out["blender"] = bpy.app.version_string
@@ -107,6 +150,7 @@ def main():
     report_folder()
     for e in ENTRIES:
         export(e)
+    export_mission()
     # The grid offsets are back after the exports.
     out["laid_out_after_export"] = sum(
         1 for c in bpy.data.collections if "parkan_layout" in c.keys()
