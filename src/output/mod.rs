@@ -39,7 +39,9 @@
 //!   once [`install_signal_cleanup`] ran (the binaries call it first thing);
 //!   a kept original whose target is missing at that moment is put back.
 
+mod journal;
 mod lock;
+mod names;
 mod plan;
 mod retry;
 mod temp;
@@ -47,7 +49,9 @@ mod txn;
 
 use std::path::PathBuf;
 
+pub use journal::{recover_dir_once, recover_folder, Recovered, MAX_JOURNAL_BYTES};
 pub use lock::{is_lock_file, lock_file};
+pub use names::{own_file, OwnFile};
 pub use plan::{check_target, normalized, same_file, Folders, WritePlan};
 pub use temp::install_signal_cleanup;
 pub use txn::{
@@ -89,11 +93,21 @@ pub enum OutputError {
     /// A commit failed part-way; the failure lists every target's state.
     #[error("{0}")]
     Commit(Box<CommitFailure>),
+    /// The journal of an interrupted commit cannot be read or completed
+    /// (journal.rs): nothing was renamed or removed on its word.
+    #[error("{path}: the journal of an interrupted commit cannot be completed: {reason}. Nothing was changed on its word: the kept originals (.NAME.mshgltf-keep-*) beside the files it names are left as they are; check those files, put back what needs it, then remove the journal by hand")]
+    Journal {
+        /// The journal (or its pointer).
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 impl OutputError {
     /// The rule id of the refusal (`output.exists`, `output.is_input`,
-    /// `output.not_regular`, `output.collision`, `output.busy`, `io`).
+    /// `output.not_regular`, `output.collision`, `output.busy`,
+    /// `output.journal`, `io`).
     pub fn rule(&self) -> &'static str {
         match self {
             OutputError::Exists(_) => "output.exists",
@@ -101,6 +115,7 @@ impl OutputError {
             OutputError::NotRegular(_) => "output.not_regular",
             OutputError::Collision(..) => "output.collision",
             OutputError::Busy { .. } => "output.busy",
+            OutputError::Journal { .. } => "output.journal",
             OutputError::Io { .. } | OutputError::Commit(_) => "io",
         }
     }
@@ -110,7 +125,10 @@ impl OutputError {
     pub fn is_runtime(&self) -> bool {
         matches!(
             self,
-            OutputError::Busy { .. } | OutputError::Io { .. } | OutputError::Commit(_)
+            OutputError::Busy { .. }
+                | OutputError::Io { .. }
+                | OutputError::Commit(_)
+                | OutputError::Journal { .. }
         )
     }
 
