@@ -1012,6 +1012,48 @@ mod tests {
             .contains("not a staged file"));
     }
 
+    /// A commit over two folders: the journal in the first, a pointer in
+    /// the second; a run touching only the second folder finds the
+    /// journal through the pointer and rolls the whole commit back,
+    /// removing both; a pointer whose journal is missing is refused.
+    #[test]
+    fn a_pointer_in_another_folder_leads_to_the_journal() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("a"), d.path().join("b"));
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        let mut es = entries(&a);
+        let t = b.join("animals.rlb");
+        es[1] = Entry::new(
+            &t,
+            Some(super::super::names::kept_name(&t, 7, 2)),
+            &b.join(".mshgltf-abc.tmp"),
+            b"new",
+        );
+        for (e, old) in es.iter().zip(["oldM", "oldA"]) {
+            std::fs::write(&e.target, b"new").unwrap();
+            std::fs::write(e.kept.as_ref().unwrap(), old).unwrap();
+        }
+        let live = begin(&es, false).unwrap();
+        let j = leave(live).unwrap();
+        assert!(j.starts_with(&a));
+        let count = |dir: &Path| std::fs::read_dir(dir).unwrap().count();
+        assert_eq!((count(&a), count(&b)), (3, 3), "journal, pointer");
+        let r = recover_folder(&b, Duration::from_millis(100)).unwrap();
+        assert_eq!(r.len(), 1);
+        assert!(!r[0].finished);
+        assert_eq!(std::fs::read(&es[0].target).unwrap(), b"oldM");
+        assert_eq!(std::fs::read(&es[1].target).unwrap(), b"oldA");
+        assert_eq!((count(&a), count(&b)), (1, 1), "only the targets left");
+        // A pointer alone is refused, and left.
+        let live = begin(&es, false).unwrap();
+        let j = leave(live).unwrap();
+        std::fs::remove_file(&j).unwrap();
+        let e = recover_folder(&b, Duration::from_millis(100)).unwrap_err();
+        assert!(e.to_string().contains("missing"), "{e}");
+        assert_eq!(count(&b), 2);
+    }
+
     /// Recovery of a garbled journal refuses, keeps the kept originals and
     /// the journal; of a pending one restores; of a committed one finishes.
     #[test]

@@ -35,9 +35,20 @@
 //!   fails because another process briefly holds the file open (`Access
 //!   denied`, a sharing violation) is tried again for about 1.3 s before
 //!   it is an error.
+//! - **Journal** (`journal.rs`): a commit of two or more files writes a
+//!   journal beside its targets before its first rename, renamed
+//!   `-committed` at its commit point; a run whose process is gone is
+//!   finished or rolled back whole by the next run touching the folder, or
+//!   by [`recover_folder`] (`gltf2msh --recover FOLDER`).
 //! - Temporary files are removed on every error, and on SIGINT/SIGTERM/SIGHUP
-//!   once [`install_signal_cleanup`] ran (the binaries call it first thing);
-//!   a kept original whose target is missing at that moment is put back.
+//!   (Windows: Ctrl-C, console close, logoff, shutdown) once
+//!   [`install_signal_cleanup`] ran (the binaries call it first thing): a
+//!   journaled commit is rolled back whole (finished after its commit
+//!   point); a kept original of a one-file commit whose target is missing
+//!   at that moment is put back.
+//! - The tools' own file names (`names.rs`, [`own_file`]) are made and
+//!   recognised in one place: a batch skips them, a recovery touches no
+//!   other file.
 
 mod journal;
 mod lock;

@@ -319,7 +319,10 @@ impl Transaction {
     /// # Errors
     /// For one staged file, its failure as is ([`OutputError::Exists`]
     /// when a concurrent run created the target, [`OutputError::Io`], ...);
-    /// for several, [`OutputError::Commit`] listing every target's state.
+    /// for several, [`OutputError::Commit`] listing every target's state;
+    /// [`OutputError::Journal`] when an interrupted commit in a folder of
+    /// the run cannot be completed (nothing is written). A commit of two or
+    /// more files is journaled (journal.rs): all or nothing across a kill.
     pub fn commit(&mut self) -> Result<Committed, OutputError> {
         let staged = std::mem::take(&mut self.staged);
         let res = self
