@@ -208,6 +208,33 @@ fn registry_reason(archive: &nres::Archive<'_>) -> Option<String> {
     all_records.then(|| "prototype registry ({archive, resource} records), no models".to_string())
 }
 
+/// Completes the interrupted commits of every folder among `files` that
+/// holds a journal ([`crate::output::recover_dir_once`], which says what it
+/// did); one that cannot be completed is a failed `output.journal` row.
+fn recover_journals(files: &[PathBuf], failed: &mut Vec<ReportRow>) {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for f in files {
+        if crate::output::own_file(f) == Some(crate::output::OwnFile::Journal) {
+            let dir = f
+                .parent()
+                .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    for dir in dirs {
+        if let Err(e) = crate::output::recover_dir_once(&dir) {
+            failed.push(ReportRow::fail(
+                dir.display().to_string(),
+                e.rule(),
+                e.to_string(),
+                0.0,
+            ));
+        }
+    }
+}
+
 /// Walks `root` (a folder, an archive or a bare model) and lists every model
 /// with its output path under `out` (`OUT/<folders>/<archive stem>/<MODEL>.glb`,
 /// `OUT/<folders>/<MODEL>.glb` for bare models), and every skipped file with
@@ -239,10 +266,26 @@ pub fn discover(
     }
     // Output names per folder, resolved for collisions at the end.
     let mut planned = PlannedNames::new();
+    // Interrupted commits in the walked folders are completed before any
+    // of their files is read (docs/safety.md "One commit, one promise").
+    recover_journals(&files, &mut d.failed);
     for file in files {
-        // The commit's own lock files beside game files are not content.
-        if crate::output::is_lock_file(&file) {
-            continue;
+        // The tools' own files beside game files are not content: lock
+        // files silently, the others (kept originals, temporary files,
+        // journals) as skipped rows that say what they are.
+        match crate::output::own_file(&file) {
+            None => {}
+            Some(crate::output::OwnFile::Lock) => continue,
+            // Removed by a recovery above: nothing to say.
+            Some(_) if std::fs::symlink_metadata(&file).is_err() => continue,
+            Some(own) => {
+                d.skipped.push(ReportRow::skip(
+                    file.display().to_string(),
+                    "own-file",
+                    own.reason().to_string(),
+                ));
+                continue;
+            }
         }
         let rel_dir = rel_dir(root, &file);
         let display = file.display().to_string();

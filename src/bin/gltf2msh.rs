@@ -10,13 +10,18 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use mshgltf::gltf2msh::{self, Args};
+use mshgltf::gltf2msh::{self, Args, RecoverArgs};
 use mshgltf::output;
 
 fn main() -> ExitCode {
     output::install_signal_cleanup();
-    let cli = Args::parse();
-    match gltf2msh::run(&cli) {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let res = if RecoverArgs::asked(&argv) {
+        gltf2msh::recover(&RecoverArgs::parse_from(argv).recover)
+    } else {
+        gltf2msh::run(&Args::parse_from(argv))
+    };
+    match res {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("gltf2msh: error: {e}");

@@ -110,6 +110,36 @@ pub struct Args {
     /// `limits.work` before its data is read.
     #[arg(long, value_name = "UNITS", default_value_t = crate::limits::DEFAULT_MAX_WORK)]
     pub max_work: u64,
+    /// Complete the commits in FOLDER that a kill, crash or power loss
+    /// interrupted (their journals, `.mshgltf-journal-*`): each is finished
+    /// when all its renames were done, else rolled back, and said; then
+    /// exit. Any run of either tool that touches the folder does the same
+    /// first (docs/safety.md). Given alone: `gltf2msh --recover FOLDER`
+    /// ([`RecoverArgs`]).
+    #[arg(long, value_name = "FOLDER", exclusive = true)]
+    pub recover: Option<PathBuf>,
+}
+
+/// `gltf2msh --recover FOLDER`, parsed on its own (the glTF input is not
+/// asked for): the binary uses it when its arguments hold `--recover`.
+#[derive(Debug, Parser)]
+#[command(name = "gltf2msh", version, about = "Complete the commits a kill or crash interrupted in FOLDER (docs/safety.md)", long_about = None)]
+pub struct RecoverArgs {
+    /// The folder whose interrupted commits (`.mshgltf-journal-*`) are
+    /// finished or rolled back.
+    #[arg(long, value_name = "FOLDER")]
+    pub recover: PathBuf,
+}
+
+impl RecoverArgs {
+    /// Whether `args` (the process's, program name first) ask for
+    /// `--recover`: then they are parsed as [`RecoverArgs`], not [`Args`].
+    pub fn asked(args: &[std::ffi::OsString]) -> bool {
+        args.iter().skip(1).any(|a| {
+            a.to_str()
+                .is_some_and(|a| a == "--recover" || a.starts_with("--recover="))
+        })
+    }
 }
 
 impl Args {

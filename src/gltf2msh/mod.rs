@@ -28,7 +28,7 @@ mod mission;
 mod points;
 mod unit;
 
-pub use args::Args;
+pub use args::{Args, RecoverArgs};
 
 /// A failed run: its message, and through the variant its exit code.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -63,12 +63,38 @@ impl RunError {
 /// # Errors
 /// [`RunError`]: the first failure, with its exit code.
 pub fn run(args: &Args) -> Result<(), RunError> {
+    if let Some(dir) = &args.recover {
+        return recover(dir);
+    }
     let mut txn = plan_run(args)?;
     let res = run_planned(args, &mut txn);
     if let Some(p) = &args.report {
         write_report(p, args, &mut txn, &res);
     }
     res.map(|_| ())
+}
+
+/// `--recover FOLDER`: completes the commits a kill, crash or power loss
+/// interrupted in FOLDER ([`output::recover_folder`]; docs/safety.md) and
+/// says what each did, or `gltf2msh: no interrupted commit in FOLDER`.
+///
+/// # Errors
+/// Exit 2 when FOLDER is not a folder; exit 1 for a journal that cannot be
+/// read or completed (`output.journal`: nothing is changed on its word),
+/// or one a live run holds (`output.busy`).
+pub fn recover(dir: &Path) -> Result<(), RunError> {
+    if !dir.is_dir() {
+        return Err(usage(format!("--recover {}: not a folder", dir.display())));
+    }
+    let wait = TxnOptions::from_env(false).lock_wait;
+    let done = output::recover_folder(dir, wait).map_err(output_fail)?;
+    for r in &done {
+        eprintln!("gltf2msh: {r}");
+    }
+    if done.is_empty() {
+        eprintln!("gltf2msh: no interrupted commit in {}", dir.display());
+    }
+    Ok(())
 }
 
 /// One mode: an edit against `--base` (a model or a map) or authoring.

@@ -36,9 +36,7 @@ pub fn lock_file(target: &Path) -> PathBuf {
 /// the run's own empty lock, left beside the file it guards; a batch
 /// does not list it among the files it skipped.
 pub fn is_lock_file(path: &Path) -> bool {
-    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-        n.len() > ".mshgltf-lock".len() + 1 && n.starts_with('.') && n.ends_with(".mshgltf-lock")
-    })
+    super::names::own_file(path) == Some(super::names::OwnFile::Lock)
 }
 
 /// Locks `path` exclusively (through its [`lock_file`]) and reads it whole,

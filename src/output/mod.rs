@@ -35,11 +35,24 @@
 //!   fails because another process briefly holds the file open (`Access
 //!   denied`, a sharing violation) is tried again for about 1.3 s before
 //!   it is an error.
+//! - **Journal** (`journal.rs`): a commit of two or more files writes a
+//!   journal beside its targets before its first rename, renamed
+//!   `-committed` at its commit point; a run whose process is gone is
+//!   finished or rolled back whole by the next run touching the folder, or
+//!   by [`recover_folder`] (`gltf2msh --recover FOLDER`).
 //! - Temporary files are removed on every error, and on SIGINT/SIGTERM/SIGHUP
-//!   once [`install_signal_cleanup`] ran (the binaries call it first thing);
-//!   a kept original whose target is missing at that moment is put back.
+//!   (Windows: Ctrl-C, console close, logoff, shutdown) once
+//!   [`install_signal_cleanup`] ran (the binaries call it first thing): a
+//!   journaled commit is rolled back whole (finished after its commit
+//!   point); a kept original of a one-file commit whose target is missing
+//!   at that moment is put back.
+//! - The tools' own file names (`names.rs`, [`own_file`]) are made and
+//!   recognised in one place: a batch skips them, a recovery touches no
+//!   other file.
 
+mod journal;
 mod lock;
+mod names;
 mod plan;
 mod retry;
 mod temp;
@@ -47,7 +60,9 @@ mod txn;
 
 use std::path::PathBuf;
 
+pub use journal::{recover_dir_once, recover_folder, Recovered, MAX_JOURNAL_BYTES};
 pub use lock::{is_lock_file, lock_file};
+pub use names::{own_file, OwnFile};
 pub use plan::{check_target, normalized, same_file, Folders, WritePlan};
 pub use temp::install_signal_cleanup;
 pub use txn::{
@@ -89,11 +104,21 @@ pub enum OutputError {
     /// A commit failed part-way; the failure lists every target's state.
     #[error("{0}")]
     Commit(Box<CommitFailure>),
+    /// The journal of an interrupted commit cannot be read or completed
+    /// (journal.rs): nothing was renamed or removed on its word.
+    #[error("{path}: the journal of an interrupted commit cannot be completed: {reason}. Nothing was changed on its word: the kept originals (.NAME.mshgltf-keep-*) beside the files it names are left as they are; check those files, put back what needs it, then remove the journal by hand")]
+    Journal {
+        /// The journal (or its pointer).
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 impl OutputError {
     /// The rule id of the refusal (`output.exists`, `output.is_input`,
-    /// `output.not_regular`, `output.collision`, `output.busy`, `io`).
+    /// `output.not_regular`, `output.collision`, `output.busy`,
+    /// `output.journal`, `io`).
     pub fn rule(&self) -> &'static str {
         match self {
             OutputError::Exists(_) => "output.exists",
@@ -101,6 +126,7 @@ impl OutputError {
             OutputError::NotRegular(_) => "output.not_regular",
             OutputError::Collision(..) => "output.collision",
             OutputError::Busy { .. } => "output.busy",
+            OutputError::Journal { .. } => "output.journal",
             OutputError::Io { .. } | OutputError::Commit(_) => "io",
         }
     }
@@ -110,7 +136,10 @@ impl OutputError {
     pub fn is_runtime(&self) -> bool {
         matches!(
             self,
-            OutputError::Busy { .. } | OutputError::Io { .. } | OutputError::Commit(_)
+            OutputError::Busy { .. }
+                | OutputError::Io { .. }
+                | OutputError::Commit(_)
+                | OutputError::Journal { .. }
         )
     }
 

@@ -180,6 +180,9 @@ pub struct WritePlan {
     /// thousands of files into a few folders); shared with the plans made
     /// by [`WritePlan::sharing_folders`].
     dirs: Folders,
+    /// Folders of inputs whose interrupted commit could not be completed
+    /// (journal.rs): checked again, and refused, at each claim.
+    journal_dirs: Vec<PathBuf>,
 }
 
 impl WritePlan {
@@ -230,8 +233,36 @@ impl WritePlan {
         }
     }
 
+    /// Completes the interrupted commits in `path`'s folder the first time
+    /// the process touches it (journal.rs); a failure is remembered and
+    /// returned by every later claim.
+    fn recover_near(&mut self, path: &Path) -> Result<(), OutputError> {
+        let dir = super::temp::parent_dir(path);
+        let res = super::journal::recover_dir_once(&dir);
+        if res.is_err() && !self.journal_dirs.contains(&dir) {
+            self.journal_dirs.push(dir);
+        }
+        res
+    }
+
+    /// The failures of [`WritePlan::recover_near`] so far, checked again.
+    ///
+    /// # Errors
+    /// [`OutputError::Journal`], [`OutputError::Busy`] or
+    /// [`OutputError::Io`] of the first folder still failing.
+    pub fn check_journals(&mut self) -> Result<(), OutputError> {
+        for d in self.journal_dirs.clone() {
+            super::journal::recover_dir_once(&d)?;
+        }
+        self.journal_dirs.clear();
+        Ok(())
+    }
+
     /// Records an input of the run (a file that must never be written).
+    /// An interrupted commit in its folder is completed first (journal.rs);
+    /// one that cannot be is refused by the next claim.
     pub fn add_input(&mut self, path: &Path) {
+        let _ = self.recover_near(path);
         let k = self.key(path);
         self.input_paths.insert(k);
         let n = self.resolved(path);
@@ -252,6 +283,7 @@ impl WritePlan {
     /// library an in-place run will change): until then, and after, a
     /// plain [`WritePlan::claim`] refuses it as an input.
     pub fn reserve_update(&mut self, path: &Path) {
+        let _ = self.recover_near(path);
         let k = self.key(path);
         self.reserved.insert(k);
         let n = self.resolved(path);
@@ -278,8 +310,11 @@ impl WritePlan {
     ///
     /// # Errors
     /// [`OutputError::IsInput`], [`OutputError::Collision`],
-    /// [`OutputError::NotRegular`].
+    /// [`OutputError::NotRegular`]; [`OutputError::Journal`] (an
+    /// interrupted commit in a folder of the run that cannot be completed).
     pub fn claim_update(&mut self, path: &Path) -> Result<(), OutputError> {
+        self.check_journals()?;
+        self.recover_near(path)?;
         if self.is_input(path) {
             return Err(OutputError::IsInput(path.to_path_buf()));
         }
@@ -310,8 +345,11 @@ impl WritePlan {
     /// # Errors
     /// [`OutputError::IsInput`], [`OutputError::Collision`] (another output
     /// of this run), [`OutputError::NotRegular`], [`OutputError::Exists`]
-    /// (without `force`).
+    /// (without `force`); [`OutputError::Journal`] (an interrupted commit
+    /// in a folder of the run that cannot be completed).
     pub fn claim(&mut self, path: &Path) -> Result<(), OutputError> {
+        self.check_journals()?;
+        self.recover_near(path)?;
         if self.is_protected(path) {
             return Err(OutputError::IsInput(path.to_path_buf()));
         }

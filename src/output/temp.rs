@@ -14,14 +14,18 @@ use super::OutputError;
 pub(crate) struct Registry {
     /// Temporary files that exist right now (removed).
     temps: Vec<PathBuf>,
-    /// Kept originals `(aside, target)`: put back when the target is
-    /// missing, else removed.
+    /// Kept originals `(aside, target)` of commits without a journal: put
+    /// back when the target is missing, else removed.
     asides: Vec<(PathBuf, PathBuf)>,
+    /// The journals this process holds (journal.rs): their commits are
+    /// finished or rolled back whole.
+    pub(crate) journals: Vec<super::journal::Active>,
 }
 
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     temps: Vec::new(),
     asides: Vec::new(),
+    journals: Vec::new(),
 });
 
 pub(crate) fn registry() -> std::sync::MutexGuard<'static, Registry> {
@@ -57,6 +61,11 @@ pub(crate) struct Temp {
 }
 
 impl Temp {
+    /// The temporary file's path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Renames the file to `target`: over an existing file when `replace`,
     /// else no-clobber ([`OutputError::Exists`] when `target` appeared).
     /// On Windows a rename refused while another process holds the target
@@ -148,7 +157,8 @@ pub(crate) fn write_temp(path: &Path, bytes: &[u8], sync: bool) -> Result<Temp, 
     let dir = parent_dir(path);
     std::fs::create_dir_all(&dir).map_err(|e| dir_error(&dir, e))?;
     let mut b = tempfile::Builder::new();
-    b.prefix(".mshgltf-").suffix(".tmp");
+    b.prefix(super::names::TEMP_PREFIX)
+        .suffix(super::names::TEMP_SUFFIX);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -196,12 +206,39 @@ fn dir_error(dir: &Path, e: std::io::Error) -> OutputError {
     OutputError::io(dir, e)
 }
 
-/// Removes this process's temporary files when SIGINT, SIGTERM or SIGHUP
-/// arrives (and puts back a kept original whose target is missing), then
-/// exits with `128 + signal`. Call it at the start of `main`, before any
-/// thread is started: it blocks the signals in the calling thread
-/// (inherited by later threads) and waits for them in a watcher thread. A
-/// no-op off Unix.
+/// What a signal (or a Windows console close) leaves behind, done with
+/// the registry locked (no rename is in flight): every journaled commit of
+/// this process is rolled back whole, or finished when it passed its
+/// commit point (journal.rs); then the temporary files are removed; then
+/// each remaining kept original (a one-file commit) is put back when its
+/// target is missing, else removed. The registry stays locked (returned),
+/// so no new file appears before the process exits.
+pub(crate) fn emergency_cleanup() -> std::sync::MutexGuard<'static, Registry> {
+    let mut reg = registry();
+    super::journal::cleanup_on_signal(&mut reg);
+    for p in reg.temps.iter() {
+        let _ = std::fs::remove_file(p);
+    }
+    for (aside, target) in reg.asides.iter() {
+        if std::fs::symlink_metadata(target).is_err() {
+            let _ = std::fs::rename(aside, target);
+        } else {
+            let _ = std::fs::remove_file(aside);
+        }
+        let _ = std::fs::remove_file(super::names::part_of(aside));
+    }
+    reg
+}
+
+/// Undoes this process's unfinished writes ([`emergency_cleanup`]: a
+/// commit of several files is rolled back whole, temporary files removed)
+/// when SIGINT, SIGTERM or SIGHUP arrives, then exits with `128 + signal`;
+/// on Windows the same on Ctrl-C, Ctrl-Break, console close, logoff and
+/// shutdown (`SetConsoleCtrlHandler`), exiting with 130. Call it at the
+/// start of `main`, before any thread is started: on Unix it blocks the
+/// signals in the calling thread (inherited by later threads) and waits
+/// for them in a watcher thread. What no handler sees (SIGKILL,
+/// `TerminateProcess`, a power loss) the commit journal covers (journal.rs).
 pub fn install_signal_cleanup() {
     #[cfg(unix)]
     // SAFETY: plain libc signal-mask calls on a zero-initialised set.
@@ -221,24 +258,41 @@ pub fn install_signal_cleanup() {
                 let mut sig: libc::c_int = 0;
                 // SAFETY: sigwait on the set blocked above.
                 if libc::sigwait(&set_copy, &mut sig) == 0 {
-                    let reg = registry();
-                    for p in reg.temps.iter() {
-                        let _ = std::fs::remove_file(p);
-                    }
-                    for (aside, target) in reg.asides.iter() {
-                        if std::fs::symlink_metadata(target).is_err() {
-                            let _ = std::fs::rename(aside, target);
-                        } else {
-                            let _ = std::fs::remove_file(aside);
-                        }
-                    }
                     // Keep the lock: no new temporary file can appear.
+                    let _reg = emergency_cleanup();
                     libc::_exit(128 + sig);
                 }
             });
         if spawned.is_err() {
             libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
         }
+    }
+    #[cfg(windows)]
+    // SAFETY: registers a handler routine of the documented signature.
+    unsafe {
+        win::SetConsoleCtrlHandler(Some(win::on_console_event), 1);
+    }
+}
+
+/// Windows' console control handler, declared here (kernel32; no crate).
+#[cfg(windows)]
+pub(crate) mod win {
+    /// `HandlerRoutine`: returns nonzero when handled.
+    pub(crate) type Handler = unsafe extern "system" fn(u32) -> i32;
+
+    #[link(name = "kernel32")]
+    extern "system" {
+        pub(crate) fn SetConsoleCtrlHandler(handler: Option<Handler>, add: i32) -> i32;
+        pub(crate) fn GetCurrentProcess() -> isize;
+        pub(crate) fn TerminateProcess(process: isize, code: u32) -> i32;
+    }
+
+    /// Runs on a thread of its own for Ctrl-C (0), Ctrl-Break (1), close
+    /// (2), logoff (5) and shutdown (6): the cleanup, then exit 130 (the
+    /// system would end the process soon after a close anyway).
+    pub(crate) unsafe extern "system" fn on_console_event(_kind: u32) -> i32 {
+        let _reg = super::emergency_cleanup();
+        std::process::exit(130)
     }
 }
 

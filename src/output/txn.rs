@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use super::journal::{self, Entry, Live};
 use super::lock::{lock_and_read, Locked};
+use super::names::{kept_name, part_of};
 use super::plan::{check_existing, WritePlan};
 use super::temp::{parent_dir, registry, write_temp, Temp};
 use super::OutputError;
@@ -52,13 +54,34 @@ pub struct TxnOptions {
     /// `MSHGLTF_TEST_NO_HARD_LINKS=1` by [`TxnOptions::from_env`].
     #[doc(hidden)]
     pub no_hard_links: bool,
+    /// Test hook, **for the tests only**: right after the commit's rename
+    /// number `k` (0-based, as `fail_rename_at`) succeeded, or with `k` the
+    /// number of renames right after a journaled commit's commit point, the
+    /// process stops itself as `how` says, as a kill from outside would. Set from
+    /// `MSHGLTF_TEST_STOP_AFTER_RENAME=k` and `MSHGLTF_TEST_STOP_HOW`
+    /// (`kill`, the default: SIGKILL on Unix, `TerminateProcess` on
+    /// Windows; `term`: SIGTERM on Unix, the console-close handler on
+    /// Windows) by [`TxnOptions::from_env`].
+    #[doc(hidden)]
+    pub stop_after_rename: Option<(usize, Stop)>,
+}
+
+/// How the test hook [`TxnOptions::stop_after_rename`] stops the process.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// SIGKILL (Unix), `TerminateProcess` (Windows): no handler runs.
+    Kill,
+    /// SIGTERM (Unix), the console-close handler (Windows).
+    Term,
 }
 
 impl TxnOptions {
     /// Options with `force`, [`Durability::Each`] and the default lock
     /// wait, overridden by the environment: `MSHGLTF_LOCK_WAIT_MS`
-    /// (milliseconds) and the test hooks `MSHGLTF_TEST_FAIL_RENAME_AT` and
-    /// `MSHGLTF_TEST_NO_HARD_LINKS`.
+    /// (milliseconds) and the test hooks `MSHGLTF_TEST_FAIL_RENAME_AT`,
+    /// `MSHGLTF_TEST_NO_HARD_LINKS`, `MSHGLTF_TEST_STOP_AFTER_RENAME` and
+    /// `MSHGLTF_TEST_STOP_HOW` (test-only: never set them in use).
     pub fn from_env(force: bool) -> Self {
         let num = |k: &str| {
             std::env::var(k)
@@ -71,6 +94,15 @@ impl TxnOptions {
             lock_wait: num("MSHGLTF_LOCK_WAIT_MS").map_or(DEFAULT_LOCK_WAIT, Duration::from_millis),
             fail_rename_at: num("MSHGLTF_TEST_FAIL_RENAME_AT").map(|k| k as usize),
             no_hard_links: num("MSHGLTF_TEST_NO_HARD_LINKS").is_some_and(|v| v != 0),
+            stop_after_rename: num("MSHGLTF_TEST_STOP_AFTER_RENAME").map(|k| {
+                let how = std::env::var("MSHGLTF_TEST_STOP_HOW").unwrap_or_default();
+                let how = if how.trim() == "term" {
+                    Stop::Term
+                } else {
+                    Stop::Kill
+                };
+                (k as usize, how)
+            }),
         }
     }
 }
@@ -101,6 +133,10 @@ pub struct CommitFailure {
     /// The target holds the new bytes; the old ones are in the kept file
     /// (the kept file is the target itself for a target that was new).
     pub unrestored: Vec<(PathBuf, PathBuf, String)>,
+    /// The commit's journal, left on disk when not every file could be
+    /// put back: the next run in its folder, or `gltf2msh --recover
+    /// FOLDER`, completes the rollback.
+    pub journal: Option<PathBuf>,
 }
 
 impl fmt::Display for CommitFailure {
@@ -140,6 +176,14 @@ impl fmt::Display for CommitFailure {
                 "; {} holds the new bytes and could not be restored ({e}): its old bytes are in {}",
                 t.display(),
                 a.display()
+            )?;
+        }
+        if let Some(j) = &self.journal {
+            write!(
+                f,
+                "; the journal {} is kept: run again, or `gltf2msh --recover {}`, to finish putting them back",
+                j.display(),
+                parent_dir(j).display()
             )?;
         }
         Ok(())
@@ -275,10 +319,16 @@ impl Transaction {
     /// # Errors
     /// For one staged file, its failure as is ([`OutputError::Exists`]
     /// when a concurrent run created the target, [`OutputError::Io`], ...);
-    /// for several, [`OutputError::Commit`] listing every target's state.
+    /// for several, [`OutputError::Commit`] listing every target's state;
+    /// [`OutputError::Journal`] when an interrupted commit in a folder of
+    /// the run cannot be completed (nothing is written). A commit of two or
+    /// more files is journaled (journal.rs): all or nothing across a kill.
     pub fn commit(&mut self) -> Result<Committed, OutputError> {
         let staged = std::mem::take(&mut self.staged);
-        let res = self.commit_staged(staged);
+        let res = self
+            .plan
+            .check_journals()
+            .and_then(|()| self.commit_staged(staged));
         self.locks.clear();
         res
     }
@@ -286,7 +336,6 @@ impl Transaction {
     fn commit_staged(&self, staged: Vec<Staged>) -> Result<Committed, OutputError> {
         let single = staged.len() == 1;
         let mut c = Committed::default();
-        let mut temps: Vec<(PathBuf, Temp, bool)> = Vec::new();
         let all: Vec<PathBuf> = staged.iter().map(|s| s.path.clone()).collect();
         let fail = |cause: OutputError, done: Vec<Done>, from: usize, unchanged: &[PathBuf]| {
             if single {
@@ -302,50 +351,77 @@ impl Transaction {
             f.unchanged = unchanged.to_vec();
             OutputError::Commit(Box::new(f))
         };
-        // Stage: check consent again, skip unchanged files, write temps.
-        for s in &staged {
-            let res = check_existing(&s.path, s.replace).and_then(|()| {
-                // Without consent to replace, the target must be created by
-                // this run: never "unchanged", never replaced.
-                if s.replace && holds(&s.path, &s.bytes) {
-                    return Ok(None);
-                }
-                let existed = std::fs::symlink_metadata(&s.path).is_ok();
-                if existed && !s.replace {
-                    return Err(OutputError::Exists(s.path.clone()));
-                }
-                let sync = existed || self.opts.durability == Durability::Each;
-                write_temp(&s.path, &s.bytes, sync).map(|t| Some((t, existed)))
-            });
-            match res {
-                Ok(None) => c.unchanged.push(s.path.clone()),
-                Ok(Some((t, existed))) => temps.push((s.path.clone(), t, existed)),
+        let temps = match self.stage_temps(&staged, &mut c) {
+            Ok(t) => t,
+            Err(e) => return Err(fail(e, Vec::new(), 0, &c.unchanged)),
+        };
+        let any_existed = temps.iter().any(|t| t.kept.is_some());
+        let sync = self.opts.durability == Durability::Each || any_existed;
+        // Two or more renames: journaled (journal.rs), all or nothing
+        // across a kill too.
+        let live = if temps.len() >= 2 {
+            let entries: Vec<Entry> = temps
+                .iter()
+                .map(|t| {
+                    Entry::new(
+                        &t.path,
+                        t.kept.clone(),
+                        t.temp.path(),
+                        &staged[t.index].bytes,
+                    )
+                })
+                .collect();
+            match journal::begin(&entries, sync) {
+                Ok(l) => Some(l),
                 Err(e) => return Err(fail(e, Vec::new(), 0, &c.unchanged)),
             }
-        }
+        } else {
+            None
+        };
+        drop(staged);
+        let renames = temps.len();
         // Commit: keep each original aside, rename the new file over it.
         let mut done: Vec<Done> = Vec::new();
-        let mut any_existed = false;
-        for (k, (path, temp, existed)) in temps.into_iter().enumerate() {
-            any_existed |= existed;
+        let mut rest = temps.into_iter().enumerate();
+        while let Some((k, t)) = rest.next() {
             let hook = Hook {
                 fail_rename: self.opts.fail_rename_at == Some(k),
                 no_hard_links: self.opts.no_hard_links,
             };
-            match commit_one(&path, temp, existed, hook) {
+            match commit_one(&t.path, t.temp, t.kept, hook) {
                 Ok(aside) => {
-                    c.written.push(path.clone());
-                    done.push(Done { path, aside });
+                    c.written.push(t.path.clone());
+                    done.push(Done {
+                        path: t.path,
+                        aside,
+                    });
+                    if let Some((at, how)) = self.opts.stop_after_rename {
+                        if at == k {
+                            stop_for_test(how);
+                        }
+                    }
                 }
                 Err(e) => {
-                    let from = all.iter().position(|p| p == &path).unwrap_or(0);
-                    return Err(fail(e, done, from, &c.unchanged));
+                    // The staged files not renamed are removed first.
+                    drop(rest);
+                    let from = all.iter().position(|p| p == &t.path).unwrap_or(0);
+                    return Err(settle(live, fail(e, done, from, &c.unchanged)));
                 }
             }
         }
         if self.opts.durability == Durability::Each || any_existed {
             let dirs: Vec<PathBuf> = c.written.iter().map(|p| parent_dir(p)).collect();
             fsync_dirs(&dirs);
+        }
+        if let Some(l) = &live {
+            if let Err(e) = journal::commit_point(l, sync) {
+                return Err(settle(live, fail(e, done, all.len(), &c.unchanged)));
+            }
+            if let Some((at, how)) = self.opts.stop_after_rename {
+                if at == renames {
+                    stop_for_test(how);
+                }
+            }
         }
         let mut reg = registry();
         for d in done {
@@ -355,7 +431,105 @@ impl Transaction {
             }
         }
         drop(reg);
+        if let Some(l) = live {
+            journal::end(l);
+        }
         Ok(c)
+    }
+
+    /// Checks consent again, skips unchanged files (listed in `c`) and
+    /// writes the temporary files of the others, with the names their kept
+    /// originals will have.
+    fn stage_temps(
+        &self,
+        staged: &[Staged],
+        c: &mut Committed,
+    ) -> Result<Vec<TempFor>, OutputError> {
+        let mut temps = Vec::new();
+        for (index, s) in staged.iter().enumerate() {
+            check_existing(&s.path, s.replace)?;
+            // Without consent to replace, the target must be created by
+            // this run: never "unchanged", never replaced.
+            if s.replace && holds(&s.path, &s.bytes) {
+                c.unchanged.push(s.path.clone());
+                continue;
+            }
+            let existed = std::fs::symlink_metadata(&s.path).is_ok();
+            if existed && !s.replace {
+                return Err(OutputError::Exists(s.path.clone()));
+            }
+            let sync = existed || self.opts.durability == Durability::Each;
+            let temp = write_temp(&s.path, &s.bytes, sync)?;
+            let kept = existed.then(|| {
+                let n = ASIDE_SEQ.fetch_add(1, Ordering::Relaxed);
+                kept_name(&s.path, std::process::id(), n)
+            });
+            temps.push(TempFor {
+                path: s.path.clone(),
+                temp,
+                kept,
+                index,
+            });
+        }
+        Ok(temps)
+    }
+}
+
+/// A staged file written beside its target, not yet renamed.
+struct TempFor {
+    path: PathBuf,
+    temp: Temp,
+    /// The name its kept original will have (`None`: a new target).
+    kept: Option<PathBuf>,
+    /// Its index among the staged files.
+    index: usize,
+}
+
+/// Ends the journal of a failed commit: removed when every file was put
+/// back, else left for the next run (and named in the failure).
+fn settle(live: Option<Live>, err: OutputError) -> OutputError {
+    let Some(l) = live else {
+        return err;
+    };
+    match err {
+        OutputError::Commit(mut f) if !f.unrestored.is_empty() => {
+            f.journal = journal::leave(l);
+            OutputError::Commit(f)
+        }
+        other => {
+            journal::end(l);
+            other
+        }
+    }
+}
+
+/// The test hook [`TxnOptions::stop_after_rename`]: stops this process as
+/// a kill from outside would, right now.
+fn stop_for_test(how: Stop) {
+    #[cfg(unix)]
+    // SAFETY: signals to this process.
+    unsafe {
+        let sig = match how {
+            Stop::Kill => libc::SIGKILL,
+            Stop::Term => libc::SIGTERM,
+        };
+        libc::kill(libc::getpid(), sig);
+    }
+    #[cfg(windows)]
+    match how {
+        // SAFETY: ends this process.
+        Stop::Kill => unsafe {
+            super::temp::win::TerminateProcess(super::temp::win::GetCurrentProcess(), 1);
+        },
+        // As the system does on a console close: the handler on a thread
+        // of its own.
+        Stop::Term => {
+            std::thread::spawn(|| unsafe { super::temp::win::on_console_event(2) });
+        }
+    }
+    // The signal's handler ends the process; nothing more is done here.
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
     }
 }
 
@@ -380,15 +554,14 @@ struct Hook {
     no_hard_links: bool,
 }
 
-/// Keeps the original of `path` aside as `.NAME.mshgltf-keep-PID-N` beside
-/// it: a hard link, or, where hard links fail (FAT/exFAT, some network
-/// shares), a copy flushed to disk. Either way `path` stays bound to its
-/// old bytes until the new file is renamed over it: a kill at any moment
-/// leaves the old or the new file under the target's name, never none.
-fn keep_aside(path: &Path, no_hard_links: bool) -> Result<PathBuf, OutputError> {
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let n = ASIDE_SEQ.fetch_add(1, Ordering::Relaxed);
-    let aside = parent_dir(path).join(format!(".{name}.mshgltf-keep-{}-{n}", std::process::id()));
+/// Keeps the original of `path` aside as `aside` (`.NAME.mshgltf-keep-PID-N`
+/// beside it, names.rs): a hard link, or, where hard links fail
+/// (FAT/exFAT, some network shares), a copy flushed to disk, made as
+/// `aside.part` and renamed, so the kept name only ever holds the whole
+/// old file. Either way `path` stays bound to its old bytes until the new
+/// file is renamed over it: a kill at any moment leaves the old or the new
+/// file under the target's name, never none.
+fn keep_aside(path: &Path, aside: &Path, no_hard_links: bool) -> Result<(), OutputError> {
     let linked = if no_hard_links {
         Err(std::io::Error::new(
             std::io::ErrorKind::PermissionDenied,
@@ -397,23 +570,29 @@ fn keep_aside(path: &Path, no_hard_links: bool) -> Result<PathBuf, OutputError> 
     } else {
         link_aside_with(
             path,
-            &aside,
+            aside,
             super::retry::pauses(),
             super::retry::sleep,
-            || std::fs::hard_link(path, &aside),
+            || std::fs::hard_link(path, aside),
         )
     };
     if linked.is_err() {
         // Registered first: a signal during the copy removes the partial copy
         // (the target is there, so the watcher removes the kept file).
-        registry().add_aside(&aside, path);
-        if let Err(e) = copy_aside(path, &aside) {
-            let _ = std::fs::remove_file(&aside);
-            registry().drop_aside(&aside);
+        registry().add_aside(aside, path);
+        let part = part_of(aside);
+        let res = copy_aside(path, &part).and_then(|()| {
+            super::retry::io(|| std::fs::rename(&part, aside))
+                .map_err(|e| OutputError::io(aside, e))
+        });
+        if let Err(e) = res {
+            let _ = std::fs::remove_file(&part);
+            let _ = std::fs::remove_file(aside);
+            registry().drop_aside(aside);
             return Err(e);
         }
     }
-    Ok(aside)
+    Ok(())
 }
 
 /// Hard-links `path` as `aside` with `link` and registers the link as a
@@ -458,7 +637,7 @@ fn copy_aside(path: &Path, aside: &Path) -> Result<(), OutputError> {
 fn commit_one(
     path: &Path,
     temp: Temp,
-    existed: bool,
+    kept: Option<PathBuf>,
     hook: Hook,
 ) -> Result<Option<PathBuf>, OutputError> {
     let injected = || {
@@ -467,14 +646,14 @@ fn commit_one(
             std::io::Error::other("injected rename failure (MSHGLTF_TEST_FAIL_RENAME_AT)"),
         )
     };
-    if !existed {
+    let Some(aside) = kept else {
         if hook.fail_rename {
             return Err(injected());
         }
         return temp.persist(path, false).map(|()| None);
-    }
+    };
     check_existing(path, true)?;
-    let aside = keep_aside(path, hook.no_hard_links)?;
+    keep_aside(path, &aside, hook.no_hard_links)?;
     let res = if hook.fail_rename {
         Err(injected())
     } else {
@@ -506,6 +685,7 @@ fn rollback(done: Vec<Done>) -> CommitFailure {
         not_written: Vec::new(),
         unchanged: Vec::new(),
         unrestored: Vec::new(),
+        journal: None,
     };
     let mut reg = registry();
     for d in done.into_iter().rev() {
@@ -582,6 +762,7 @@ mod tests {
             lock_wait: Duration::from_millis(100),
             fail_rename_at: None,
             no_hard_links: false,
+            stop_after_rename: None,
         }
     }
 
@@ -746,7 +927,8 @@ mod tests {
         let lib = dir.path().join("weapon.rlb");
         std::fs::write(&lib, b"old archive").unwrap();
         for no_links in [false, true] {
-            let aside = keep_aside(&lib, no_links).unwrap();
+            let aside = kept_name(&lib, 1, usize::from(no_links));
+            keep_aside(&lib, &aside, no_links).unwrap();
             assert_eq!(std::fs::read(&lib).unwrap(), b"old archive", "{no_links}");
             assert_eq!(std::fs::read(&aside).unwrap(), b"old archive", "{no_links}");
             std::fs::remove_file(&aside).unwrap();
