@@ -13,6 +13,8 @@ import json
 
 import bpy
 
+from . import compat
+
 LIGHTMAP_NODE = "parkan_lightmap"
 
 
@@ -60,7 +62,7 @@ def layer_collection(layer, coll):
 
 
 def set_active_collection(context, coll):
-    lc = layer_collection(context.view_layer.layer_collection, coll)
+    lc = layer_collection(compat.layer_root(context.view_layer), coll)
     if lc is not None:
         context.view_layer.active_layer_collection = lc
     return lc
@@ -271,7 +273,7 @@ class Staging:
         st = self.scene
         st.collection.children.link(coll)
         vl = st.view_layers[0]
-        vl.active_layer_collection = layer_collection(vl.layer_collection, coll)
+        vl.active_layer_collection = layer_collection(compat.layer_root(vl), coll)
         if "msh" in st.keys():
             del st["msh"]
         try:
