@@ -19,7 +19,6 @@ objects, Shift+D copies; §8.7) and its warnings are reported as text.
 """
 
 import array
-import ast
 import hashlib
 import json
 import os
@@ -49,20 +48,10 @@ PALETTE = [(0.25, 0.75, 0.25, 1.0), (0.2, 0.45, 1.0, 1.0), (1.0, 0.25, 0.2, 1.0)
 NO_CLAN = (0.6, 0.6, 0.6, 1.0)
 
 
-def parse_text(v):
-    """A custom property Blender kept as text (its importer stores
-    `str(value)` when a nested value does not fit an ID property: an
-    integer over 2**31 such as a marker or float bits, a list of mixed
-    types) as the JSON value it was:
-    JSON text first, then Python literal text. Anything else as it is."""
-    if not isinstance(v, str):
-        return v
-    for parse in (json.loads, ast.literal_eval):
-        try:
-            return parse(v)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            continue
-    return v
+def parse_text(v, what="a custom property"):
+    """A custom property Blender kept as text as the JSON value it was
+    (`tools.parse_text`: bounded, ToolError naming `what` over a bound)."""
+    return tools.parse_text(v, what)
 
 
 def props(o, key="parkan_object"):
@@ -72,7 +61,7 @@ def props(o, key="parkan_object"):
     v = o.get(key)
     if v is None:
         return {}
-    v = parse_text(sc.idprop_dict(v))
+    v = parse_text(sc.idprop_dict(v), f"object {o.name}: custom property {key}")
     return v if isinstance(v, dict) else {}
 
 
@@ -131,7 +120,7 @@ def fix_text_extras(glb, mission_extras=None, names=None):
         for k in EXTRAS_KEYS:
             v = ex.get(k)
             if isinstance(v, str):
-                p = parse_text(v)
+                p = parse_text(v, f"{os.path.basename(glb)}: {h.get('name', 'the scene')!r} extras {k}")
                 if isinstance(p, (dict, list)):
                     ex[k] = p
                     n += 1

@@ -9,11 +9,10 @@ the Mix node out of the Base Color path (`bypass_lightmaps`) so that the
 exporter sees the imported material unchanged, and puts it back afterwards.
 """
 
-import json
-
 import bpy
 
 from . import compat
+from . import tools
 
 LIGHTMAP_NODE = "parkan_lightmap"
 
@@ -231,19 +230,12 @@ def idprop_dict(v):
 
 def msh_props(o):
     """An object's `msh` custom property (the node's glTF extras) as a dict;
-    Blender's importer may keep a nested dict as its JSON or repr text."""
+    Blender's importer may keep a nested dict as its JSON or repr text
+    (read by `tools.parse_text`: ToolError over its bounds)."""
     v = o.get("msh")
     if v is None:
         return {}
-    v = idprop_dict(v)
-    if isinstance(v, str):
-        import ast
-        for parse in (json.loads, ast.literal_eval):
-            try:
-                v = parse(v)
-                break
-            except (ValueError, SyntaxError):
-                continue
+    v = tools.parse_text(idprop_dict(v), f"object {o.name}: custom property msh")
     return v if isinstance(v, dict) else {}
 
 
