@@ -1,6 +1,32 @@
-"""Every difference between the Blender versions the add-on supports
-(3.4 .. 5.x) in one place: the rest of the add-on calls these and never
-reads `bpy.app.version` itself.
+"""Every difference between the Blender versions the add-on supports in
+one place (README "Tested": Debian's 3.4.1, 4.2 LTS, 4.5 LTS, 5.0 and the
+newest, 5.3): the rest of the add-on calls these and never reads
+`bpy.app.version` or probes the API itself. Tested in each version by the
+Blender matrix (tests/shared_blender_matrix.rs and the `*_in_bpy_matrix`
+tests).
+
+What differs, and where it is handled:
+
+- glTF importer options (`gltf_import`): 4.2 renamed
+  `convert_lighting_mode`; 4.5 added `import_scene_as_collection` and
+  `import_merge_material_slots` (both on by default) and
+  `import_scene_extras`. The add-on imports into its own collections and
+  keeps one material slot per glTF primitive, as 3.4 does.
+- glTF exporter options (`gltf_export`): 4.0 added
+  `export_animation_mode` (the add-on exports the active actions only;
+  3.4's equivalent is `export_nla_strips=False`), 4.2 `export_vertex_color`
+  and more; options a version does not know are left out.
+- Layered actions (`fcurves`, `action_slot`): from 4.4 an action holds a
+  slot per object and the glTF importer makes one action per glTF
+  animation shared by the objects; 4.4 and 4.5 keep `Action.fcurves` but
+  as the first slot's curves only, 5.0 removed it.
+- View layers (`layer_root`): 5.3 builds a new scene's layer tree lazily.
+- numpy (`numpy_shim`): 3.4's importer uses `np.bool`, gone in numpy 1.24.
+- Custom properties: every version may keep a nested glTF extra as its
+  Python text (a big integer, mixed lists); `tools.parse_text` reads it
+  back the same way in each.
+- Add-on or extension: 3.4 .. 4.1 install the zip as a legacy add-on
+  (`bl_info` in `__init__`), 4.2+ as an extension (`blender_manifest.toml`).
 """
 
 import bpy
@@ -74,3 +100,35 @@ def fcurves(act, slot=None):
     if hasattr(act, "fcurves"):
         return list(act.fcurves)
     return []
+
+
+def _known(op, kw):
+    """`kw` without the options the glTF operator `op` of this Blender does
+    not have (each version adds, renames and drops some); the dropped
+    names."""
+    have = set(op.get_rna_type().properties.keys())
+    return {k: v for k, v in kw.items() if k in have}, sorted(set(kw) - have)
+
+
+# Importer options pinned to what Blender 3.4..4.2 do (module docs): the
+# add-on's own collections, one material slot per glTF primitive, the
+# glTF scene's extras as the scene's custom properties.
+IMPORT_OPTIONS = {"import_scene_as_collection": False, "import_merge_material_slots": False,
+                  "import_scene_extras": True}
+
+
+def gltf_import(filepath):
+    """Blender's glTF importer on `filepath` with IMPORT_OPTIONS (those
+    this version has); what the operator returns. Raises what it raises
+    (RuntimeError)."""
+    op = bpy.ops.import_scene.gltf
+    kw, _ = _known(op, dict(IMPORT_OPTIONS, filepath=filepath))
+    return op(**kw)
+
+
+def gltf_export(kw):
+    """Blender's glTF exporter with the options of `kw` this version has
+    (module docs); what the operator returns."""
+    op = bpy.ops.export_scene.gltf
+    known, _ = _known(op, kw)
+    return op(**known)

@@ -11,6 +11,7 @@ import tempfile
 import bpy
 
 from . import clips
+from . import compat
 from . import edits
 from . import missions
 from . import layout as model_layout
@@ -61,9 +62,7 @@ def export_gltf(context, glb, coll=None, selection=False, sample=False):
               # Only the active (timeline) actions: clip actions sit on NLA tracks
               # and would come back as extra animations without their extras.
               export_nla_strips=False, export_animation_mode="ACTIVE_ACTIONS")
-    have = set(bpy.ops.export_scene.gltf.get_rna_type().properties.keys())
-    kw = {k: v for k, v in kw.items() if k in have}
-    return bpy.ops.export_scene.gltf(**kw)
+    return compat.gltf_export(kw)
 
 
 def run(op, context):

@@ -29,6 +29,7 @@ import bpy
 from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
+from . import compat
 from . import scene as sc
 from . import tools
 
@@ -325,7 +326,7 @@ class IMPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Import
         coll = sc.new_collection(f"Mission {name}", top)
         before = set(bpy.data.objects)
         meshes_before = set(bpy.data.meshes)
-        bpy.ops.import_scene.gltf(filepath=glb)
+        compat.gltf_import(glb)
         objs = [o for o in bpy.data.objects if o not in before]
         # The scene extras live on the mission collection (a second mission
         # would replace the scene's).

@@ -270,7 +270,7 @@ class Staging:
             del st["msh"]
         try:
             with bpy.context.temp_override(scene=st, view_layer=vl):
-                bpy.ops.import_scene.gltf(filepath=glb)
+                compat.gltf_import(glb)
         finally:
             objs = list(st.objects)
         return objs, st.get("msh")
