@@ -1,25 +1,28 @@
 """Every difference between the Blender versions the add-on supports in
 one place (README "Tested": Debian's 3.4.1, 4.2 LTS, 4.5 LTS, 5.0 and the
 newest, 5.3): the rest of the add-on calls these and never reads
-`bpy.app.version` or probes the API itself. Tested in each version by the
-Blender matrix (tests/shared_blender_matrix.rs and the `*_in_bpy_matrix`
-tests).
+`bpy.app.version` itself. Tested in each version by the Blender tests
+(the full suite in 3.4.1 and 5.3, tests/shared_blender_matrix.rs and the
+`*_in_each_matrix_bpy` tests in 4.2, 4.5 and 5.0).
 
 What differs, and where it is handled:
 
-- glTF importer options (`gltf_import`): 4.2 renamed
-  `convert_lighting_mode`; 4.5 added `import_scene_as_collection` and
+- glTF importer options (`gltf_import`; compared option by option in
+  3.4.1, 4.2.23, 4.5.15, 5.0.1 and 5.3.0): 4.2 renamed
+  `convert_lighting_mode`; 4.5 has `import_scene_as_collection` and
   `import_merge_material_slots` (both on by default) and
-  `import_scene_extras`. The add-on imports into its own collections and
-  keeps one material slot per glTF primitive, as 3.4 does.
-- glTF exporter options (`gltf_export`): 4.0 added
-  `export_animation_mode` (the add-on exports the active actions only;
-  3.4's equivalent is `export_nla_strips=False`), 4.2 `export_vertex_color`
-  and more; options a version does not know are left out.
+  `import_scene_extras`, which 4.2 has not. The add-on imports into its
+  own collections and keeps one material slot per glTF primitive, as 3.4
+  and 4.2 do.
+- glTF exporter options (`gltf_export`): 4.2 has `export_animation_mode`
+  (the add-on exports the active actions only; 3.4's equivalent is
+  `export_nla_strips=False`), `export_vertex_color` and more, 4.5
+  `export_merge_animation`, 5.3 drops `export_image_add_webp`; options a
+  version does not know are left out.
 - Layered actions (`fcurves`, `action_slot`): from 4.4 an action holds a
   slot per object and the glTF importer makes one action per glTF
-  animation shared by the objects; 4.4 and 4.5 keep `Action.fcurves` but
-  as the first slot's curves only, 5.0 removed it.
+  animation shared by the objects; 4.5 still has `Action.fcurves` (the
+  legacy API), but as the first slot's curves only, and 5.0 removed it.
 - View layers (`layer_root`): 5.3 builds a new scene's layer tree lazily.
 - numpy (`numpy_shim`): 3.4's importer uses `np.bool`, gone in numpy 1.24.
 - Custom properties: every version may keep a nested glTF extra as its
@@ -77,7 +80,7 @@ def fcurves(act, slot=None):
     Up to Blender 4.3 an action is one object's: `Action.fcurves`. From
     4.4 actions are layered: the glTF importer makes one action per glTF
     animation with a slot per object, and each slot's F-curves are in its
-    channel bag. 4.4 and 4.5 still have `Action.fcurves`, but it is the
+    channel bag. 4.5 still has `Action.fcurves` (the legacy API), but it is the
     first slot's channel bag whatever the slot (every object would get the
     first object's curves); 5.0 removed it. So: the slot's channel bag when
     the action has slots and a slot is given, else `Action.fcurves`."""
