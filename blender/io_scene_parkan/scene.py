@@ -11,8 +11,12 @@ exporter sees the imported material unchanged, and puts it back afterwards.
 
 import bpy
 
-from . import compat
-from . import tools
+try:
+    from . import compat
+    from . import tools
+except ImportError:  # a plain module on sys.path (scripts/blender_import_all.py)
+    import compat
+    import tools
 
 LIGHTMAP_NODE = "parkan_lightmap"
 
