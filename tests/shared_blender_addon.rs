@@ -358,10 +358,10 @@ fn addon_imports_edits_exports_and_renders_in_each_matrix_bpy() {
     let Some((corpus, blender)) = common::corpus_and_blender() else {
         return;
     };
-    for (version, py) in common::matrix_bpys() {
+    common::for_each_matrix_bpy(|version, py| {
         println!("bpy {version}");
-        addon_in(&corpus, &blender, Some(&py));
-    }
+        addon_in(&corpus, &blender, Some(py));
+    });
 }
 
 /// The add-on test (module docs) in `blender`, or in the Python `bpy`.

@@ -317,8 +317,8 @@ fn a_clip_edited_in_each_matrix_bpy_reaches_its_frames_only() {
     let Some((corpus, blender)) = common::corpus_and_blender() else {
         return;
     };
-    for (version, py) in common::matrix_bpys() {
+    common::for_each_matrix_bpy(|version, py| {
         println!("bpy {version}");
-        clip_edits(&corpus, &blender, Some(&py));
-    }
+        clip_edits(&corpus, &blender, Some(py));
+    });
 }

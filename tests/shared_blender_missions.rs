@@ -104,10 +104,10 @@ fn missions_import_export_and_edit_in_each_matrix_bpy() {
     let Some((corpus, blender)) = common::corpus_and_blender() else {
         return;
     };
-    for (version, py) in common::matrix_bpys() {
+    common::for_each_matrix_bpy(|version, py| {
         println!("bpy {version}");
-        missions_in(&corpus, &blender, Some(&py));
-    }
+        missions_in(&corpus, &blender, Some(py));
+    });
 }
 
 /// One mission's import as the manifest says: every placed object per

@@ -208,10 +208,10 @@ fn object_edits_through_the_addon_in_each_matrix_bpy() {
     let Some((corpus, blender)) = common::corpus_and_blender() else {
         return;
     };
-    for (version, py) in common::matrix_bpys() {
+    common::for_each_matrix_bpy(|version, py| {
         println!("bpy {version}");
-        object_edits(&corpus, &blender, Some(&py));
-    }
+        object_edits(&corpus, &blender, Some(py));
+    });
 }
 
 fn object_edits(corpus: &Path, blender: &Path, bpy: Option<&Path>) {

@@ -115,10 +115,10 @@ fn a_muzzle_moved_and_turned_in_each_matrix_bpy_reaches_the_cpt() {
     let Some((corpus, blender)) = common::corpus_and_blender() else {
         return;
     };
-    for (version, py) in common::matrix_bpys() {
+    common::for_each_matrix_bpy(|version, py| {
         println!("bpy {version}");
-        muzzle_edit(&corpus, &blender, Some(&py));
-    }
+        muzzle_edit(&corpus, &blender, Some(py));
+    });
 }
 
 /// Imports the subject, edits its muzzle point in `blender` (or `bpy`)

@@ -111,10 +111,10 @@ fn a_material_recoloured_and_its_texture_painted_in_each_matrix_bpy_reach_the_li
     let Some((corpus, blender)) = common::corpus_and_blender() else {
         return;
     };
-    for (version, py) in common::matrix_bpys() {
+    common::for_each_matrix_bpy(|version, py| {
         println!("bpy {version}");
-        retexture(&corpus, &blender, Some(&py));
-    }
+        retexture(&corpus, &blender, Some(py));
+    });
 }
 
 fn retexture(corpus: &Path, blender: &Path, bpy: Option<&Path>) {

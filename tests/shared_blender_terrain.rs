@@ -128,10 +128,10 @@ fn a_map_round_trip_and_a_vertex_move_through_the_addon_in_each_matrix_bpy() {
     let Some((corpus, blender)) = common::corpus_and_blender() else {
         return;
     };
-    for (version, py) in common::matrix_bpys() {
+    common::for_each_matrix_bpy(|version, py| {
         println!("bpy {version}");
-        round_trip(&corpus, &blender, Some(&py));
-    }
+        round_trip(&corpus, &blender, Some(py));
+    });
 }
 
 fn round_trip(corpus: &Path, blender: &Path, bpy: Option<&Path>) {

@@ -118,10 +118,10 @@ fn unit_part_edit_through_the_addon_in_each_matrix_bpy() {
     let Some((corpus, blender)) = common::corpus_and_blender() else {
         return;
     };
-    for (version, py) in common::matrix_bpys() {
+    common::for_each_matrix_bpy(|version, py| {
         println!("bpy {version}");
-        unit_part_edit(&corpus, &blender, Some(&py));
-    }
+        unit_part_edit(&corpus, &blender, Some(py));
+    });
 }
 
 fn unit_part_edit(corpus: &Path, blender: &Path, bpy: Option<&Path>) {

@@ -44,10 +44,10 @@ fn each_matrix_bpy_imports_units_with_clip_actions_and_control_points() {
     let Some((corpus, blender)) = common::corpus_and_blender() else {
         return;
     };
-    for (version, py) in common::matrix_bpys() {
+    common::for_each_matrix_bpy(|version, py| {
         println!("bpy {version}");
-        import_units(&corpus, &blender, Some(&py));
-    }
+        import_units(&corpus, &blender, Some(py));
+    });
 }
 
 fn import_units(root: &Path, blender: &Path, bpy: Option<&Path>) {

@@ -350,6 +350,21 @@ pub fn matrix_bpys() -> Vec<(&'static str, PathBuf)> {
         .collect()
 }
 
+/// Runs `f(version, python)` for each installed matrix Blender
+/// ([`matrix_bpys`]), the versions side by side, one thread each (a Blender
+/// run mostly keeps one core busy and CI has two): the matrix costs about
+/// its slowest version rather than the sum. A panic in any run fails the
+/// caller once every run has ended.
+pub fn for_each_matrix_bpy(f: impl Fn(&str, &Path) + Sync) {
+    let bpys = matrix_bpys();
+    std::thread::scope(|s| {
+        for (version, py) in &bpys {
+            let f = &f;
+            s.spawn(move || f(version, py));
+        }
+    });
+}
+
 /// A command that runs `tests/blender/SCRIPT` in Blender with the user
 /// scripts and config folders under `tmp` (so the add-on installs there):
 /// `blender -b --factory-startup -noaudio --python SCRIPT` (PYTHONPATH and
