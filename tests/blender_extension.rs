@@ -7,10 +7,12 @@
 //! and its cancel).
 //!
 //! Needs no `../shared`. Blenders: `$BLENDER`, else `blender` on PATH, else
-//! `/usr/bin/blender`; and a Python with PyPI `bpy` (Blender 4.2+):
-//! `$BPY_PYTHON`, else the venv `../shared/tools/blender-inspect --bpy`
-//! leaves in `${MSH_TOOLS_CACHE:-~/.cache/msh-tools}/bpy-5.0.1`. Each one
-//! missing is a printed SKIP line; with none the test passes after saying so.
+//! `/usr/bin/blender`; and each PyPI `bpy` CI tests (Blender 4.2 LTS, 4.5
+//! LTS, 5.0 and the newest, `common::bpy_python`): the venvs
+//! `../shared/tools/blender-inspect --bpy=VERSION` leaves in
+//! `${MSH_TOOLS_CACHE:-~/.cache/msh-tools}/bpy-VERSION`. Each one missing is
+//! a printed SKIP line (a failure with `MSHGLTF_REQUIRE_BLENDERS=1`); with
+//! none the test passes after saying so.
 
 mod common;
 
@@ -174,11 +176,18 @@ fn addon_zip_validates_installs_and_imports() {
         },
         None => println!("SKIP: no Blender binary (set BLENDER=/path/to/blender)"),
     }
-    match common::bpy_python() {
-        Some(py) => runners.push((format!("bpy at {}", py.display()), Runner::Bpy(py), true)),
-        None => println!(
-            "SKIP: no Python with PyPI bpy (set BPY_PYTHON, or run ../shared/tools/blender-inspect --bpy once)"
-        ),
+    // Every Blender 4.2+ CI tests: the newest and the matrix (README "Tested").
+    for version in std::iter::once(common::NEWEST_BPY).chain(common::MATRIX_BPYS) {
+        match common::bpy_python(version) {
+            Some(py) => runners.push((
+                format!("bpy {version} at {}", py.display()),
+                Runner::Bpy(py),
+                true,
+            )),
+            None => println!(
+                "SKIP: no Python with PyPI bpy {version} (../shared/tools/blender-inspect --bpy={version})"
+            ),
+        }
     }
     if runners.is_empty() {
         println!("SKIP: no Blender at all: the add-on zip was not checked");

@@ -7,10 +7,9 @@
 //! PNG. Here the results are checked against the project's own decoder.
 //!
 //! Skips (passing) when `../shared/corpus` or Blender is absent. Blender is
-//! `$BLENDER`, else `blender` on PATH, else `/usr/bin/blender`; with
-//! `BPY_PYTHON=/path/to/python` (a Python with PyPI's `bpy`, e.g. the venv
-//! `../shared/tools/blender-inspect --bpy` makes) the script runs in that
-//! `bpy` instead (how Blender 5.0.1 was checked).
+//! `$BLENDER`, else `blender` on PATH, else `/usr/bin/blender`; the same
+//! runs in the newest PyPI `bpy` and in each Blender of the matrix
+//! (`common::bpy_python`, `common::matrix_bpys`).
 
 mod common;
 
@@ -75,30 +74,25 @@ struct Run {
 /// and returns its `ADDON_TEST {...}` report; panics when it prints none.
 fn run_addon_test(
     blender: &Path,
-    bpy_python: Option<std::ffi::OsString>,
+    bpy_python: Option<&Path>,
     corpus: &Path,
     run: &Run,
 ) -> serde_json::Value {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let tmp = run.tmp.path();
     common::blender_report(
-        common::blender_script(
-            blender,
-            bpy_python.map(std::path::PathBuf::from).as_deref(),
-            "addon_test.py",
-            tmp,
-        )
-        .arg("--")
-        .arg(&run.zip)
-        .arg(&run.archive)
-        .arg(ENTRY)
-        .arg(&run.work)
-        .arg("--render")
-        .arg(&run.png)
-        .arg("--demo")
-        .arg(root.join("samples/demo"))
-        .arg("--bad")
-        .arg(corpus.join("bad/index_out_of_range.msh")),
+        common::blender_script(blender, bpy_python, "addon_test.py", tmp)
+            .arg("--")
+            .arg(&run.zip)
+            .arg(&run.archive)
+            .arg(ENTRY)
+            .arg(&run.work)
+            .arg("--render")
+            .arg(&run.png)
+            .arg("--demo")
+            .arg(root.join("samples/demo"))
+            .arg("--bad")
+            .arg(corpus.join("bad/index_out_of_range.msh")),
         "ADDON_TEST",
     )
 }
@@ -336,14 +330,42 @@ fn check_folder_and_new_model(r: &serde_json::Value, work: &Path) {
 #[test]
 #[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn addon_imports_edits_exports_and_renders_in_blender() {
-    let Some(corpus) = common::corpus() else {
+    let Some((corpus, blender)) = common::corpus_and_blender() else {
         return;
     };
-    let bpy_python = std::env::var_os("BPY_PYTHON");
-    let Some(blender) = common::blender().or_else(|| bpy_python.as_ref().map(PathBuf::from)) else {
-        println!("SKIP: Blender not found (set BLENDER=/path/to/blender)");
+    addon_in(&corpus, &blender, None);
+}
+
+/// The same in the newest Blender CI tests (PyPI `bpy`, [`common::NEWEST_BPY`]).
+#[test]
+#[ignore = "needs ../shared and PyPI bpy (../shared/tools/blender-inspect --bpy=VERSION): cargo test -- --include-ignored"]
+fn addon_imports_edits_exports_and_renders_in_bpy_5() {
+    let (Some((corpus, blender)), Some(py)) = (
+        common::corpus_and_blender(),
+        common::bpy_python(common::NEWEST_BPY),
+    ) else {
+        println!("SKIP: no ../shared, Blender or PyPI bpy");
         return;
     };
+    addon_in(&corpus, &blender, Some(&py));
+}
+
+/// The same in each Blender of the matrix (PyPI `bpy` 4.2 LTS, 4.5 LTS and
+/// 5.0: [`common::matrix_bpys`]; README "Tested").
+#[test]
+#[ignore = "needs ../shared, Blender and the matrix's PyPI bpy (../shared/tools/blender-inspect --bpy=VERSION): cargo test -- --include-ignored"]
+fn addon_imports_edits_exports_and_renders_in_each_matrix_bpy() {
+    let Some((corpus, blender)) = common::corpus_and_blender() else {
+        return;
+    };
+    common::for_each_matrix_bpy(|version, py| {
+        println!("bpy {version}");
+        addon_in(&corpus, &blender, Some(py));
+    });
+}
+
+/// The add-on test (module docs) in `blender`, or in the Python `bpy`.
+fn addon_in(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
     let tmp = tempfile::tempdir().unwrap();
     let zip = tmp.path().join("io_scene_parkan.zip");
     common::package_addon(&zip);
@@ -354,14 +376,14 @@ fn addon_imports_edits_exports_and_renders_in_blender() {
         png: tmp.path().join("render.png"),
         tmp,
     };
-    let r = run_addon_test(&blender, bpy_python, &corpus, &run);
+    let r = run_addon_test(blender, bpy, corpus, &run);
     assert_eq!(r["errors"], serde_json::json!([]), "Blender side: {r:#}");
     println!("Blender {}", r["blender"]);
     check_installed(&r, run.tmp.path());
 
     let arch_bytes = std::fs::read(&run.archive).unwrap();
     let a = nres::read(&arch_bytes, nres::Mode::Strict).unwrap();
-    check_import(&r, &corpus, &run.archive, &a);
+    check_import(&r, corpus, &run.archive, &a);
 
     // The unedited trip gives the base back byte for byte (bare and archive copy).
     let ei = a.find(ENTRY.as_bytes()).unwrap();

@@ -299,10 +299,26 @@ fn a_clip_edited_in_blender_reaches_its_frames_only() {
 #[test]
 #[ignore = "needs ../shared and PyPI bpy (../shared/tools/blender-inspect --bpy): cargo test -- --include-ignored"]
 fn a_clip_edited_in_bpy_5_reaches_its_frames_only() {
-    let (Some((corpus, blender)), Some(py)) = (common::corpus_and_blender(), common::bpy_python())
-    else {
+    let (Some((corpus, blender)), Some(py)) = (
+        common::corpus_and_blender(),
+        common::bpy_python(common::NEWEST_BPY),
+    ) else {
         println!("SKIP: no ../shared, Blender or PyPI bpy");
         return;
     };
     clip_edits(&corpus, &blender, Some(&py));
+}
+
+/// The same in each Blender of the matrix (PyPI `bpy` 4.2 LTS, 4.5 LTS and
+/// 5.0: [`common::matrix_bpys`]; README "Tested").
+#[test]
+#[ignore = "needs ../shared, Blender and the matrix's PyPI bpy (../shared/tools/blender-inspect --bpy=VERSION): cargo test -- --include-ignored"]
+fn a_clip_edited_in_each_matrix_bpy_reaches_its_frames_only() {
+    let Some((corpus, blender)) = common::corpus_and_blender() else {
+        return;
+    };
+    common::for_each_matrix_bpy(|version, py| {
+        println!("bpy {version}");
+        clip_edits(&corpus, &blender, Some(py));
+    });
 }

@@ -371,8 +371,10 @@ fn a_game_folder_imports_laid_out_with_shared_images() {
 #[test]
 #[ignore = "needs ../shared and PyPI bpy (../shared/tools/blender-inspect --bpy): cargo test -- --include-ignored"]
 fn a_game_folder_imports_laid_out_with_shared_images_in_bpy_5() {
-    let (Some((corpus, blender)), Some(py)) = (common::corpus_and_blender(), common::bpy_python())
-    else {
+    let (Some((corpus, blender)), Some(py)) = (
+        common::corpus_and_blender(),
+        common::bpy_python(common::NEWEST_BPY),
+    ) else {
         println!("SKIP: no ../shared, Blender or PyPI bpy");
         return;
     };

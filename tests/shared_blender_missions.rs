@@ -86,12 +86,28 @@ fn missions_import_export_and_edit_in_blender() {
 #[test]
 #[ignore = "needs ../shared and PyPI bpy (../shared/tools/blender-inspect --bpy): cargo test -- --include-ignored"]
 fn missions_import_export_and_edit_in_bpy_5() {
-    let (Some((corpus, blender)), Some(py)) = (common::corpus_and_blender(), common::bpy_python())
-    else {
+    let (Some((corpus, blender)), Some(py)) = (
+        common::corpus_and_blender(),
+        common::bpy_python(common::NEWEST_BPY),
+    ) else {
         println!("SKIP: no ../shared, Blender or PyPI bpy");
         return;
     };
     missions_in(&corpus, &blender, Some(&py));
+}
+
+/// The same in each Blender of the matrix (PyPI `bpy` 4.2 LTS, 4.5 LTS and
+/// 5.0: [`common::matrix_bpys`]; README "Tested").
+#[test]
+#[ignore = "needs ../shared, Blender and the matrix's PyPI bpy (../shared/tools/blender-inspect --bpy=VERSION): cargo test -- --include-ignored"]
+fn missions_import_export_and_edit_in_each_matrix_bpy() {
+    let Some((corpus, blender)) = common::corpus_and_blender() else {
+        return;
+    };
+    common::for_each_matrix_bpy(|version, py| {
+        println!("bpy {version}");
+        missions_in(&corpus, &blender, Some(py));
+    });
 }
 
 /// One mission's import as the manifest says: every placed object per

@@ -297,7 +297,7 @@ macro_rules! in_both {
         #[ignore = "needs ../shared and PyPI bpy (../shared/tools/blender-inspect --bpy): cargo test -- --include-ignored"]
         fn $name5() {
             let (Some((corpus, blender)), Some(py)) =
-                (common::corpus_and_blender(), common::bpy_python())
+                (common::corpus_and_blender(), common::bpy_python(common::NEWEST_BPY))
             else {
                 println!("SKIP: no ../shared, Blender or PyPI bpy");
                 return;

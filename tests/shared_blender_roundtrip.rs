@@ -22,8 +22,10 @@ fn every_archive_model_comes_back_byte_identical_through_blender() {
 #[test]
 #[ignore = "needs ../shared and PyPI bpy (../shared/tools/blender-inspect --bpy): cargo test -- --include-ignored"]
 fn every_archive_model_comes_back_byte_identical_through_bpy_5() {
-    let (Some((corpus, blender)), Some(py)) = (common::corpus_and_blender(), common::bpy_python())
-    else {
+    let (Some((corpus, blender)), Some(py)) = (
+        common::corpus_and_blender(),
+        common::bpy_python(common::NEWEST_BPY),
+    ) else {
         println!("SKIP: no ../shared, Blender or PyPI bpy");
         return;
     };

@@ -29,8 +29,10 @@ fn addon_imports_a_map_with_the_game_node_tree() {
 #[test]
 #[ignore = "needs ../shared and PyPI bpy (../shared/tools/blender-inspect --bpy): cargo test -- --include-ignored"]
 fn bpy_5_imports_a_map_with_the_game_node_tree() {
-    let (Some((corpus, blender)), Some(py)) = (common::corpus_and_blender(), common::bpy_python())
-    else {
+    let (Some((corpus, blender)), Some(py)) = (
+        common::corpus_and_blender(),
+        common::bpy_python(common::NEWEST_BPY),
+    ) else {
         println!("SKIP: no ../shared, Blender or PyPI bpy");
         return;
     };
@@ -108,12 +110,28 @@ fn a_map_round_trip_and_a_vertex_move_through_the_addon() {
 #[test]
 #[ignore = "needs ../shared and PyPI bpy (../shared/tools/blender-inspect --bpy): cargo test -- --include-ignored"]
 fn a_map_round_trip_and_a_vertex_move_through_the_addon_in_bpy_5() {
-    let (Some((corpus, blender)), Some(py)) = (common::corpus_and_blender(), common::bpy_python())
-    else {
+    let (Some((corpus, blender)), Some(py)) = (
+        common::corpus_and_blender(),
+        common::bpy_python(common::NEWEST_BPY),
+    ) else {
         println!("SKIP: no ../shared, Blender or PyPI bpy");
         return;
     };
     round_trip(&corpus, &blender, Some(&py));
+}
+
+/// The same in each Blender of the matrix (PyPI `bpy` 4.2 LTS, 4.5 LTS and
+/// 5.0: [`common::matrix_bpys`]; README "Tested").
+#[test]
+#[ignore = "needs ../shared, Blender and the matrix's PyPI bpy (../shared/tools/blender-inspect --bpy=VERSION): cargo test -- --include-ignored"]
+fn a_map_round_trip_and_a_vertex_move_through_the_addon_in_each_matrix_bpy() {
+    let Some((corpus, blender)) = common::corpus_and_blender() else {
+        return;
+    };
+    common::for_each_matrix_bpy(|version, py| {
+        println!("bpy {version}");
+        round_trip(&corpus, &blender, Some(py));
+    });
 }
 
 fn round_trip(corpus: &Path, blender: &Path, bpy: Option<&Path>) {

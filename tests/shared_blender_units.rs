@@ -26,12 +26,28 @@ fn blender_imports_units_with_clip_actions_and_control_points() {
 #[test]
 #[ignore = "needs ../shared and PyPI bpy (../shared/tools/blender-inspect --bpy): cargo test -- --include-ignored"]
 fn bpy_5_imports_units_with_clip_actions_and_control_points() {
-    let (Some((corpus, blender)), Some(py)) = (common::corpus_and_blender(), common::bpy_python())
-    else {
+    let (Some((corpus, blender)), Some(py)) = (
+        common::corpus_and_blender(),
+        common::bpy_python(common::NEWEST_BPY),
+    ) else {
         println!("SKIP: no ../shared, Blender or PyPI bpy");
         return;
     };
     import_units(&corpus, &blender, Some(&py));
+}
+
+/// The same in each Blender of the matrix (PyPI `bpy` 4.2 LTS, 4.5 LTS and
+/// 5.0: [`common::matrix_bpys`]; README "Tested").
+#[test]
+#[ignore = "needs ../shared, Blender and the matrix's PyPI bpy (../shared/tools/blender-inspect --bpy=VERSION): cargo test -- --include-ignored"]
+fn each_matrix_bpy_imports_units_with_clip_actions_and_control_points() {
+    let Some((corpus, blender)) = common::corpus_and_blender() else {
+        return;
+    };
+    common::for_each_matrix_bpy(|version, py| {
+        println!("bpy {version}");
+        import_units(&corpus, &blender, Some(py));
+    });
 }
 
 fn import_units(root: &Path, blender: &Path, bpy: Option<&Path>) {

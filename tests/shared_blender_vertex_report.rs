@@ -91,7 +91,7 @@ fn a_vertex_edit_reads_the_same_in_blender_3_and_5_and_split_vertices_come_back(
         return;
     };
     let mut runs = vec![("3.4", run(&corpus, &blender, None))];
-    match common::bpy_python() {
+    match common::bpy_python(common::NEWEST_BPY) {
         Some(py) => runs.push(("bpy", run(&corpus, &blender, Some(&py)))),
         None => println!("SKIP (bpy part): no PyPI bpy"),
     }

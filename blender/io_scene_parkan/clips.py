@@ -29,6 +29,7 @@ timeline.
 import math
 import struct
 
+from . import compat
 from . import scene as sc
 from . import tools
 
@@ -94,18 +95,9 @@ def source_animation(action_name, names):
 
 
 def fcurves_of(act, slot=None):
-    """The F-curves of `act` for one object: `Action.fcurves` up to 4.x, the
-    channel bag of `slot` in 5.x's layered actions."""
-    if act is None:
-        return []
-    if hasattr(act, "fcurves"):
-        return list(act.fcurves)
-    try:
-        from bpy_extras import anim_utils
-        bag = anim_utils.action_get_channelbag_for_slot(act, slot)
-        return list(bag.fcurves) if bag is not None else []
-    except (ImportError, AttributeError):
-        return []
+    """The F-curves of `act` for one object (`compat.fcurves`: the action's
+    own up to 4.3, the channel bag of `slot` in 4.4+'s layered actions)."""
+    return compat.fcurves(act, slot)
 
 
 def organize(objects, j):
@@ -194,7 +186,7 @@ def collapse_densified(objects, j, frame_scale):
         ad = o.animation_data if o is not None else None
         if ad is None:
             continue
-        removed += remove_keys_at(fcurves_of(ad.action, getattr(ad, "action_slot", None)),
+        removed += remove_keys_at(fcurves_of(ad.action, compat.action_slot(ad)),
                                   [f * frame_scale for f in frames])
         for t in ad.nla_tracks:
             for s in t.strips:
@@ -205,7 +197,7 @@ def collapse_densified(objects, j, frame_scale):
                 d = -1.0 if end < start else 1.0
                 lo, hi = min(start, end), max(start, end)
                 inside = [(f - start) * d * frame_scale for f in frames if lo < f < hi]
-                removed += remove_keys_at(fcurves_of(s.action, getattr(s, "action_slot", None)),
+                removed += remove_keys_at(fcurves_of(s.action, compat.action_slot(s)),
                                           inside)
     return removed
 
@@ -218,12 +210,12 @@ def clip_actions(o):
         return []
     out = []
     if ad.action is not None and ad.action.get("parkan_clip") is not None:
-        out.append((ad.action, getattr(ad, "action_slot", None)))
+        out.append((ad.action, compat.action_slot(ad)))
     for t in ad.nla_tracks:
         for s in t.strips:
             if s.action is not None and s.action.get("parkan_clip") is not None \
                     and all(s.action != a for a, _ in out):
-                out.append((s.action, getattr(s, "action_slot", None)))
+                out.append((s.action, compat.action_slot(s)))
     return out
 
 
@@ -241,7 +233,7 @@ class timeline_active:
             if ad is None or ad.action is None or ad.action.get("parkan_clip") is None:
                 continue
             tl = self.actions.get(o.get("parkan_timeline", ""))
-            slot = getattr(ad, "action_slot", None)
+            slot = compat.action_slot(ad)
             self._undo.append((o, ad.action, slot))
             self.swapped.append((o.name, ad.action["parkan_clip"].get("name", ad.action.name)))
             ad.action = tl
@@ -250,7 +242,7 @@ class timeline_active:
     def __exit__(self, *exc):
         for o, act, slot in self._undo:
             o.animation_data.action = act
-            if slot is not None and getattr(o.animation_data, "action_slot", None) != slot:
+            if slot is not None and compat.action_slot(o.animation_data) != slot:
                 try:
                     o.animation_data.action_slot = slot
                 except (AttributeError, TypeError, RuntimeError):

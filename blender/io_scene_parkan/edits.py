@@ -15,6 +15,7 @@ When that cannot be done, the export is refused naming the object
 
 import struct
 
+from . import compat
 from . import tools
 
 # Transform properties an action can drive, and their Blender names.
@@ -23,29 +24,11 @@ CHANNELS = {"location": "moved", "rotation_quaternion": "turned", "rotation_eule
 
 
 def action_fcurves(o):
-    """The F-curves of an object's active action: `Action.fcurves` up to
-    Blender 4.x, the channel bag of the object's action slot in 5.x's
-    layered actions (which have no `Action.fcurves`)."""
+    """The F-curves of an object's active action for the object
+    (`compat.fcurves` with the object's action slot)."""
     ad = o.animation_data
     act = ad.action if ad is not None else None
-    if act is None:
-        return []
-    if hasattr(act, "fcurves"):
-        return list(act.fcurves)
-    slot = getattr(ad, "action_slot", None)
-    try:
-        from bpy_extras import anim_utils
-        bag = anim_utils.action_get_channelbag_for_slot(act, slot)
-        return list(bag.fcurves) if bag is not None else []
-    except (ImportError, AttributeError):
-        pass
-    out = []
-    for layer in getattr(act, "layers", []):
-        for strip in layer.strips:
-            bag = strip.channelbag(slot) if slot is not None else None
-            if bag is not None:
-                out += list(bag.fcurves)
-    return out
+    return compat.fcurves(act, compat.action_slot(ad)) if act is not None else []
 
 
 def unkeyed_changes(objects, frame, tol=1e-4):

@@ -19,7 +19,6 @@ objects, Shift+D copies; §8.7) and its warnings are reported as text.
 """
 
 import array
-import ast
 import hashlib
 import json
 import os
@@ -30,6 +29,7 @@ import bpy
 from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
+from . import compat
 from . import reports
 from . import scene as sc
 from . import tools
@@ -52,20 +52,10 @@ PALETTE = [(0.25, 0.75, 0.25, 1.0), (0.2, 0.45, 1.0, 1.0), (1.0, 0.25, 0.2, 1.0)
 NO_CLAN = (0.6, 0.6, 0.6, 1.0)
 
 
-def parse_text(v):
-    """A custom property Blender kept as text (its importer stores
-    `str(value)` when a nested value does not fit an ID property: an
-    integer over 2**31 such as a marker or float bits, a list of mixed
-    types) as the JSON value it was:
-    JSON text first, then Python literal text. Anything else as it is."""
-    if not isinstance(v, str):
-        return v
-    for parse in (json.loads, ast.literal_eval):
-        try:
-            return parse(v)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            continue
-    return v
+def parse_text(v, what="a custom property"):
+    """A custom property Blender kept as text as the JSON value it was
+    (`tools.parse_text`: bounded, ToolError naming `what` over a bound)."""
+    return tools.parse_text(v, what)
 
 
 def props(o, key="parkan_object"):
@@ -75,7 +65,7 @@ def props(o, key="parkan_object"):
     v = o.get(key)
     if v is None:
         return {}
-    v = parse_text(sc.idprop_dict(v))
+    v = parse_text(sc.idprop_dict(v), f"object {o.name}: custom property {key}")
     return v if isinstance(v, dict) else {}
 
 
@@ -134,7 +124,7 @@ def fix_text_extras(glb, mission_extras=None, names=None):
         for k in EXTRAS_KEYS:
             v = ex.get(k)
             if isinstance(v, str):
-                p = parse_text(v)
+                p = parse_text(v, f"{os.path.basename(glb)}: {h.get('name', 'the scene')!r} extras {k}")
                 if isinstance(p, (dict, list)):
                     ex[k] = p
                     n += 1
@@ -368,7 +358,7 @@ class IMPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Import
         coll = sc.new_collection(f"Mission {name}", top)
         before = set(bpy.data.objects)
         meshes_before = set(bpy.data.meshes)
-        bpy.ops.import_scene.gltf(filepath=glb)
+        compat.gltf_import(glb)
         objs = [o for o in bpy.data.objects if o not in before]
         # The scene extras live on the mission collection (a second mission
         # would replace the scene's).

@@ -9,9 +9,14 @@ the Mix node out of the Base Color path (`bypass_lightmaps`) so that the
 exporter sees the imported material unchanged, and puts it back afterwards.
 """
 
-import json
-
 import bpy
+
+try:
+    from . import compat
+    from . import tools
+except ImportError:  # a plain module on sys.path (scripts/blender_import_all.py)
+    import compat
+    import tools
 
 LIGHTMAP_NODE = "parkan_lightmap"
 
@@ -60,7 +65,7 @@ def layer_collection(layer, coll):
 
 
 def set_active_collection(context, coll):
-    lc = layer_collection(context.view_layer.layer_collection, coll)
+    lc = layer_collection(compat.layer_root(context.view_layer), coll)
     if lc is not None:
         context.view_layer.active_layer_collection = lc
     return lc
@@ -229,19 +234,12 @@ def idprop_dict(v):
 
 def msh_props(o):
     """An object's `msh` custom property (the node's glTF extras) as a dict;
-    Blender's importer may keep a nested dict as its JSON or repr text."""
+    Blender's importer may keep a nested dict as its JSON or repr text
+    (read by `tools.parse_text`: ToolError over its bounds)."""
     v = o.get("msh")
     if v is None:
         return {}
-    v = idprop_dict(v)
-    if isinstance(v, str):
-        import ast
-        for parse in (json.loads, ast.literal_eval):
-            try:
-                v = parse(v)
-                break
-            except (ValueError, SyntaxError):
-                continue
+    v = tools.parse_text(idprop_dict(v), f"object {o.name}: custom property msh")
     return v if isinstance(v, dict) else {}
 
 
@@ -271,12 +269,12 @@ class Staging:
         st = self.scene
         st.collection.children.link(coll)
         vl = st.view_layers[0]
-        vl.active_layer_collection = layer_collection(vl.layer_collection, coll)
+        vl.active_layer_collection = layer_collection(compat.layer_root(vl), coll)
         if "msh" in st.keys():
             del st["msh"]
         try:
             with bpy.context.temp_override(scene=st, view_layer=vl):
-                bpy.ops.import_scene.gltf(filepath=glb)
+                compat.gltf_import(glb)
         finally:
             objs = list(st.objects)
         return objs, st.get("msh")

@@ -25,6 +25,78 @@ class ToolError(Exception):
     """A converter is missing, failed, or printed something unreadable."""
 
 
+# Bounds of the text the add-on reads back as extras (`parse_text`; issue
+# 36 item 11): Blender's glTF importer keeps a nested value it cannot store
+# as an ID property as its Python text, and a crafted or broken file can
+# make that text cost minutes or crash the reader. The corpus's largest is
+# a few kB.
+TEXT_LIMIT = 256 * 1024  # characters
+DEPTH_LIMIT = 100  # nesting of [ { (
+NUMBER_LIMIT = 64  # characters of one number (a 64-bit integer has 20 digits)
+
+
+def text_bounds(text):
+    """(deepest nesting of brackets, longest number) of JSON or Python
+    literal `text`, strings skipped; one pass over the text."""
+    depth = deepest = longest = run = 0
+    quote = None
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if quote is not None:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]})":
+            depth -= 1
+        if quote is None and (ch.isalnum() or ch in "._") and (run or ch.isdigit()):
+            run += 1
+            longest = max(longest, run)
+        else:
+            run = 0
+        i += 1
+    return deepest, longest
+
+
+def parse_text(v, what="a custom property"):
+    """A custom property Blender kept as text (its importer stores
+    `str(value)` when a nested value does not fit an ID property: an
+    integer over 2**31 such as a marker or float bits, a list of mixed
+    types) as the JSON value it was: JSON text first, then Python literal
+    text. Anything else, or text neither reads, as it is.
+
+    Bounded (TEXT_LIMIT characters, DEPTH_LIMIT deep, NUMBER_LIMIT
+    characters a number): text over a bound raises ToolError naming `what`
+    and the bound, before any parser sees it (Python's literal parser takes
+    seconds a megabyte, its integer conversion refuses 4300 digits and both
+    parsers recurse)."""
+    if not isinstance(v, str):
+        return v
+    if len(v) > TEXT_LIMIT:
+        raise ToolError(f"{what}: text of {len(v)} characters, over the {TEXT_LIMIT} the add-on "
+                        "reads back as extras (rule addon.text_bounds)")
+    depth, number = text_bounds(v)
+    if depth > DEPTH_LIMIT:
+        raise ToolError(f"{what}: text nested {depth} deep, over the {DEPTH_LIMIT} the add-on "
+                        "reads back as extras (rule addon.text_bounds)")
+    if number > NUMBER_LIMIT:
+        raise ToolError(f"{what}: a number of {number} characters in its text, over the "
+                        f"{NUMBER_LIMIT} the add-on reads back as extras (rule addon.text_bounds)")
+    import ast
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            return parse(v)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            continue
+    return v
+
+
 def popen(cmd, **kw):
     """`subprocess.Popen(cmd, **kw)` without a console window flashing up on
     Windows (`CREATE_NO_WINDOW`). Every process the add-on starts goes
@@ -220,13 +292,16 @@ JSON_CHUNK, BIN_CHUNK = 0x4E4F534A, 0x004E4942
 
 
 def read_glb(path):
-    """(json dict, bin bytes) of a GLB."""
+    """(json dict, bin bytes) of a GLB; ToolError when its JSON is unreadable."""
     with open(path, "rb") as f:
         data = f.read()
     n, kind = struct.unpack_from("<II", data, 12)
     if data[:4] != b"glTF" or kind != JSON_CHUNK:
         raise ValueError(f"{path}: not a GLB with a JSON chunk")
-    doc = json.loads(data[20:20 + n].decode("utf-8"))
+    try:
+        doc = json.loads(data[20:20 + n].decode("utf-8"))
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError, a 5000-digit number
+        raise ToolError(f"{path}: its glTF JSON is unreadable ({str(e)[:200]})") from None
     rest = data[20 + n:]
     binary = b""
     if len(rest) >= 8:
@@ -239,7 +314,10 @@ def read_glb(path):
 def write_glb(path, doc, binary):
     """Writes `doc` (and `binary`, padded, as the BIN chunk when not empty)
     as a GLB at `path`."""
-    j = json.dumps(doc, separators=(",", ":")).encode("utf-8")
+    try:
+        j = json.dumps(doc, separators=(",", ":")).encode("utf-8")
+    except (ValueError, RecursionError) as e:  # a 5000-digit integer, a cycle
+        raise ToolError(f"{path}: cannot write its glTF JSON ({str(e)[:200]})") from None
     j += b" " * (-len(j) % 4)
     binary = bytes(binary) + b"\0" * (-len(binary) % 4)
     body = struct.pack("<II", len(j), JSON_CHUNK) + j

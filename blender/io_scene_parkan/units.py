@@ -15,6 +15,7 @@ from bpy.props import BoolProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 
 from . import clips as clip_actions
+from . import compat
 from . import scene as sc
 from . import tools
 from . import job
@@ -92,7 +93,7 @@ class IMPORT_SCENE_OT_parkan_unit(tools.RunsTools, bpy.types.Operator, ImportHel
         coll = sc.new_collection(os.path.splitext(os.path.basename(path))[0], top)
         sc.set_active_collection(context, coll)
         before = set(bpy.data.objects)
-        bpy.ops.import_scene.gltf(filepath=glb)
+        compat.gltf_import(glb)
         objs = [o for o in bpy.data.objects if o not in before]
         sc.move_to_collection(objs, coll)
         ex = j.get("scenes", [{}])[j.get("scene", 0)].get("extras", {}).get("msh", {})

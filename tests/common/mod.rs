@@ -15,7 +15,8 @@ use mshgltf::msh::{self, Model};
 use mshgltf::{nres, source};
 
 /// The Blender to run headless: `$BLENDER`, else `blender` on PATH, else
-/// `/usr/bin/blender` (Debian's); `None` when there is none.
+/// `/usr/bin/blender` (Debian's); `None` when there is none (a panic
+/// instead when [`blenders_required`]).
 pub fn blender() -> Option<PathBuf> {
     if let Some(b) = std::env::var_os("BLENDER") {
         return Some(PathBuf::from(b));
@@ -28,6 +29,10 @@ pub fn blender() -> Option<PathBuf> {
         return Some(PathBuf::from("blender"));
     }
     let debian = PathBuf::from("/usr/bin/blender");
+    assert!(
+        debian.is_file() || !blenders_required(),
+        "MSHGLTF_REQUIRE_BLENDERS=1 but no Blender binary (set BLENDER=/path/to/blender)"
+    );
     debian.is_file().then_some(debian)
 }
 
@@ -276,13 +281,43 @@ pub fn max_diff(a: &image::RgbaImage, b: &image::RgbaImage) -> i32 {
         .unwrap_or(0)
 }
 
-/// A Python with PyPI's `bpy` (Blender 5.x as a module): `$BPY_PYTHON`,
-/// else the venv `../shared/tools/blender-inspect --bpy` leaves in its cache
+/// The newest Blender CI tests (PyPI `bpy`): the full Blender suite runs in
+/// it and in Debian's Blender 3.4.1 (README "Tested").
+pub const NEWEST_BPY: &str = "5.3.0";
+
+/// The other Blenders CI tests (PyPI `bpy`: the LTS lines 4.2 and 4.5, and
+/// 5.0): each runs the matrix subset (`tests/shared_blender_matrix.rs` and
+/// the `*_in_bpy_matrix` tests), README "Tested".
+pub const MATRIX_BPYS: [&str; 3] = ["4.2.23", "4.5.15", "5.0.1"];
+
+/// Whether a missing Blender fails the test instead of skipping it:
+/// `MSHGLTF_REQUIRE_BLENDERS=1` (`.ci/run` sets it after installing every
+/// Blender of the matrix); unset, a fresh clone skips.
+pub fn blenders_required() -> bool {
+    std::env::var_os("MSHGLTF_REQUIRE_BLENDERS").is_some_and(|v| v == "1")
+}
+
+/// A Python with PyPI's `bpy==version` (Blender as a module): for
+/// [`NEWEST_BPY`] `$BPY_PYTHON` when set, else the venv
+/// `../shared/tools/blender-inspect --bpy=VERSION` leaves in its cache
 /// (`$MSH_TOOLS_CACHE`, `$XDG_CACHE_HOME/msh-tools` or
-/// `~/.cache/msh-tools`, then `bpy-5.0.1/bin/python`).
-pub fn bpy_python() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("BPY_PYTHON") {
-        return Some(PathBuf::from(p));
+/// `~/.cache/msh-tools`, then `bpy-VERSION/bin/python`). `None` when it is
+/// not installed; panics instead when [`blenders_required`].
+pub fn bpy_python(version: &str) -> Option<PathBuf> {
+    let found = find_bpy_python(version);
+    assert!(
+        found.is_some() || !blenders_required(),
+        "MSHGLTF_REQUIRE_BLENDERS=1 but PyPI bpy {version} is not installed \
+         (../shared/tools/blender-inspect --bpy-python={version})"
+    );
+    found
+}
+
+fn find_bpy_python(version: &str) -> Option<PathBuf> {
+    if version == NEWEST_BPY {
+        if let Some(p) = std::env::var_os("BPY_PYTHON") {
+            return Some(PathBuf::from(p));
+        }
     }
     let cache = std::env::var_os("MSH_TOOLS_CACHE")
         .map(PathBuf::from)
@@ -293,8 +328,41 @@ pub fn bpy_python() -> Option<PathBuf> {
                     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/msh-tools"))
                 })
         })?;
-    let py = cache.join("bpy-5.0.1/bin/python");
+    let py = cache.join(format!("bpy-{version}/bin/python"));
     py.is_file().then_some(py)
+}
+
+/// The matrix Blenders ([`MATRIX_BPYS`]) that are installed, each with its
+/// Python (a SKIP line for each one missing; a panic instead when
+/// [`blenders_required`]).
+pub fn matrix_bpys() -> Vec<(&'static str, PathBuf)> {
+    MATRIX_BPYS
+        .iter()
+        .filter_map(|v| match bpy_python(v) {
+            Some(py) => Some((*v, py)),
+            None => {
+                println!(
+                    "SKIP: PyPI bpy {v} not installed (../shared/tools/blender-inspect --bpy={v})"
+                );
+                None
+            }
+        })
+        .collect()
+}
+
+/// Runs `f(version, python)` for each installed matrix Blender
+/// ([`matrix_bpys`]), the versions side by side, one thread each (a Blender
+/// run mostly keeps one core busy and CI has two): the matrix costs about
+/// its slowest version rather than the sum. A panic in any run fails the
+/// caller once every run has ended.
+pub fn for_each_matrix_bpy(f: impl Fn(&str, &Path) + Sync) {
+    let bpys = matrix_bpys();
+    std::thread::scope(|s| {
+        for (version, py) in &bpys {
+            let f = &f;
+            s.spawn(move || f(version, py));
+        }
+    });
 }
 
 /// A command that runs `tests/blender/SCRIPT` in Blender with the user
