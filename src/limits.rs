@@ -20,6 +20,7 @@
 //! | unit file component (from the file's size, before it is read) / mounted part / level of the part tree, before any part is read | 4 / 3072 / 32 |
 //! | `objects.rlb` slot (from its records' sizes, before they are decoded) | 4 |
 //! | clip animation key read by `gltf2msh --base` (each channel's input accessor `count`, before any is read) | 4 |
+//! | `gltf2msh --base x.dat`: glTF node, once per mounted part (each part document starts from the whole unit), before any part is exported | 32 |
 //! | each unit part's glTF as it is merged: nodes, primitives, buffer bytes | 32 / 16 / 1 per 32 bytes |
 //! | `msh2gltf --textures-out`: pixels of each texture, from its Texm header (each alone) | 1 per 8 pixels |
 //! | directory entry of an archive given to `msh2gltf`, or of an archive of models met by a batch's walk (from the walk's budget), from its NRes header | 64 |
