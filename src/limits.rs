@@ -17,7 +17,10 @@
 //! | Land1/Land2.wea lines, before the file is parsed (each alone) | 32 |
 //! | `.ctl` channel or state (a clip), from its header, with the model's glTF nodes (32 each) | 640 |
 //! | `.cpt` control point (a node with extras), from its header | 160 |
-//! | unit file component / mounted part / level of the part tree, before any part is read | 1 / 3072 / 32 |
+//! | unit file component (from the file's size, before it is read) / mounted part / level of the part tree, before any part is read | 4 / 3072 / 32 |
+//! | `objects.rlb` slot (from its records' sizes, before they are decoded) | 4 |
+//! | clip animation key read by `gltf2msh --base` (each channel's input accessor `count`, before any is read) | 4 |
+//! | `gltf2msh --base x.dat`: glTF node, once per mounted part (each part document starts from the whole unit), before any part is exported | 32 |
 //! | each unit part's glTF as it is merged: nodes, primitives, buffer bytes | 32 / 16 / 1 per 32 bytes |
 //! | `msh2gltf --textures-out`: pixels of each texture, from its Texm header (each alone) | 1 per 8 pixels |
 //! | directory entry of an archive given to `msh2gltf`, or of an archive of models met by a batch's walk (from the walk's budget), from its NRes header | 64 |
@@ -76,6 +79,23 @@ pub const UNITS_PER_CONTROL_POINT: u64 = 160;
 /// unit file and `objects.rlb` before any part is read; each part's own
 /// nodes, primitives and buffer bytes are added as it is converted.
 pub const UNITS_PER_PART: u64 = 3072;
+
+/// Work units of one unit file component (112 bytes read, about 150
+/// decoded; 10^6 components took 350 MB). Counted from the file's size
+/// before it is read.
+pub const UNITS_PER_UNIT_COMPONENT: u64 = 4;
+
+/// Work units of one 64-byte `objects.rlb` slot (an archive and a member
+/// name decoded: about 175 bytes; 10^6 slots took 175 MB). Counted from
+/// the records' sizes before they are decoded.
+pub const UNITS_PER_REGISTRY_SLOT: u64 = 4;
+
+/// Work units of one key of a clip animation that `gltf2msh --base` reads
+/// and compares with the base (its frame, values, the timeline frame and
+/// the base's pose there: about 113 bytes; 10^6 keys took 113 MB).
+/// Counted from each clip channel's input accessor `count` before any is
+/// read.
+pub const UNITS_PER_CLIP_KEY: u64 = 4;
 
 /// Bytes of a Land.map per work unit of its parse (a grid cell listing
 /// one areal is 4 bytes on disk and about 56 bytes decoded): the default

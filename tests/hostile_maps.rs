@@ -778,3 +778,95 @@ fn map_siblings_over_the_work_budget_are_refused_before_parsing() {
     );
     assert!(!back.exists());
 }
+
+/// Issue 36 item 12: a base face whose tex1 is no Land1.wea row (200 of
+/// 3), exported `--tolerant` (which leaves the face out) and written back,
+/// is refused naming its Res21 record (exit 1, nothing written), as the
+/// strict reader would refuse the written map; through the library too,
+/// and for an export whose face carries a valid class the base does not.
+#[test]
+fn a_base_face_past_land1_rows_is_refused_naming_its_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut bad = tiny_land(2);
+    bad.faces[3].tex1 = 200;
+    let msh = write_map(tmp.path(), &bad);
+    let src = TerrainSource::load(&msh, Mode::Tolerant, None).unwrap();
+    assert!(
+        src.skip_faces.contains(&3),
+        "the tolerant export leaves it out"
+    );
+    let opts = export::TerrainExportOptions {
+        all_lods: true,
+        ..Default::default()
+    };
+    let g = export::export(&src, None, &opts);
+    let (code, err, written) = cli_base(tmp.path(), &g);
+    assert_eq!(code, Some(1), "{err}");
+    for want in [
+        "terrain.material_row",
+        "Res21 record 3",
+        "tex1 200",
+        "Land1.wea has 3 rows",
+    ] {
+        assert!(err.contains(want), "{want:?} missing: {err}");
+    }
+    assert!(!written, "nothing is written");
+    // A valid export (face 3 of class tex1 1) against the fuzzed base.
+    let good = exported(tempfile::tempdir().unwrap().path(), &tiny_land(2));
+    let e = import::import_with_land1(&doc(&good), &bad, Some(3)).unwrap_err();
+    assert_eq!(
+        where_(&e),
+        ("terrain.material_row", Some(21), Some(3)),
+        "{e}"
+    );
+    // Unknown rows (no Land1.wea): nothing to check against.
+    assert!(import::import_with_land1(&doc(&good), &tiny_land(2), Some(3)).is_ok());
+}
+
+/// Issue 36 item 12: a map over the work budget is refused by
+/// `limits.work` from its decoded streams, before the validation walks
+/// them (here a face vertex past Res3, which the validation would name
+/// first); the draw-order check of a cell with 64 800 distinct pairs is
+/// linear (`scripts/bench_hostile.sh`: `map_64800_distinct_pairs`).
+#[test]
+fn a_map_over_the_budget_is_refused_before_it_is_validated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut land = land::one_cell_pairs(2000);
+    land.faces[5].v[1] = 9999;
+    let msh = write_map(tmp.path(), &land);
+    let out = tmp.path().join("m.glb");
+    let mut c = common::msh2gltf();
+    c.arg(&msh).arg(&out);
+    let (code, err) = with_budget(c, 10_000);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("limits.work"), "{err}");
+    assert!(err.contains("2002 faces"), "{err}");
+    assert!(!err.contains("face_vertex_range"), "{err}");
+    // Within the budget the validation names the broken face.
+    let mut c = common::msh2gltf();
+    c.arg(&msh).arg(&out);
+    let (code, err) = with_budget(c, 1_000_000);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("terrain.face_vertex_range"), "{err}");
+}
+
+/// The draw-order check (terrain-notes §5.2 warning 5): a pair met again
+/// after another pair in one cell is `terrain.res11_pair_repeat`, once per
+/// return; pairs in runs, or in other cells, are not.
+#[test]
+fn a_pair_repeated_in_a_cell_is_warned_once_per_return() {
+    use mshgltf::terrain::validate;
+    let mut land = land::one_cell_pairs(6);
+    for (i, t) in [1u8, 1, 2, 1, 2, 3].into_iter().enumerate() {
+        land.faces[i].tex1 = t;
+        land.faces[i].tex2 = NO_TEX2;
+    }
+    let f = validate::check(&land);
+    let repeats: Vec<_> = f
+        .warnings
+        .iter()
+        .filter(|w| w.rule == "terrain.res11_pair_repeat")
+        .map(|w| w.record)
+        .collect();
+    assert_eq!(repeats, vec![Some(3), Some(4)], "{:?}", f.warnings);
+}

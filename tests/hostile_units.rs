@@ -434,7 +434,7 @@ fn ctl_and_cpt_over_the_work_budget_are_refused_before_parsing() {
     }
 }
 
-/// Issue 26 item 5: an assembled unit's components (1 unit each), mounted
+/// Issue 26 item 5: an assembled unit's components (`UNITS_PER_UNIT_COMPONENT` each), mounted
 /// parts (3072 each) and part-tree depth (32 per level) are counted before
 /// any part is read, and each part's nodes, primitives and buffer bytes
 /// before it is merged: over the budget is `limits.work` (exit 1, naming
@@ -447,7 +447,7 @@ fn a_unit_over_the_work_budget_is_refused_before_its_parts_are_read() {
         &[("chassis", -1, 0, 1), ("turret", 3, 1, 1), ("gun", 1, 4, 0)],
     );
     let out = tmp.path().join("u.glb");
-    let before = 3 + 3 * 3072 + 3 * 32;
+    let before = 3 * mshgltf::limits::UNITS_PER_UNIT_COMPONENT + 3 * 3072 + 3 * 32;
     let (code, err) = run_budget(&u, &out, before - 1);
     assert_eq!(code, Some(1), "{err}");
     for want in [

@@ -322,3 +322,218 @@ fn an_object_of_no_part_is_a_warning_never_unchanged() {
     };
     assert_eq!(unit["unchanged"], false, "{r:#}");
 }
+
+/// The game folder of [`game`] in `tmp/game` and its assembled export
+/// `tmp/u.glb`: (unit file, glb).
+fn exported_unit(tmp: &Path) -> (PathBuf, PathBuf) {
+    let g = tmp.join("game");
+    std::fs::create_dir(&g).unwrap();
+    let u = game(&g);
+    let glb = tmp.join("u.glb");
+    let o = msh2gltf().arg(&u).arg(&glb).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    (u, glb)
+}
+
+/// `gltf2msh EDITED --base U -o tmp/out` (the folder created): the output.
+fn split_back(tmp: &Path, edited: &Path, u: &Path) -> std::process::Output {
+    let out = tmp.join("out");
+    let _ = std::fs::create_dir(&out);
+    gltf2msh()
+        .arg(edited)
+        .arg("--base")
+        .arg(u)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap()
+}
+
+/// Issue 36 item 9: an object added with an `extras.msh.part` the unit
+/// does not have (99, 2^64 − 1) would reach no part: refused naming the
+/// node and the parts there are (exit 1, nothing written), never
+/// "unchanged".
+#[test]
+fn an_added_node_naming_no_part_is_refused_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (u, glb) = exported_unit(tmp.path());
+    for part in [Value::from(99), Value::from(u64::MAX)] {
+        let (mut j, bin) = glb_parts(&glb);
+        let nodes = j["nodes"].as_array_mut().unwrap();
+        nodes.push(serde_json::json!({"name": "Added", "mesh": 0,
+            "extras": {"msh": {"part": part.clone()}}}));
+        let added = nodes.len() - 1;
+        let scene = j["scene"].as_u64().unwrap_or(0) as usize;
+        j["scenes"][scene]["nodes"]
+            .as_array_mut()
+            .unwrap()
+            .push(added.into());
+        let edited = tmp.path().join("added.glb");
+        std::fs::write(&edited, common::glb(&j, &bin)).unwrap();
+        let o = split_back(tmp.path(), &edited, &u);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{part}: {err}");
+        for want in [
+            "gltf.unit".to_string(),
+            format!("node {added} \"Added\""),
+            format!("extras.msh.part {part}"),
+            "0..=1".to_string(),
+        ] {
+            assert!(err.contains(&want), "{want:?} missing: {err}");
+        }
+        assert!(!err.contains("unchanged"), "{err}");
+        assert_eq!(
+            std::fs::read_dir(tmp.path().join("out")).unwrap().count(),
+            0
+        );
+    }
+}
+
+/// Issue 36 item 9: the gun's objects hung on another node of the chassis
+/// than its socket (node 3, the unit file's attach): the game mounts the
+/// gun where the `.dat` says, so the move is not written, and a warning
+/// names the gun, the object, its new parent and the socket (never
+/// "unchanged").
+#[test]
+fn a_gun_hung_on_another_socket_is_a_warning_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (u, glb) = exported_unit(tmp.path());
+    let (mut j, bin) = glb_parts(&glb);
+    let nodes = j["nodes"].as_array().unwrap();
+    let chassis = |r: u64| {
+        nodes
+            .iter()
+            .position(|n| {
+                n["extras"]["msh"]["part"] == 0
+                    && n["extras"]["msh"]["node"] == r
+                    && n["extras"]["msh"].get("cell").is_none()
+            })
+            .unwrap()
+    };
+    let (socket, other) = (chassis(3), chassis(0));
+    let hung: Vec<Value> = nodes[socket]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| nodes[c.as_u64().unwrap() as usize]["extras"]["msh"]["part"] == 1)
+        .cloned()
+        .collect();
+    assert!(!hung.is_empty());
+    let names: Vec<String> = hung
+        .iter()
+        .map(|c| {
+            nodes[c.as_u64().unwrap() as usize]["name"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let other_name = nodes[other]["name"].as_str().unwrap().to_string();
+    let kids = j["nodes"][socket]["children"].as_array_mut().unwrap();
+    kids.retain(|c| !hung.contains(c));
+    if kids.is_empty() {
+        j["nodes"][socket]
+            .as_object_mut()
+            .unwrap()
+            .remove("children");
+    }
+    match j["nodes"][other]["children"].as_array_mut() {
+        Some(c) => c.extend(hung),
+        None => j["nodes"][other]["children"] = Value::from(hung),
+    }
+    let edited = tmp.path().join("moved_gun.glb");
+    std::fs::write(&edited, common::glb(&j, &bin)).unwrap();
+    let o = split_back(tmp.path(), &edited, &u);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("unchanged, nothing written"), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.contains("warning") && l.contains(&format!("{:?}", names[0])))
+        .unwrap_or_else(|| panic!("no warning naming {:?}: {err}", names[0]));
+    for want in [
+        "part 1 gun".to_string(),
+        format!("{other_name:?} (part 0 chassis)"),
+        "node 3 of part 0 chassis".to_string(),
+        "not written".to_string(),
+    ] {
+        assert!(line.contains(&want), "{want:?} missing: {line}");
+    }
+}
+
+/// Issue 36 item 9: `--in-place` with `-o` and a unit base is refused
+/// (exit 2): the game's archive is not replaced, no copy is written.
+#[test]
+fn in_place_with_an_output_folder_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (u, glb) = exported_unit(tmp.path());
+    let e = tmp.path().join("e.glb");
+    moved(&glb, "rotor", 0.25, &e);
+    let parts = tmp.path().join("game/parts.rlb");
+    let before = std::fs::read(&parts).unwrap();
+    let out = tmp.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let o = gltf2msh()
+        .arg(&e)
+        .arg("--base")
+        .arg(&u)
+        .arg("--in-place")
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--in-place") && err.contains("-o"), "{err}");
+    assert_eq!(std::fs::read(&parts).unwrap(), before);
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+}
+
+/// Issue 39: a recolour of one part's material is refused once, naming
+/// that part (not every part) and the way that writes it: the part's own
+/// `ARCHIVE:ENTRY` with `--game-dir` (not `--game-dir` on the unit, which
+/// the unit path refuses).
+#[test]
+fn a_unit_recolour_names_the_one_part_and_the_way_that_works() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (u, glb) = exported_unit(tmp.path());
+    let (mut j, bin) = glb_parts(&glb);
+    let nodes = j["nodes"].as_array().unwrap().clone();
+    let gun_mat = nodes
+        .iter()
+        .filter(|n| n["extras"]["msh"]["part"] == 1)
+        .filter_map(|n| n["mesh"].as_u64())
+        .flat_map(|m| {
+            j["meshes"][m as usize]["primitives"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|p| p["material"].as_u64())
+                .collect::<Vec<_>>()
+        })
+        .find(|&m| j["materials"][m as usize]["extras"]["msh"]["exported"].is_object())
+        .expect("a gun material") as usize;
+    j["materials"][gun_mat]["pbrMetallicRoughness"]["baseColorFactor"] =
+        serde_json::json!([1.0, 0.0, 0.0, 1.0]);
+    let edited = tmp.path().join("red.glb");
+    std::fs::write(&edited, common::glb(&j, &bin)).unwrap();
+    let o = split_back(tmp.path(), &edited, &u);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    for want in [
+        "gltf.material_edit",
+        &format!("material {gun_mat} "),
+        "part 1 gun (parts.rlb:gun.msh)",
+        "parts.rlb:gun.msh\" part.glb",
+        "--base",
+        "--game-dir",
+    ] {
+        assert!(err.contains(want), "{want:?} missing: {err}");
+    }
+    assert!(!err.contains("part 0"), "only the gun is named: {err}");
+    assert_eq!(err.matches("part 1 gun").count(), 1, "{err}");
+    assert_eq!(
+        std::fs::read_dir(tmp.path().join("out")).unwrap().count(),
+        0
+    );
+}

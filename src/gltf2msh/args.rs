@@ -188,6 +188,14 @@ impl Args {
                 "--in-place changes the game's libraries (with --game-dir), the base archive (with --base ARCHIVE:ENTRY and no other -o) or a unit's part archives (with --base UNITS/.../x.dat): give one of them",
             ));
         }
+        if self.in_place && self.base_is_unit_file() {
+            if let Some(o) = &self.output {
+                return Err(usage(format!(
+                    "--in-place with -o {} and a unit base: --in-place changes the game's own part archives, -o names a folder for copies of them; give one of the two",
+                    o.display()
+                )));
+            }
+        }
         if !(1..=MAX_TEXTURE_SIDE).contains(&self.max_texture) {
             return Err(usage(format!(
                 "--max-texture {}: must be 1..={MAX_TEXTURE_SIDE} pixels",

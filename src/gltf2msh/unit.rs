@@ -67,8 +67,13 @@ pub(super) fn run(
             "--game-dir with a unit base: material and texture edits of a unit are not written yet (edit the part's ARCHIVE:ENTRY with --game-dir)",
         ));
     }
-    let r = assemble::resolve(dat, dat_bytes)
-        .map_err(|e| conversion(e.in_file(dat.display().to_string()).to_string()))?;
+    let r = assemble::resolve_with(
+        dat,
+        dat_bytes,
+        &crate::source::SharedFiles::default(),
+        cli.max_work,
+    )
+    .map_err(|e| conversion(e.in_file(dat.display().to_string()).to_string()))?;
     let archives = open_archives(cli, txn, &r)?;
     let out_dir = match cli.in_place {
         true => None,
@@ -226,11 +231,25 @@ fn edit_parts(
     };
     let parts_of =
         split::node_parts(doc).map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
+    split::check_part_numbers(doc, r.parts.len())
+        .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
+    let (units, what) = split::split_work(doc, r.parts.len());
+    if units > cli.max_work {
+        return Err(conversion(format!(
+            "{}: limits.work: {what} make {units} work units, over the budget of {} (docs/safety.md \"Bounded work\"; raise it with --max-work)",
+            cli.input.display(),
+            cli.max_work
+        )));
+    }
     for name in split::orphans(doc, &parts_of) {
         warnings.push(format!(
             "object {name:?} belongs to no part of the unit (no extras.msh.part on it or a parent): not written"
         ));
     }
+    for m in split::moved_mounts(doc, &parts_of, &r.parts) {
+        warnings.push(moved_mount_warning(&m, r));
+    }
+    refuse_material_edits(cli, doc, &parts_of, r)?;
     let cache = crate::source::SharedFiles::default();
     for a in archives.values() {
         cache.insert(a.path.clone(), a.bytes.clone());
@@ -273,6 +292,99 @@ fn edit_parts(
         )));
     }
     Ok(outs)
+}
+
+/// The warning for an object of a mounted part hung elsewhere than on
+/// its socket ([`split::moved_mounts`]).
+fn moved_mount_warning(m: &split::MovedMount, r: &Resolved) -> String {
+    let p = &r.parts[m.part];
+    let now = match &m.now {
+        Some((n, Some(j))) => format!("now hangs on {n:?} (part {j} {})", r.parts[*j].record),
+        Some((n, None)) => format!("now hangs on {n:?} (no part)"),
+        None => "is now a scene root".to_string(),
+    };
+    let socket = match (p.parent_part, p.socket) {
+        (Some(pp), Some(s)) => format!("node {s} of part {pp} {}", r.parts[pp].record),
+        _ => "its socket".to_string(),
+    };
+    format!(
+        "part {} {}: object {:?} {now}, not on its socket ({socket}, the unit file's component {} attach): the new mount is not written; the game mounts the part where the unit file says (edit the .dat to move it)",
+        m.part, p.record, m.node, p.component
+    )
+}
+
+/// Refuses material edits of a unit's parts before any part is edited,
+/// naming each edited material once with the part(s) whose objects draw
+/// it, and the way that writes them: the part's own `ARCHIVE:ENTRY` with
+/// `--game-dir` (a unit base does not take `--game-dir`).
+///
+/// # Errors
+/// [`RunError::Conversion`] with rule `gltf.material_edit`.
+fn refuse_material_edits(
+    cli: &Args,
+    doc: &GltfFile,
+    parts_of: &[Option<usize>],
+    r: &Resolved,
+) -> Result<(), RunError> {
+    let edited = gltf_import::material_edits::edits(doc);
+    if edited.is_empty() {
+        return Ok(());
+    }
+    let mut lines = Vec::new();
+    for e in &edited {
+        let mut users: Vec<usize> = Vec::new();
+        for (g, n) in doc.nodes().iter().enumerate() {
+            let Some(k) = parts_of.get(g).copied().flatten() else {
+                continue;
+            };
+            let mesh = gltf_import::read::idx(n, "mesh").and_then(|m| doc.meshes().get(m));
+            let uses = mesh.is_some_and(|m| {
+                gltf_import::read::arr(m, "primitives")
+                    .iter()
+                    .any(|p| gltf_import::read::idx(p, "material") == Some(e.index))
+            });
+            if uses && !users.contains(&k) {
+                users.push(k);
+            }
+        }
+        users.sort_unstable();
+        let whose = if users.is_empty() {
+            "drawn by no part".to_string()
+        } else {
+            users
+                .iter()
+                .map(|&k| {
+                    let p = &r.parts[k];
+                    format!("part {k} {} ({}:{})", p.record, p.archive, p.mesh_entry)
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let way = users.first().map_or(String::new(), |&k| {
+            let p = &r.parts[k];
+            let a = assemble::find_file(&r.game, &p.archive)
+                .unwrap_or_else(|| r.game.join(&p.archive));
+            format!(
+                "; to recolour it, export that part on its own (msh2gltf \"{a}:{e}\" part.glb), make the edit there and write it with gltf2msh part.glb --base \"{a}:{e}\" -o out/{n} --game-dir \"{g}\" (its material is in the game's Material.lib/Textures.lib, shared by every model drawing it)",
+                a = a.display(),
+                e = p.mesh_entry,
+                n = p.archive,
+                g = r.game.display()
+            )
+        });
+        lines.push(format!(
+            "material {} {:?} ({}): {}{way}",
+            e.index,
+            e.gltf_name,
+            e.changes.join(", "),
+            whose
+        ));
+    }
+    Err(conversion(format!(
+        "{}: gltf.material_edit: a unit's parts are written without their materials (a unit base takes no --game-dir), so this recolour would be lost: {}; or revert it",
+        cli.input.display(),
+        lines.join("; ")
+    )))
 }
 
 /// The warning for a part Blender shows scaled by its socket

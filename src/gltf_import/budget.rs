@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::read::{arr, idx, GltfFile};
 use super::ImportError;
-use crate::limits::{Budget, UNITS_PER_IMPORTED_PRIMITIVE, UNITS_PER_NODE};
+use crate::limits::{Budget, UNITS_PER_CLIP_KEY, UNITS_PER_IMPORTED_PRIMITIVE, UNITS_PER_NODE};
 
 /// Most triangles of one model (Res7 and Res13 counts are u16 in practice:
 /// msh-core limits).
@@ -27,8 +27,9 @@ pub fn check(doc: &GltfFile, max_work: u64) -> Result<(), ImportError> {
 }
 
 /// Spends the scene of `doc`: its nodes, every primitive instance (a
-/// primitive of a mesh counted once per node showing it) and their
-/// triangles (from the accessors' `count`, nothing is read).
+/// primitive of a mesh counted once per node showing it), their
+/// triangles and the keys of its clip animations ([`clip_keys`]; from the
+/// accessors' `count`, nothing is read).
 ///
 /// Without `simplify`, more than [`MAX_TRIANGLES`] triangles are refused
 /// (the message suggests `--simplify`); with it, the triangle limit defers
@@ -83,5 +84,41 @@ pub fn check_scene(doc: &GltfFile, max_work: u64, simplify: bool) -> Result<(), 
         units,
         &format!("{} nodes and {prims} primitive instances", nodes.len()),
     )
-    .map_err(|d| ImportError::new("limits.work", d))
+    .map_err(|d| ImportError::new("limits.work", d))?;
+    let keys = clip_keys(doc);
+    if keys > 0 {
+        b.spend(
+            keys.saturating_mul(UNITS_PER_CLIP_KEY),
+            &format!("{keys} keys of clip animations"),
+        )
+        .map_err(|d| ImportError::new("limits.work", d))?;
+    }
+    Ok(())
+}
+
+/// The keys of every clip animation's channels (`extras.msh.clip`,
+/// [`super::clips::is_clip`]), from each channel's sampler input accessor
+/// `count` (nothing is read): every channel reads its keys whole and
+/// compares them with the base ([`super::clips::fold_clips`]), so a
+/// sampler shared by two channels counts twice.
+pub fn clip_keys(doc: &GltfFile) -> u64 {
+    let mut keys = 0u64;
+    for a in doc
+        .animations()
+        .iter()
+        .filter(|a| super::clips::is_clip(*a))
+    {
+        let samplers = arr(a, "samplers");
+        for c in arr(a, "channels") {
+            let n = idx(c, "sampler")
+                .and_then(|s| samplers.get(s))
+                .and_then(|s| idx(s, "input"))
+                .and_then(|i| doc.accessor_def(i).ok())
+                .and_then(|x| x.get("count"))
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            keys = keys.saturating_add(n);
+        }
+    }
+    keys
 }

@@ -73,17 +73,30 @@ fn no_libraries(found: &crate::material::LibraryLookup) -> String {
 /// ([`crate::limits::UNITS_PER_PRIMITIVE`] each: a row resolves a material
 /// and its textures).
 pub fn work(src: &TerrainSource) -> (u64, String) {
-    let land = &src.land;
-    let classes: std::collections::BTreeSet<_> = land.faces.iter().map(|f| f.class()).collect();
+    let (units, what) = land_work(&src.land);
     let rows = src.land1.as_ref().map_or(0, |w| w.materials.len())
         + src.land2.as_ref().map_or(0, |w| w.materials.len());
+    let p = crate::limits::UNITS_PER_PRIMITIVE;
+    (
+        units.saturating_add(p * rows as u64),
+        format!("{what}, {rows} WEAR rows"),
+    )
+}
+
+/// The part of [`work`] that Land.msh alone gives (faces, vertices, face
+/// classes, grid squares and cells): counted right after the streams are
+/// decoded, before the validation (terrain-notes §5.2) walks them.
+pub fn land_work(land: &crate::terrain::ir::Land) -> (u64, String) {
+    let classes: std::collections::HashSet<_> = land.faces.iter().map(|f| f.class()).collect();
     let (f, v, c) = (land.faces.len(), land.positions.len(), classes.len());
     let cells = land.squares.len() + land.slots.len();
     let p = crate::limits::UNITS_PER_PRIMITIVE;
-    let units = f as u64 + 2 * v as u64 + 2 * p * c as u64 + cells as u64 + p * rows as u64;
+    let units = f as u64 + 2 * v as u64 + 2 * p * c as u64 + cells as u64;
     (
         units,
-        format!("{f} faces, {v} vertices, {c} face classes (materials), {cells} grid squares and cells, {rows} WEAR rows"),
+        format!(
+            "{f} faces, {v} vertices, {c} face classes (materials), {cells} grid squares and cells"
+        ),
     )
 }
 

@@ -471,9 +471,10 @@ fn apply_face(
 
 /// Applies repaints: checks the face sets match, sets class fields.
 ///
-/// A base face missing from the glTF is kept only when the export left it
-/// out (its row is past Land1.wea's `rows`); the glTF's own
-/// `skipped_faces` (`listed`) is never trusted, only named in the error.
+/// With Land1.wea's `rows` known, a base face missing from the glTF is
+/// refused (the base's own rows were checked by [`check_base_rows`]); with
+/// them unknown, one the glTF's `skipped_faces` (`listed`) names is kept
+/// with a warning.
 fn apply_faces(
     land: &mut Land,
     ed: &Edits,
@@ -494,9 +495,6 @@ fn apply_faces(
             let mut k = land.faces[i].v;
             k.sort_unstable();
             let Some(fe) = got.get(&k) else {
-                if rows.is_some_and(|n| row_bad(&land.faces[i].class(), n)) {
-                    continue;
-                }
                 if rows.is_none() && listed.contains(&i) {
                     unchecked.push(i);
                     continue;
@@ -629,6 +627,38 @@ pub fn check_base(base: &Land) -> Result<bool, TerrainError> {
     Ok(f.regenerate_order)
 }
 
+/// Checks the base's faces against Land1.wea's `rows` (terrain-notes §5.2
+/// rule 8, what the strict reader refuses): a face whose tex1 or tex2 is no
+/// row cannot be rebuilt, since its class is neither exported (a tolerant
+/// export leaves the face out) nor writable back.
+///
+/// # Errors
+/// `terrain.material_row` naming the first such Res21 record, its rows and
+/// how many faces break the rule.
+pub fn check_base_rows(base: &Land, rows: usize) -> Result<(), TerrainError> {
+    let mut bad = base
+        .faces
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| row_bad(&f.class(), rows));
+    let Some((i, f)) = bad.next() else {
+        return Ok(());
+    };
+    let more = bad.count();
+    Err(TerrainError::record(
+        "terrain.material_row",
+        21,
+        i,
+        format!(
+            "tex1 {} / tex2 {}: Land1.wea has {rows} rows (0..{}){}; the base map breaks this strict rule (msh2gltf refuses it without --tolerant, the game draws no such row): only a strict-valid Land.msh can be rebuilt with edits, repair the face's material bytes or Land1.wea first",
+            f.tex1,
+            f.tex2,
+            rows.saturating_sub(1),
+            if more > 0 { format!(" ({more} more faces like it)") } else { String::new() }
+        ),
+    ))
+}
+
 /// The work of reading the terrain primitives of `doc` (issue 26 item 5),
 /// from its JSON alone: per primitive of every LOD node's mesh,
 /// [`crate::limits::UNITS_PER_IMPORTED_PRIMITIVE`] plus 1 unit per element
@@ -702,16 +732,17 @@ pub fn import_with_base(
 /// `land1_rows` is the number of material rows of the map's Land1.wea
 /// (`None`: not found beside the base).
 ///
-/// Faces missing from the glTF are kept from the base only where a
-/// tolerant export left them out (tex1/tex2 past `land1_rows`, terrain-notes
-/// §5.2 rule 8); the glTF's `skipped_faces` is trusted (with a warning)
-/// only when `land1_rows` is unknown. Conflicting edits are refused naming
+/// A base with a face past `land1_rows` (terrain-notes §5.2 rule 8) is
+/// refused ([`check_base_rows`]); faces missing from the glTF are kept
+/// from the base only when `land1_rows` is unknown and the glTF's
+/// `skipped_faces` lists them (with a warning). Conflicting edits are refused naming
 /// the vertex or face; a flipped winding or a split vertex (one copy
 /// edited, another left) is a warning naming them. The result passes the
 /// strict validator or the import fails.
 ///
 /// # Errors
-/// Any error-level rule the base breaks ([`check_base`]), `terrain.import`
+/// Any error-level rule the base breaks ([`check_base`]),
+/// `terrain.material_row` (a base face past `land1_rows`), `terrain.import`
 /// (no terrain node, a material without class extras, unreadable
 /// accessors, an attribute shorter than POSITION, a partial triangle, a
 /// stray index, a mode other than triangles), `gltf.non_finite` (a NaN/Inf
@@ -727,6 +758,9 @@ pub fn import_with_land1(
     land1_rows: Option<usize>,
 ) -> Result<(Land, TerrainImportReport), TerrainError> {
     let regenerate_order = check_base(base)?;
+    if let Some(n) = land1_rows {
+        check_base_rows(base, n)?;
+    }
     let (ed, lods) = read_edits(doc, base)?;
     let scene0 = doc.scenes().first();
     let skipped: BTreeSet<usize> = scene0

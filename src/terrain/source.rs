@@ -161,7 +161,9 @@ impl TerrainSource {
 
     /// [`TerrainSource::load`] under a work budget of `max_work` units
     /// (`--max-work`): each sibling's parse is counted, alone, before it is
-    /// parsed ([`sibling_work`]); the export is counted after the load
+    /// parsed ([`sibling_work`]); Land.msh's own share of the export
+    /// ([`super::convert::land_work`]) right after its streams are decoded,
+    /// before they are validated; the whole export after the load
     /// ([`super::convert::work`]).
     ///
     /// # Errors
@@ -178,6 +180,17 @@ impl TerrainSource {
                 TerrainError::file("terrain.io", format!("cannot read {}: {e}", msh.display()))
             })?;
         let land = read::decode(&bytes)?;
+        // The budget before the validation walks the streams.
+        let (units, what) = super::convert::land_work(&land);
+        if units > max_work {
+            return Err(TerrainError::file(
+                "limits.work",
+                format!(
+                    "{}: {what} make {units} work units, over the budget of {max_work} (docs/safety.md \"Bounded work\"; raise it with --max-work)",
+                    msh.display()
+                ),
+            ));
+        }
         let findings = validate::validate(&land, mode)?;
         let dir = msh
             .parent()

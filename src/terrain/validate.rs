@@ -531,9 +531,12 @@ fn draw_order(land: &Land, f: &mut Findings) {
         }
     }
     let owner = face_slots(land);
+    let mut met = vec![0u64; 1 << 10];
     for (si, s) in land.slots.iter().enumerate() {
         let r = usize::from(s.first)
             ..(usize::from(s.first) + usize::from(s.count)).min(land.order.len());
+        // The pairs met in this cell: one bit per (tex1, tex2), cleared
+        // again from `pairs` after the cell (linear, not a search per face).
         let mut pairs = Vec::new();
         for k in r {
             let e = land.order[k];
@@ -550,7 +553,8 @@ fn draw_order(land: &Land, f: &mut Findings) {
             }
             let pair = (face.tex1, face.tex2);
             let start = pairs.last() != Some(&pair);
-            if start && pairs.contains(&pair) {
+            let bit = (usize::from(pair.0) << 8) | usize::from(pair.1);
+            if start && met[bit / 64] & (1 << (bit % 64)) != 0 {
                 f.warn(TerrainError::record(
                     "terrain.res11_pair_repeat",
                     11,
@@ -559,6 +563,7 @@ fn draw_order(land: &Land, f: &mut Findings) {
                 ));
             }
             if start {
+                met[bit / 64] |= 1 << (bit % 64);
                 pairs.push(pair);
             }
             if e.flags & 0x7F != 0x48 | if start { 0x10 } else { 0 } {
@@ -569,6 +574,10 @@ fn draw_order(land: &Land, f: &mut Findings) {
                     format!("flags 0x{:02X}, batch start {start}", e.flags),
                 ));
             }
+        }
+        for (a, b) in pairs {
+            let bit = (usize::from(a) << 8) | usize::from(b);
+            met[bit / 64] &= !(1 << (bit % 64));
         }
     }
 }

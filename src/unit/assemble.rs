@@ -69,8 +69,35 @@ impl Registry {
     /// `unit.registry` when it is not an NRes or a record is not a whole
     /// number of 64-byte slots.
     pub fn read(data: &[u8]) -> Result<Registry, UnitError> {
+        Self::read_within(data, crate::limits::DEFAULT_MAX_WORK)
+    }
+
+    /// [`Registry::read`] under a work budget of `max_work` units: the
+    /// slots of every record are counted from the records' sizes
+    /// ([`crate::limits::UNITS_PER_REGISTRY_SLOT`] each) before any is
+    /// decoded.
+    ///
+    /// # Errors
+    /// `limits.work` naming the count and the budget; those of
+    /// [`Registry::read`].
+    pub fn read_within(data: &[u8], max_work: u64) -> Result<Registry, UnitError> {
         let a = nres::read(data, nres::Mode::Tolerant)
             .map_err(|e| UnitError::new("unit.registry", e.to_string()))?;
+        let slots = a
+            .entries
+            .iter()
+            .map(|e| (e.data.len() / 64) as u64)
+            .fold(0u64, u64::saturating_add);
+        let units = slots.saturating_mul(crate::limits::UNITS_PER_REGISTRY_SLOT);
+        if units > max_work {
+            return Err(UnitError::new(
+                "limits.work",
+                format!(
+                    "{REGISTRY}: {} records hold {slots} slots: {units} work units, over the budget of {max_work} (docs/safety.md \"Bounded work\"; raise it with --max-work)",
+                    a.entries.len()
+                ),
+            ));
+        }
         let mut records = HashMap::new();
         for e in &a.entries {
             let name = source::decode_name(e.name);
@@ -647,16 +674,29 @@ pub struct Resolved {
 /// `dat.*` (the unit file), `unit.registry`, `unit.resolve` (no game
 /// folder, record or mesh), `io`.
 pub fn resolve(path: &Path, data: &[u8]) -> Result<Resolved, UnitError> {
-    resolve_with(path, data, &SharedFiles::default())
+    resolve_with(
+        path,
+        data,
+        &SharedFiles::default(),
+        crate::limits::DEFAULT_MAX_WORK,
+    )
 }
 
 /// [`resolve`] reading `objects.rlb` through the run's shared inputs
-/// `files` (once per run, not once per unit).
+/// `files` (once per run, not once per unit), under a work budget of
+/// `max_work` units: the unit file's components and the registry's slots
+/// are counted before they are decoded ([`dat::read_within`],
+/// [`Registry::read_within`]).
 ///
 /// # Errors
-/// As [`resolve`].
-pub fn resolve_with(path: &Path, data: &[u8], files: &SharedFiles) -> Result<Resolved, UnitError> {
-    let unit = dat::read(data)?;
+/// As [`resolve`]; `limits.work`.
+pub fn resolve_with(
+    path: &Path,
+    data: &[u8],
+    files: &SharedFiles,
+    max_work: u64,
+) -> Result<Resolved, UnitError> {
+    let unit = dat::read_within(data, max_work)?;
     let game = game_dir_with(path, files).ok_or_else(|| {
         UnitError::new(
             "unit.resolve",
@@ -672,7 +712,7 @@ pub fn resolve_with(path: &Path, data: &[u8], files: &SharedFiles) -> Result<Res
     let reg_bytes = files
         .get(&reg_path)
         .map_err(|e| UnitError::new("io", format!("cannot read {}: {e}", reg_path.display())))?;
-    let reg = Registry::read(&reg_bytes)?;
+    let reg = Registry::read_within(&reg_bytes, max_work)?;
     let mut warnings = Vec::new();
     let parts = mounted_parts(&unit, &reg, &mut warnings)?;
     Ok(Resolved {
@@ -718,7 +758,7 @@ pub fn convert_unit_with(
         game,
         parts,
         mut warnings,
-    } = resolve_with(path, data, files).map_err(|e| unit_err(&src, e))?;
+    } = resolve_with(path, data, files, opts.max_work).map_err(|e| unit_err(&src, e))?;
     let mut budget =
         assembly_budget(&unit, &parts, opts.max_work).map_err(|e| unit_err(&src, e))?;
     let mut merger: Option<Merger> = None;
@@ -789,7 +829,8 @@ pub fn convert_unit_with(
 }
 
 /// The work of assembling `unit` from `parts` (issue 26 item 5), counted
-/// before any part is read: the unit file's components (1 unit each), the
+/// before any part is read: the unit file's components
+/// ([`crate::limits::UNITS_PER_UNIT_COMPONENT`] each), the
 /// mounted parts ([`crate::limits::UNITS_PER_PART`] each: the part's glTF
 /// kept and merged into the unit's document) and the depth of the part
 /// tree ([`crate::limits::UNITS_PER_NODE`] per level: a chain of
@@ -813,6 +854,7 @@ fn assembly_budget(
     let deepest = depth.iter().copied().max().unwrap_or(0);
     let per = crate::limits::UNITS_PER_PART;
     let units = (unit.components.len() as u64)
+        .saturating_mul(crate::limits::UNITS_PER_UNIT_COMPONENT)
         .saturating_add((parts.len() as u64).saturating_mul(per))
         .saturating_add((deepest as u64).saturating_mul(crate::limits::UNITS_PER_NODE));
     let mut b = crate::limits::Budget::new(max_work);

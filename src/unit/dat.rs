@@ -120,6 +120,27 @@ pub fn read(data: &[u8]) -> Result<UnitFile, UnitError> {
     })
 }
 
+/// [`read`] under a work budget of `max_work` units: the components are
+/// counted from the file's size ([`crate::limits::UNITS_PER_UNIT_COMPONENT`]
+/// each) before any is read.
+///
+/// # Errors
+/// `limits.work` naming the count and the budget; those of [`read`].
+pub fn read_within(data: &[u8], max_work: u64) -> Result<UnitFile, UnitError> {
+    let n = (data.len().saturating_sub(8) / COMPONENT_SIZE) as u64;
+    let units = n.saturating_mul(crate::limits::UNITS_PER_UNIT_COMPONENT);
+    if units > max_work {
+        return Err(UnitError::new(
+            "limits.work",
+            format!(
+                "{} bytes hold {n} components: {units} work units, over the budget of {max_work} (docs/safety.md \"Bounded work\"; raise it with --max-work)",
+                data.len()
+            ),
+        ));
+    }
+    read(data)
+}
+
 /// Sets every component's parent from the depth-first child counts.
 fn link_tree(cs: &mut [UnitComponent]) -> Result<(), UnitError> {
     // Stack of (component, children still to come).

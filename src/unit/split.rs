@@ -92,6 +92,52 @@ pub fn node_parts(doc: &GltfFile) -> Result<Vec<Option<usize>>, ImportError> {
         .collect())
 }
 
+/// The work of splitting `doc` into `parts` part documents, counted
+/// before any part is exported: each part document starts from the whole
+/// unit's JSON and the model edit of each part matches every node it is
+/// given, so the unit's nodes count once per part
+/// ([`crate::limits::UNITS_PER_NODE`] each). Returns the units and what
+/// was counted.
+pub fn split_work(doc: &GltfFile, parts: usize) -> (u64, String) {
+    let nodes = doc.nodes().len() as u64;
+    let units = nodes
+        .saturating_mul(crate::limits::UNITS_PER_NODE)
+        .saturating_mul(parts as u64);
+    (
+        units,
+        format!("splitting {nodes} nodes into {parts} part documents"),
+    )
+}
+
+/// Refuses a node whose `extras.msh.part` names no part of the unit:
+/// a value that is not an unsigned integer, or one at or past `parts`
+/// (the unit's mounted parts are `0..parts`, unit-files-notes §3.5). Such
+/// a node (and what hangs below it) would go to no part document, so
+/// nothing would write it.
+///
+/// # Errors
+/// `gltf.unit` naming the node (index and name), its value and the valid
+/// range.
+pub fn check_part_numbers(doc: &GltfFile, parts: usize) -> Result<(), ImportError> {
+    for (g, n) in doc.nodes().iter().enumerate() {
+        let Some(v) = crate::gltf_import::read::msh_extras(n).and_then(|e| e.get(PART_KEY)) else {
+            continue;
+        };
+        let ok = crate::gltf_import::read::extra_u64(v).is_some_and(|k| k < parts as u64);
+        if !ok {
+            let name = n["name"].as_str().unwrap_or("(unnamed)");
+            return Err(ImportError::new(
+                "gltf.unit",
+                format!(
+                    "node {g} {name:?}: extras.msh.{PART_KEY} {v} names no part of this unit (its parts are 0..={}): set it to the part the object belongs to, or remove it to put the object in its parent's part",
+                    parts.saturating_sub(1)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The glTF nodes that belong to no part (no `extras.msh.part` on them or
 /// an ancestor), by name: nothing writes them.
 pub fn orphans(doc: &GltfFile, parts_of: &[Option<usize>]) -> Vec<String> {
@@ -101,6 +147,54 @@ pub fn orphans(doc: &GltfFile, parts_of: &[Option<usize>]) -> Vec<String> {
         .filter(|(_, k)| k.is_none())
         .map(|(n, _)| n["name"].as_str().unwrap_or("(unnamed)").to_string())
         .collect()
+}
+
+/// An object of a mounted part that hangs elsewhere than on its part's
+/// socket: re-parented in Blender to another node (or to none). The game
+/// mounts a part at the node its `.dat` component names (+68 attach,
+/// unit-files-notes §3.3, §3.4), and [`part_document`] hangs the object
+/// on the part's node 0 again, so the new parent reaches nothing the game
+/// reads: the caller warns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MovedMount {
+    /// The part index.
+    pub part: usize,
+    /// The object's name.
+    pub node: String,
+    /// Its parent now (name, the part it belongs to); `None`: a scene root.
+    pub now: Option<(String, Option<usize>)>,
+}
+
+/// Every object of a mounted part (part 1 and up) whose parent is neither
+/// a node of its own part nor its socket (the node of `parts[k].parent_part`
+/// whose `extras.msh.node` is `parts[k].socket`), in node order.
+/// `parts_of`: [`node_parts`].
+pub fn moved_mounts(doc: &GltfFile, parts_of: &[Option<usize>], parts: &[Part]) -> Vec<MovedMount> {
+    let nodes = doc.nodes();
+    let Ok(parent) = child_links(nodes) else {
+        return Vec::new();
+    };
+    let name = |g: usize| nodes[g]["name"].as_str().unwrap_or("(unnamed)").to_string();
+    let mut out = Vec::new();
+    for (g, k) in parts_of.iter().enumerate() {
+        let Some(part) = k.filter(|&k| k > 0).and_then(|k| parts.get(k)) else {
+            continue;
+        };
+        let p = parent.get(g).copied().flatten();
+        let on_socket = p.is_some_and(|p| {
+            parts_of[p] == *k
+                || (parts_of[p] == part.parent_part
+                    && msh_u64(&nodes[p], "node") == part.socket.map(|s| s as u64))
+        });
+        if !on_socket {
+            out.push(MovedMount {
+                part: k.unwrap_or_default(),
+                node: name(g),
+                now: p.map(|p| (name(p), parts_of[p])),
+            });
+        }
+    }
+    out
 }
 
 /// Largest departure of a world scale factor from 1 that is not a scale:

@@ -147,6 +147,7 @@ pub fn cases(v: &mut Vec<Case>) {
     map_cases(v);
     texture_and_archive_cases(v);
     base_map_cases(v);
+    unit_budget_cases(v);
 }
 
 /// The four files of the tiny 2 x 2 map (`tests/land`), with `replace`
@@ -400,4 +401,226 @@ pub fn base_map_cases(v: &mut Vec<Case>) {
             rule: "limits.work",
         });
     }
+}
+
+/// Issue 36 items 9 and 12: unit files, registries and glTFs whose cost
+/// is counted before the work (`limits.work`).
+pub fn unit_budget_cases(v: &mut Vec<Case>) {
+    v.push(Case {
+        name: "unit_dat_1000000_components",
+        files: unit_game(&internal_components(1_000_000)),
+        tool: Tool::Msh2gltf,
+        args: args(&["UNITS/u.dat", "out.glb"]),
+        exit: 1,
+        rule: "limits.work",
+    });
+    let mut files = unit_game(&[("chassis", -1, 0, 0)]);
+    for f in &mut files {
+        if f.0 == "objects.rlb" {
+            f.1 = wide_registry(1_000_000);
+        }
+    }
+    v.push(Case {
+        name: "unit_registry_1000000_slots",
+        files,
+        tool: Tool::Msh2gltf,
+        args: args(&["UNITS/u.dat", "out.glb"]),
+        exit: 1,
+        rule: "limits.work",
+    });
+    v.push(Case {
+        name: "gltf_clip_1000000_keys",
+        files: vec![
+            ("m.msh".into(), encode(base_model(1))),
+            ("edit.glb".into(), clip_keys_glb(1_000_000)),
+        ],
+        tool: Tool::Gltf2msh,
+        args: args(&["edit.glb", "--base", "m.msh", "-o", "out.msh"]),
+        exit: 1,
+        rule: "limits.work",
+    });
+    v.push(Case {
+        name: "unit_base_10000_added_nodes",
+        files: unit_with_added_nodes(10_000),
+        tool: Tool::Gltf2msh,
+        args: args(&["u.glb", "--base", "UNITS/u.dat", "-o", "."]),
+        exit: 1,
+        rule: "limits.work",
+    });
+    v.push(Case {
+        name: "map_64800_distinct_pairs",
+        files: map_files((
+            "Land.msh",
+            mshgltf::terrain::write::encode(&super::land::one_cell_pairs(64_800)).unwrap(),
+        )),
+        tool: Tool::Msh2gltf,
+        args: args(&["Land.msh", "out.glb"]),
+        exit: 1,
+        rule: "limits.work",
+    });
+}
+
+/// A chassis carrying `n - 1` internal components (class 3, not drawn):
+/// 112 bytes each in the unit file.
+pub fn internal_components(n: usize) -> Vec<(&'static str, i32, u32, i32)> {
+    let mut v = vec![("chassis", -1, 0, (n - 1) as i32)];
+    v.extend(std::iter::repeat_n(("engine", 0, 3, 0), n - 1));
+    v
+}
+
+/// The `objects.rlb` of [`unit_game`] whose `chassis` record holds `slots`
+/// 64-byte slots (each naming `parts.rlb` `chassis.msh`).
+pub fn wide_registry(slots: usize) -> Vec<u8> {
+    let mut slot = name32("parts.rlb").to_vec();
+    slot.extend_from_slice(&name32("chassis.msh"));
+    let chassis = slot.repeat(slots);
+    let mut gun = name32("parts.rlb").to_vec();
+    gun.extend_from_slice(&name32("gun.msh"));
+    let entry = |name: &'static [u8]| nres::Entry {
+        type_id: 0,
+        attr1: 0,
+        attr2: 0,
+        attr3: 0,
+        name,
+        data: &[],
+    };
+    let entries = [
+        nres::Entry {
+            data: &chassis,
+            ..entry(b"chassis")
+        },
+        nres::Entry {
+            data: &gun,
+            ..entry(b"gun")
+        },
+    ];
+    nres::write(&entries).unwrap()
+}
+
+/// A GLB of a one-triangle model (`base_model(1)`, as msh2gltf exports
+/// it) with a clip animation (`extras.msh.clip`) of `keys` rotation keys
+/// on node 0: 20 bytes per key in its BIN chunk.
+pub fn clip_keys_glb(keys: usize) -> Vec<u8> {
+    use mshgltf::convert::{self, ConvertOptions, ModelRef};
+    let bytes = encode(base_model(1));
+    let m = ModelRef {
+        source: "m.msh".into(),
+        stem: "m".into(),
+        bytes: &bytes,
+        wear: None,
+    };
+    let x = convert::convert(&m, None, &ConvertOptions::default())
+        .unwrap()
+        .exported;
+    let mut j = serde_json::to_value(&x.root).unwrap();
+    let mut bin = x.bin;
+    while !bin.len().is_multiple_of(4) {
+        bin.push(0);
+    }
+    let at = bin.len();
+    for k in 0..keys {
+        bin.extend_from_slice(&(k as f32 / 30.0).to_le_bytes());
+    }
+    for _ in 0..keys {
+        for c in [0.0f32, 0.0, 0.0, 1.0] {
+            bin.extend_from_slice(&c.to_le_bytes());
+        }
+    }
+    let push = |j: &mut serde_json::Value, key: &str, v: serde_json::Value| -> usize {
+        if !j[key].is_array() {
+            j[key] = serde_json::json!([]);
+        }
+        let a = j[key].as_array_mut().unwrap();
+        a.push(v);
+        a.len() - 1
+    };
+    let tv = push(
+        &mut j,
+        "bufferViews",
+        serde_json::json!({"buffer": 0, "byteOffset": at, "byteLength": keys * 4}),
+    );
+    let ov = push(
+        &mut j,
+        "bufferViews",
+        serde_json::json!({"buffer": 0, "byteOffset": at + keys * 4, "byteLength": keys * 16}),
+    );
+    let last = (keys - 1) as f32 / 30.0;
+    let ta = push(
+        &mut j,
+        "accessors",
+        serde_json::json!({"bufferView": tv, "componentType": 5126, "count": keys, "type": "SCALAR", "min": [0.0], "max": [last]}),
+    );
+    let oa = push(
+        &mut j,
+        "accessors",
+        serde_json::json!({"bufferView": ov, "componentType": 5126, "count": keys, "type": "VEC4"}),
+    );
+    push(
+        &mut j,
+        "animations",
+        serde_json::json!({"name": "clip", "extras": {"msh": {"clip": {"channel": 0}}},
+            "samplers": [{"input": ta, "output": oa}],
+            "channels": [{"sampler": 0, "target": {"node": 0, "path": "rotation"}}]}),
+    );
+    j["buffers"][0]["byteLength"] = serde_json::json!(bin.len());
+    glb(&j, &bin)
+}
+
+/// A GLB: JSON chunk `j`, BIN chunk `bin` (glTF 2.0 §4.4).
+pub fn glb(j: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
+    let mut js = serde_json::to_vec(j).unwrap();
+    while !js.len().is_multiple_of(4) {
+        js.push(b' ');
+    }
+    let total = 12 + 8 + js.len() + 8 + bin.len();
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&(total as u32).to_le_bytes());
+    out.extend_from_slice(&(js.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&js);
+    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"BIN\0");
+    out.extend_from_slice(bin);
+    out
+}
+
+/// The game of [`unit_game`] (a chassis carrying a turret and a gun on
+/// its node 1, the turret a gun on its node 1: four parts) and `u.glb`,
+/// its assembled export with `added` empties added under the chassis's
+/// root (part 0 by inheritance).
+pub fn unit_with_added_nodes(added: usize) -> Vec<(String, Vec<u8>)> {
+    use mshgltf::unit::assemble;
+    let mut files = unit_game(&[
+        ("chassis", -1, 0, 2),
+        ("turret", 1, 1, 1),
+        ("gun", 1, 4, 0),
+        ("gun", 1, 4, 0),
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    for (n, b) in &files {
+        let p = tmp.path().join(n);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, b).unwrap();
+    }
+    let dat = tmp.path().join("UNITS/u.dat");
+    let c = assemble::convert_unit(
+        &dat,
+        &std::fs::read(&dat).unwrap(),
+        None,
+        &Default::default(),
+    )
+    .unwrap();
+    let mut j = serde_json::to_value(&c.exported.root).unwrap();
+    let nodes = j["nodes"].as_array_mut().unwrap();
+    let first = nodes.len();
+    nodes.extend((0..added).map(|i| serde_json::json!({"name": format!("added{i}")})));
+    let kids: Vec<serde_json::Value> = (first..first + added).map(Into::into).collect();
+    match j["nodes"][0]["children"].as_array_mut() {
+        Some(c) => c.extend(kids),
+        None => j["nodes"][0]["children"] = kids.into(),
+    }
+    files.push(("u.glb".into(), glb(&j, &c.exported.bin)));
+    files
 }

@@ -177,3 +177,37 @@ pub fn write_map(dir: &std::path::Path, land: &Land) -> std::path::PathBuf {
     std::fs::write(dir.join("Land2.wea"), wear(&["DEFAULT", "GRASSM", "ROCKM"])).unwrap();
     msh
 }
+
+/// A 1 x 1 map (from [`tiny_land`]) whose one LOD0 cell holds `n` copies
+/// of its first face, copy `i` with the texture pair `(i >> 8, i & 0xFF)`
+/// (all distinct up to 65 536), Res11 in face order: what the draw-order
+/// check walks per cell (issue 36 item 12). `n` is at most 65 533.
+pub fn one_cell_pairs(n: usize) -> Land {
+    let mut land = tiny_land(1);
+    let lod1: Vec<Face> = land.faces[2..].to_vec();
+    let f0 = land.faces[0];
+    land.faces = (0..n)
+        .map(|i| Face {
+            tex1: (i >> 8) as u8,
+            tex2: (i & 0xFF) as u8,
+            nb: [NONE; 3],
+            edges: 0x3F,
+            ..f0
+        })
+        .chain(lod1.into_iter().map(|f| Face {
+            nb: [NONE; 3],
+            edges: 0x3F,
+            ..f
+        }))
+        .collect();
+    land.slots[0].count = n as u16;
+    land.slots[1].first = n as u16;
+    land.order = (0..land.faces.len())
+        .map(|k| DrawEntry {
+            face: k as u16,
+            flags: 0x48 | if k <= n { 0x10 } else { 0 },
+            byte3: 0,
+        })
+        .collect();
+    land
+}
