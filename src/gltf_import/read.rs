@@ -25,7 +25,9 @@ use serde_json::Value;
 
 use super::ImportError;
 
+mod schema;
 pub mod typed;
+mod vocabulary;
 
 pub use typed::Elem;
 use typed::{at, ACCESSOR_KEYS, LISTS, VIEW_KEYS};
@@ -279,6 +281,10 @@ pub fn parse_with(
     };
     let mut doc = read_json(json_bytes, opts)?;
     check_asset(&doc.json)?;
+    // Every core property of the type the glTF 2.0 schema gives it (issue
+    // 36 item 3): a wrong type is refused, never read as absent.
+    schema::check(json_bytes, &doc)?;
+    vocabulary::check(&doc)?;
     check_external_budget(&doc.json, opts)?;
     let mut blob = blob;
     for (i, b) in arr(&doc.json, "buffers").iter().enumerate() {
