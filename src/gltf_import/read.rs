@@ -25,9 +25,9 @@ use serde_json::Value;
 
 use super::ImportError;
 
-mod schema;
+pub mod schema;
 pub mod typed;
-mod vocabulary;
+pub mod vocabulary;
 
 pub use typed::Elem;
 use typed::{at, ACCESSOR_KEYS, LISTS, VIEW_KEYS};
@@ -250,7 +250,14 @@ pub fn load_path_with(
 ///
 /// # Errors
 /// - `gltf.glb`: a malformed GLB header or chunk;
-/// - `gltf.json`: invalid JSON or a document that is not an object;
+/// - `gltf.json`: invalid JSON or a document that is not an object; a
+///   property of a type, or an enumerated value, the glTF 2.0 schema does
+///   not allow (gltf-json's typed `Root`, [`schema`]: a string
+///   `bufferView`, `null`, `primitives` as an object, `alphaMode
+///   "GARBAGE"`, a material factor outside [0, 1], ...) or an
+///   `extras.msh` key of the wrong type ([`vocabulary`]), naming its JSON
+///   pointer and what was expected (an integral number such as `504.0` is
+///   an integer, as JSON Schema 2020-12 reads it);
 /// - `gltf.non_finite`: a JSON number that overflows f32;
 /// - `gltf.version`: `asset.version` is not 2.x;
 /// - `gltf.extension`: a required extension outside [`ACCEPTED_REQUIRED`]
