@@ -26,7 +26,7 @@ use crate::convention::TexmOrder;
 use crate::gltf_import::material_edits::{self, MaterialEdit};
 use crate::gltf_import::materials::{self as gm, TextureOptions};
 use crate::gltf_import::GltfFile;
-use crate::material::library::{Library, MATERIAL_LIB, TEXTURES_LIB};
+use crate::material::library::{Library, DEFAULT_MATERIAL, MATERIAL_LIB, TEXTURES_LIB};
 use crate::material::rewrite::{self, Mat0Change, Replacement};
 use crate::material::texm::ChannelOrder;
 use crate::material::write::{texture_name, NewEntry};
@@ -492,9 +492,13 @@ pub(super) fn write(
 }
 
 /// Lists, per edited material and texture, the other models of the game
-/// folder (`*.rlb` archives at its top level) whose WEAR names the
-/// material, or a material whose phases name the texture; each non-empty
-/// list is also a warning.
+/// folder (`*.rlb` archives at its top level) that draw the material, or a
+/// material whose phases name the texture; a WEAR row draws the entry the
+/// game resolves it to ([`Library::drawn_for`], format-notes §4: its own,
+/// else `DEFAULT`, else entry 0), so a repainted `DEFTEX.0` names every
+/// model drawn through the `DEFAULT` fallback (issue 36 item 10). Each
+/// non-empty list is also a warning, saying how many draw it through the
+/// fallback.
 fn shared_use(game: &Path, mats: &Library, base: (&Path, Option<&str>), rep: &mut LibraryEdits) {
     let mut watch: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for m in rep.materials.keys() {
@@ -524,6 +528,10 @@ fn shared_use(game: &Path, mats: &Library, base: (&Path, Option<&str>), rep: &mu
         return;
     }
     let mut users: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    // Of `users`, the models that draw it through the fallback; the drawn
+    // entry (upper case) and whether it is a fallback, per WEAR name.
+    let mut by_fallback: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut drawn: BTreeMap<String, (String, bool)> = BTreeMap::new();
     let mut files: Vec<PathBuf> = std::fs::read_dir(game)
         .map(|d| d.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
@@ -556,17 +564,40 @@ fn shared_use(game: &Path, mats: &Library, base: (&Path, Option<&str>), rep: &mu
                     .unwrap_or_default()
             );
             for row in &w.materials {
-                if let Some(what) = watch.get(&row.name.to_ascii_uppercase()) {
+                // The entry the game draws for the row (its own, or the
+                // DEFAULT fallback when the library has none of that name).
+                let key = row.name.to_ascii_uppercase();
+                let (drawn, fallback) = drawn.entry(key).or_insert_with_key(|k| {
+                    mats.drawn_for(k).map_or((String::new(), false), |(i, f)| {
+                        (mats.name(i).to_ascii_uppercase(), f.is_some())
+                    })
+                });
+                if let Some(what) = watch.get(drawn.as_str()) {
                     for k in what {
                         users.entry(k.clone()).or_default().insert(model.clone());
+                        if *fallback {
+                            by_fallback
+                                .entry(k.clone())
+                                .or_default()
+                                .insert(model.clone());
+                        }
                     }
                 }
             }
         }
     }
     for (what, models) in users {
+        let fallback = by_fallback.get(&what).map_or(0, BTreeSet::len);
+        let through = if fallback == 0 {
+            String::new()
+        } else {
+            format!(
+                " ({fallback} of them through the {DEFAULT_MATERIAL} fallback: their WEAR names a material {} does not hold)",
+                mats.label()
+            )
+        };
         rep.warnings.push(format!(
-            "{what} is shared: {} other model(s) of the game folder show the edit too: {}",
+            "{what} is shared: {} other model(s) of the game folder show the edit too{through}: {}",
             models.len(),
             models.iter().cloned().collect::<Vec<_>>().join(", ")
         ));

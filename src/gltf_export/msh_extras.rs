@@ -21,6 +21,61 @@ pub const CONTROL_POINT_KEY: &str = "control_point";
 /// The extras key of a clip animation (`extras.msh.clip`).
 pub const CLIP_KEY: &str = "clip";
 
+/// The JSON type a key of the `extras.msh` vocabulary holds, as the
+/// readers read it back (issue 36 item 3: a wrong type is refused, never
+/// read as absent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtraType {
+    /// An integer >= 0 (an integral float such as `3.0` too: Blender may
+    /// write integer custom properties as floats).
+    Index,
+    /// A finite number.
+    Number,
+    /// A string.
+    Text,
+    /// A string or `null` (none).
+    TextOrNull,
+    /// A JSON object.
+    Object,
+    /// A JSON array.
+    Array,
+}
+
+/// The typed keys of the `extras.msh` vocabulary per glTF array
+/// (gltf-mapping.md "Extras"; unit-files-notes §1.7, §3.5, §5.1): the
+/// array's name, the key, its type. Keys not listed (flags Blender writes
+/// as `1`/`true`/`"true"`, the scene's conventions) are read by their own
+/// rules.
+pub const TYPED_KEYS: &[(&str, &str, ExtraType)] = &[
+    ("nodes", "node", ExtraType::Index),
+    ("nodes", "cell", ExtraType::Index),
+    ("nodes", PART_KEY, ExtraType::Index),
+    ("nodes", "flags", ExtraType::Index),
+    ("nodes", "label", ExtraType::Text),
+    ("nodes", CONTROL_POINT_KEY, ExtraType::Object),
+    ("meshes", "slot", ExtraType::Index),
+    ("meshes", "batches", ExtraType::Array),
+    ("materials", "material_index", ExtraType::Index),
+    ("materials", "name", ExtraType::TextOrNull),
+    ("materials", "lightmap", ExtraType::TextOrNull),
+    ("materials", "exported", ExtraType::Object),
+    ("scenes", UNIT_KEY, ExtraType::Object),
+    ("scenes", "fps", ExtraType::Number),
+    ("scenes", "frame_current", ExtraType::Number),
+    ("animations", CLIP_KEY, ExtraType::Object),
+    ("animations", "start", ExtraType::Number),
+    ("animations", "end", ExtraType::Number),
+];
+
+/// The typed keys inside an object of [`TYPED_KEYS`]: the outer key, the
+/// inner key, its type (`extras.msh.control_point.index`).
+pub const TYPED_INNER_KEYS: &[(&str, &str, ExtraType)] = &[
+    (CONTROL_POINT_KEY, "index", ExtraType::Index),
+    ("exported", "color", ExtraType::Array),
+    ("exported", "texture", ExtraType::TextOrNull),
+    ("exported", "alpha_mode", ExtraType::Text),
+];
+
 /// The rotation turning glTF +Y onto `d` (glTF axes); identity for a zero
 /// direction.
 pub fn rotation_to(d: [f32; 3]) -> [f32; 4] {

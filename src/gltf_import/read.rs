@@ -25,7 +25,9 @@ use serde_json::Value;
 
 use super::ImportError;
 
+pub mod schema;
 pub mod typed;
+pub mod vocabulary;
 
 pub use typed::Elem;
 use typed::{at, ACCESSOR_KEYS, LISTS, VIEW_KEYS};
@@ -248,7 +250,14 @@ pub fn load_path_with(
 ///
 /// # Errors
 /// - `gltf.glb`: a malformed GLB header or chunk;
-/// - `gltf.json`: invalid JSON or a document that is not an object;
+/// - `gltf.json`: invalid JSON or a document that is not an object; a
+///   property of a type, or an enumerated value, the glTF 2.0 schema does
+///   not allow (gltf-json's typed `Root`, [`schema`]: a string
+///   `bufferView`, `null`, `primitives` as an object, `alphaMode
+///   "GARBAGE"`, a material factor outside [0, 1], ...) or an
+///   `extras.msh` key of the wrong type ([`vocabulary`]), naming its JSON
+///   pointer and what was expected (an integral number such as `504.0` is
+///   an integer, as JSON Schema 2020-12 reads it);
 /// - `gltf.non_finite`: a JSON number that overflows f32;
 /// - `gltf.version`: `asset.version` is not 2.x;
 /// - `gltf.extension`: a required extension outside [`ACCEPTED_REQUIRED`]
@@ -279,6 +288,10 @@ pub fn parse_with(
     };
     let mut doc = read_json(json_bytes, opts)?;
     check_asset(&doc.json)?;
+    // Every core property of the type the glTF 2.0 schema gives it (issue
+    // 36 item 3): a wrong type is refused, never read as absent.
+    schema::check(json_bytes, &doc)?;
+    vocabulary::check(&doc)?;
     check_external_budget(&doc.json, opts)?;
     let mut blob = blob;
     for (i, b) in arr(&doc.json, "buffers").iter().enumerate() {

@@ -170,6 +170,26 @@ impl Library {
         self.index.get(&bytes.to_ascii_lowercase()).copied()
     }
 
+    /// The entries the game tries for material `name`, in its order
+    /// (format-notes §4): the entry of that name, `DEFAULT`, entry 0; each
+    /// with the fallback it is (`None`: the name itself).
+    pub fn candidates(&self, name: &str) -> [(Option<usize>, Option<Fallback>); 3] {
+        [
+            (self.find(name), None),
+            (self.find(DEFAULT_MATERIAL), Some(Fallback::Default)),
+            (Some(0), Some(Fallback::FirstEntry)),
+        ]
+    }
+
+    /// The entry the game draws for material `name` (the first of
+    /// [`Library::candidates`] whose MAT0 decodes) and its fallback;
+    /// `None` when none decodes.
+    pub fn drawn_for(&self, name: &str) -> Option<(usize, Option<Fallback>)> {
+        self.candidates(name)
+            .into_iter()
+            .find_map(|(i, f)| i.filter(|&i| self.mat0(i).is_ok()).map(|i| (i, f)))
+    }
+
     fn entry_context(&self, i: usize) -> String {
         format!("{} entry {i} ({:?})", self.label, self.name(i))
     }
@@ -582,12 +602,7 @@ impl Libraries {
         let Some(lib) = self.material.as_ref().filter(|l| !l.is_empty()) else {
             return r;
         };
-        let candidates = [
-            (lib.find(name), None),
-            (lib.find(DEFAULT_MATERIAL), Some(Fallback::Default)),
-            (Some(0), Some(Fallback::FirstEntry)),
-        ];
-        for (i, fallback) in candidates {
+        for (i, fallback) in lib.candidates(name) {
             let Some(i) = i else { continue };
             r.fallback = fallback;
             match lib.mat0(i) {

@@ -35,7 +35,7 @@ macro_rules! other_as_value {
             Ok($wrap(Value::from(v)))
         }
         fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-            Ok($wrap(number(self.big(), v)))
+            Ok($wrap(number(self.big(), v, self.ints())))
         }
         fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
             Ok($wrap(Value::String(v.to_owned())))
@@ -53,21 +53,39 @@ macro_rules! other_as_value {
 }
 
 /// A JSON float as a [`Value`] (as `Value`'s own deserialisation makes
-/// it), setting `big` when it overflows f32.
-fn number(big: &Cell<bool>, v: f64) -> Value {
+/// it), setting `big` when it overflows f32. With `ints` (a core glTF
+/// property, not an `extras`) an integral float (`504.0`) is the integer
+/// it is (JSON Schema 2020-12 §6.1.1: a number with a zero fractional part
+/// is an integer; issue 36 item 3), so a reader of an index or a count
+/// reads it; `-0.0` stays a float (its sign is a value) and so does one
+/// outside u64 and i64. Every f32 read of it is the same.
+fn number(big: &Cell<bool>, v: f64, ints: bool) -> Value {
     if !(v as f32).is_finite() {
         big.set(true);
+    }
+    if ints && v.fract() == 0.0 && !(v == 0.0 && v.is_sign_negative()) {
+        if (0.0..18_446_744_073_709_551_616.0).contains(&v) {
+            return Value::from(v as u64);
+        }
+        if (-9_223_372_036_854_775_808.0..0.0).contains(&v) {
+            return Value::from(v as i64);
+        }
     }
     serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
 }
 
 /// Builds the same [`Value`] as `Value`'s own deserialisation and sets `.0`
-/// when a number overflows f32 (so the tree needs no second walk).
-struct ValueSeed<'f>(&'f Cell<bool>);
+/// when a number overflows f32 (so the tree needs no second walk); `.1`:
+/// integral floats become integers ([`number`]: a core property, not an
+/// `extras`).
+struct ValueSeed<'f>(&'f Cell<bool>, bool);
 
 impl ValueSeed<'_> {
     fn big(&self) -> &Cell<bool> {
         self.0
+    }
+    fn ints(&self) -> bool {
+        self.1
     }
 }
 
@@ -86,7 +104,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     other_as_value!(std::convert::identity);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(e) = seq.next_element_seed(ValueSeed(self.0))? {
+        while let Some(e) = seq.next_element_seed(ValueSeed(self.0, self.1))? {
             out.push(e);
         }
         Ok(Value::Array(out))
@@ -94,7 +112,9 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut m = Map::new();
         while let Some(k) = map.next_key::<String>()? {
-            m.insert(k, map.next_value_seed(ValueSeed(self.0))?);
+            // Application data stays as written.
+            let ints = self.1 && k != "extras";
+            m.insert(k, map.next_value_seed(ValueSeed(self.0, ints))?);
         }
         Ok(Value::Object(m))
     }
@@ -526,6 +546,9 @@ impl ElemSeed<'_, '_> {
     fn big(&self) -> &Cell<bool> {
         self.1
     }
+    fn ints(&self) -> bool {
+        true
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for ElemSeed<'_, '_> {
@@ -543,20 +566,21 @@ impl<'de> Visitor<'de> for ElemSeed<'_, '_> {
     }
     other_as_value!(Some);
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Option<Value>, A::Error> {
-        Ok(Some(ValueSeed(self.1).visit_seq(seq)?))
+        Ok(Some(ValueSeed(self.1, true).visit_seq(seq)?))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<Value>, A::Error> {
         let o = self.0;
         while let Some(k) = map.next_key_seed(KeySeed(o.keys))? {
             match k {
-                Key::Slot(i) => o.known[i] = Some(map.next_value_seed(ValueSeed(self.1))?),
+                Key::Slot(i) => o.known[i] = Some(map.next_value_seed(ValueSeed(self.1, true))?),
                 Key::Extras => {
                     let raw: Box<RawValue> = map.next_value()?;
                     check_raw_numbers(&raw, self.1).map_err(de::Error::custom)?;
                     o.extras = Some(Extras::Raw(raw, OnceLock::new()));
                 }
                 Key::Other(k) => {
-                    o.rest.insert(k, map.next_value_seed(ValueSeed(self.1))?);
+                    o.rest
+                        .insert(k, map.next_value_seed(ValueSeed(self.1, true))?);
                 }
             }
         }
@@ -585,7 +609,7 @@ fn check_raw_numbers(raw: &RawValue, big: &Cell<bool>) -> Result<(), serde_json:
         .any(|c| c.iter().all(u8::is_ascii_digit));
     if exponent != 0 || long {
         let mut de = serde_json::Deserializer::from_str(raw.get());
-        ValueSeed(big).deserialize(&mut de)?;
+        ValueSeed(big, false).deserialize(&mut de)?;
     }
     Ok(())
 }
@@ -596,6 +620,9 @@ struct ListSeed<'f>(&'static [&'static str], &'f Cell<bool>);
 impl ListSeed<'_> {
     fn big(&self) -> &Cell<bool> {
         self.1
+    }
+    fn ints(&self) -> bool {
+        true
     }
 }
 
@@ -630,7 +657,7 @@ impl<'de> Visitor<'de> for ListSeed<'_> {
         }
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ListRead, A::Error> {
-        Ok(ListRead::Other(ValueSeed(self.1).visit_map(map)?))
+        Ok(ListRead::Other(ValueSeed(self.1, true).visit_map(map)?))
     }
 }
 
@@ -688,12 +715,13 @@ impl<'de> Visitor<'de> for RootSeed<'_> {
             let i = match k {
                 Key::Slot(i) => i,
                 Key::Extras => {
-                    let v = map.next_value_seed(ValueSeed(self.0))?;
+                    let v = map.next_value_seed(ValueSeed(self.0, false))?;
                     r.json.insert("extras".into(), v);
                     continue;
                 }
                 Key::Other(k) => {
-                    r.json.insert(k, map.next_value_seed(ValueSeed(self.0))?);
+                    r.json
+                        .insert(k, map.next_value_seed(ValueSeed(self.0, true))?);
                     continue;
                 }
             };
