@@ -150,7 +150,60 @@ pub(crate) fn file_id(path: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
-#[cfg(not(unix))]
+/// `(volume serial number, file index)` of an existing file on Windows
+/// (`GetFileInformationByHandle`: the pair that names one file on one
+/// volume, shared by its hard links); `None` when it cannot be opened, and
+/// the caller then compares paths.
+#[cfg(windows)]
+pub(crate) fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::windows::io::AsRawHandle;
+    let f = std::fs::File::open(path).ok()?;
+    let mut info = win::ByHandleFileInformation::default();
+    // SAFETY: a handle that `f` keeps open, and a struct of the documented layout.
+    let ok = unsafe { win::GetFileInformationByHandle(f.as_raw_handle(), &mut info) };
+    (ok != 0).then(|| {
+        let index = (u64::from(info.index_high) << 32) | u64::from(info.index_low);
+        (u64::from(info.volume_serial), index)
+    })
+}
+
+/// kernel32's `BY_HANDLE_FILE_INFORMATION` and its reader (no crate).
+#[cfg(windows)]
+mod win {
+    /// `FILETIME`: two 32-bit halves.
+    #[repr(C)]
+    #[derive(Default)]
+    pub(super) struct FileTime {
+        _low: u32,
+        _high: u32,
+    }
+
+    /// `BY_HANDLE_FILE_INFORMATION`, field for field.
+    #[repr(C)]
+    #[derive(Default)]
+    pub(super) struct ByHandleFileInformation {
+        _attributes: u32,
+        _creation: FileTime,
+        _access: FileTime,
+        _write: FileTime,
+        pub(super) volume_serial: u32,
+        _size_high: u32,
+        _size_low: u32,
+        _links: u32,
+        pub(super) index_high: u32,
+        pub(super) index_low: u32,
+    }
+
+    #[link(name = "kernel32")]
+    extern "system" {
+        pub(super) fn GetFileInformationByHandle(
+            file: std::os::windows::raw::HANDLE,
+            info: *mut ByHandleFileInformation,
+        ) -> i32;
+    }
+}
+
+#[cfg(not(any(unix, windows)))]
 pub(crate) fn file_id(_path: &Path) -> Option<(u64, u64)> {
     None
 }
@@ -417,6 +470,29 @@ pub fn check_target(path: &Path, inputs: &[&Path], force: bool) -> Result<(), Ou
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A hard link is the same file as its target, on Unix (device and
+    /// inode) and on Windows (volume serial and file index); two files
+    /// with the same bytes are not (issue 36 item 1: an output that is a
+    /// hard link to an input is refused).
+    #[test]
+    fn a_hard_link_is_the_same_file_on_every_platform() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = (
+            dir.path().join("a.cfg"),
+            dir.path().join("b.glb"),
+            dir.path().join("c.cfg"),
+        );
+        std::fs::write(&a, b"x").unwrap();
+        std::fs::write(&c, b"x").unwrap();
+        std::fs::hard_link(&a, &b).unwrap();
+        assert!(file_id(&a).is_some(), "no file id for {}", a.display());
+        assert_eq!(file_id(&a), file_id(&b));
+        assert!(same_file(&a, &b));
+        assert!(!same_file(&a, &c));
+        let err = check_target(&b, &[&a], true).unwrap_err();
+        assert!(matches!(err, OutputError::IsInput(_)), "{err}");
+    }
 
     /// A path that does not exist is its deepest existing folder resolved,
     /// the rest applied lexically; through a link, `..` goes to the link
