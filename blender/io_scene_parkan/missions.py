@@ -15,7 +15,11 @@ File > Export > Parkan mission: Blender's glTF export of the mission
 collection, then `fix_text_extras` turns the extras Blender wrote as Python
 text back into JSON (see there), then `gltf2msh OUT.glb --base data.tma -o
 FILE` writes the edits (moves, turns, rescales of trees and rocks, deleted
-objects, Shift+D copies; §8.7) and its warnings are reported as text.
+objects, Shift+D copies, lodes, clan bases, zones and route points; §8.7)
+and its warnings are reported as text (what it did not write: a piece
+moved inside a model, a mesh reshaped, the terrain moved or edited, a clan
+empty moved vertically), with the add-on's own fingerprint check of the
+pieces and meshes for what gltf2msh did not name.
 """
 
 import array
@@ -273,16 +277,27 @@ def fingerprint(objs):
             o.data[SHAPE] = mesh_fingerprint(o.data)
 
 
-def unwritable_edits(coll):
+def unwritable_edits(coll, said=()):
     """One text per mesh whose shape changed and per piece moved inside
-    its model since the import: none reaches data.tma (export)."""
+    its model since the import: none reaches data.tma (export). An edit
+    gltf2msh's warnings `said` already name (the piece's or the mesh's name
+    with "not written": gltf2msh compares the pieces, meshes, terrain,
+    zones and routes with the base's scene itself) is not said twice."""
+    def known(name):
+        return any(name in w and "not written" in w for w in said)
+
+    return [t for name, t in edits(coll) if not known(name)]
+
+
+def edits(coll):
+    """(name, text) of each edit `unwritable_edits` reports."""
     out, meshes = [], {}
     for o, owner in sorted(owners(list(coll.all_objects)).items(), key=lambda p: p[0].name):
         where = "the terrain" if props(owner, "parkan_terrain_scene") else f"placed object {owner.name}"
         if PIECE in o.keys() and o[PIECE] != piece_fingerprint(o):
-            out.append(f"{o.name}: moved, turned or scaled inside {where}: not written (data.tma says "
-                       f"where whole objects stand; move {owner.name} itself, or edit its model with "
-                       f"File > Import > Parkan model)")
+            out.append((o.name, f"{o.name}: moved, turned or scaled inside {where}: not written "
+                                f"(data.tma says where whole objects stand; move {owner.name} "
+                                f"itself, or edit its model with File > Import > Parkan model)"))
         me = o.data if o.type == "MESH" else None
         if me is not None and SHAPE in me.keys() and me.name not in meshes:
             meshes[me.name] = (o, where, me[SHAPE] != mesh_fingerprint(me))
@@ -290,8 +305,8 @@ def unwritable_edits(coll):
         if edited:
             fix = ("edit the map with File > Import > Parkan model of its Land.msh"
                    if where == "the terrain" else "edit the model with File > Import > Parkan model")
-            out.append(f"mesh {name} ({o.name}, in {where}): its shape was edited: not written "
-                       f"(data.tma holds no geometry; {fix})")
+            out.append((name, f"mesh {name} ({o.name}, in {where}): its shape was edited: not "
+                              f"written (data.tma holds no geometry; {fix})"))
     return out
 
 
@@ -451,13 +466,14 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
             with open(rep, encoding="utf-8") as f:
                 r = json.load(f)
             imp = r.get("import") or {}
-            warnings = tools.report_warnings(r) + unwritable_edits(coll)
+            said = tools.report_warnings(r)
+            warnings = said + unwritable_edits(coll, said)
             if imp.get("unchanged") and not warnings:
                 what = "unchanged"
             else:
                 what = (f"{imp.get('moved', 0)} moved, {imp.get('edited', 0)} edited, "
                         f"{imp.get('deleted', 0)} deleted, {imp.get('added', 0)} added objects; "
-                        f"{imp.get('layers', 0)} lodes and clan bases moved")
+                        f"{imp.get('layers', 0)} lodes, clan bases, zones and routes moved")
             self.report({"INFO"}, f"Wrote {out} (mission {os.path.basename(base)}: {what}; "
                                   f"{len(warnings)} warning(s))")
             self.report_warnings(context, warnings)

@@ -19,7 +19,9 @@ pub mod back;
 pub mod extras;
 pub mod gltf;
 pub mod ir;
+pub mod layers;
 pub mod pipeline;
+pub mod shapes;
 pub mod tma;
 pub mod validate;
 
