@@ -338,11 +338,69 @@ pub fn each_any_case(dir: &Path, names: &[&str]) -> std::io::Result<Vec<Option<P
     Ok(best.into_iter().map(|b| b.map(|(_, p)| p)).collect())
 }
 
-/// True when `name` ends in `.tma` (any case) and `data` starts with the
-/// format word 1 (mission-notes §2.1: `data.tma` has no magic).
+/// True when `name` ends in `.tma` (any case) and `data` is neither an
+/// NRes or RsLi container nor a unit file: a mission (mission-notes §2.1:
+/// `data.tma` has no magic, its first word is 1). Whatever its first word
+/// and however short, such a file goes to the mission reader, which names
+/// the broken rule (`mission.version` for a format word other than 1,
+/// `mission.exact_eof`) rather than "not an NRes container" (issue 36
+/// item 11).
 pub fn is_mission_file(data: &[u8], name: &[u8]) -> bool {
     let tma = name.len() >= 4 && name[name.len() - 4..].eq_ignore_ascii_case(b".tma");
-    tma && data.len() >= 4 && data[..4] == 1u32.to_le_bytes()
+    let container = nres::is_nres(data) || data.starts_with(nres::RSLI_MAGIC);
+    tma && !container && !is_unit_file(data)
+}
+
+/// Why a game-relative path from a game file leaves the game folder
+/// ([`game_path_components`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path:?} leaves the game folder: {why}")]
+pub struct OutsideGame {
+    /// The path as the file spells it.
+    pub path: String,
+    /// The component that leaves it, and why.
+    pub why: String,
+}
+
+/// The components of `rel`, a path a game file names relative to the game
+/// folder (a mission's object `.dat` path `UNITS\BUILDS\x.dat`, its map
+/// path `DATA\MAPS\m01\land`, an extras `path` about to be written;
+/// mission-notes §2.4, §2.1), confined to that folder: the one rule of the
+/// reader and the writer (issue 36 item 11).
+///
+/// `\` and `/` both separate components (the game runs on Windows); empty
+/// components (a leading `\`, `\\`) and `.` are dropped, so the result is
+/// relative. Refused, with the component named: `..` and any component of
+/// dots and spaces only with two or more dots (Windows trims trailing dots
+/// and spaces, so `.. ` and `...` are `..` there), and a component holding
+/// `:` (a drive `C:` or a stream `x:y`, which would leave the folder or
+/// name another file on Windows). Nothing is looked up: a symlink inside
+/// the game folder is the game's own business.
+///
+/// # Errors
+/// [`OutsideGame`] naming the path and the component.
+pub fn game_path_components(rel: &str) -> Result<Vec<&str>, OutsideGame> {
+    let refuse = |why: String| OutsideGame {
+        path: rel.to_string(),
+        why,
+    };
+    let mut out = Vec::new();
+    for part in rel.split(['\\', '/']) {
+        if part.is_empty() || part == "." {
+            continue;
+        }
+        let dots = part.chars().filter(|&c| c == '.').count();
+        if dots >= 2 && part.chars().all(|c| c == '.' || c == ' ') {
+            return Err(refuse(format!("component {part:?} is the parent folder")));
+        }
+        if part.contains(':') {
+            return Err(refuse(format!(
+                "component {part:?} names a drive or a stream"
+            )));
+        }
+        out.push(part);
+    }
+    Ok(out)
 }
 
 /// Reads an input file whole, after checking that it is a regular file of
@@ -1006,6 +1064,36 @@ mod tests {
         assert_eq!(content_kind(&unit, b"tank.msh"), Content::Unit);
         assert_eq!(content_kind(b"plain text", b"a.msh"), Content::BrokenModel);
         assert_eq!(content_kind(b"plain text", b"a.txt"), Content::NotNres);
+        // A .tma is a mission whatever its first word: its reader names
+        // the rule (issue 36 item 11).
+        for tma in [&[1u8, 0, 0, 0][..], &[2, 0, 0, 0], b"", b"\x01"] {
+            assert_eq!(content_kind(tma, b"DATA.TMA"), Content::Mission);
+        }
+        assert_eq!(content_kind(&lib, b"x.tma"), Content::OtherNres);
         assert_eq!(content_kind(b"NL\x00\x01rest", b"font.rlb"), Content::Rsli);
+    }
+
+    /// A game-relative path is confined to the game folder: `..` (also
+    /// Windows' `.. ` and `...`), a drive or a stream refused, naming the
+    /// component; separators, empty components and `.` dropped.
+    #[test]
+    fn game_paths_stay_in_the_game_folder() {
+        assert_eq!(
+            game_path_components(r"\UNITS\.\BUILDS//x.dat").unwrap(),
+            ["UNITS", "BUILDS", "x.dat"]
+        );
+        assert_eq!(game_path_components(r"a..b\.x").unwrap(), ["a..b", ".x"]);
+        for bad in [
+            r"UNITS\..\..\etc\passwd",
+            "../x.dat",
+            r"DATA\MAPS\.. \land",
+            r"UNITS\...\x.dat",
+            r"C:\Windows\x.dat",
+            "UNITS\\x.dat:evil",
+        ] {
+            let e = game_path_components(bad).unwrap_err();
+            assert_eq!(e.path, bad);
+            assert!(e.to_string().contains("leaves the game folder"), "{e}");
+        }
     }
 }

@@ -144,10 +144,12 @@ fn finite_tables(m: &Mission, out: &mut Vec<MissionError>) {
 
 /// `rel` (a game path with `\\` or `/`, any case) under `game`, matched
 /// component by component without case; `None` when a component is
-/// missing.
+/// missing, or when `rel` leaves the game folder
+/// ([`crate::source::game_path_components`]: `..`, a drive; [`confined`]
+/// names it).
 pub fn find_in_game(game: &Path, rel: &str) -> Option<PathBuf> {
     let mut at = game.to_path_buf();
-    for part in rel.split(['\\', '/']).filter(|p| !p.is_empty()) {
+    for part in crate::source::game_path_components(rel).ok()? {
         let direct = at.join(part);
         at = if direct.exists() {
             direct
@@ -163,6 +165,33 @@ pub fn find_in_game(game: &Path, rel: &str) -> Option<PathBuf> {
         };
     }
     Some(at)
+}
+
+/// The paths of `m` that would leave the game folder (issue 36 item 11):
+/// each building's or unit's `.dat` path and the map path, by
+/// [`crate::source::game_path_components`] (`..`, a drive, a stream), as
+/// `mission.resolve` naming the record (`object 3 (…)`, `map path`).
+/// Scenery paths are `objects.rlb` record names, never file paths.
+pub fn confined(m: &Mission) -> Vec<MissionError> {
+    let mut out = Vec::new();
+    for (i, o) in m.objects.iter().enumerate().filter(|(_, o)| o.is_owned()) {
+        if let Err(e) = crate::source::game_path_components(&o.path_text()) {
+            out.push(MissionError::new(
+                "mission.resolve",
+                object_record(i, o),
+                e.to_string(),
+            ));
+        }
+    }
+    let map = crate::source::decode_name(&m.map_path);
+    if let Err(e) = crate::source::game_path_components(&map) {
+        out.push(MissionError::new(
+            "mission.resolve",
+            Some("map path".into()),
+            e.to_string(),
+        ));
+    }
+    out
 }
 
 /// The §9 error 6 findings of `m` against the game folder `game`
