@@ -14,7 +14,7 @@ use std::path::Path;
 use super::{claim, conversion, output_fail, read_doc, Args, RunError};
 use crate::gltf_import::GltfFile;
 use crate::mission::pipeline::{game_of, MissionSource};
-use crate::mission::{back, tma, Mission, MissionError, Mode};
+use crate::mission::{back, tma, validate, Mission, MissionError, Mode};
 use crate::output::Transaction;
 use crate::run::ConvertOptions;
 
@@ -142,7 +142,7 @@ fn check_written(
     opts: &ConvertOptions,
 ) -> Result<(), MissionError> {
     let (m, _) = tma::read(bytes, Mode::Strict)?;
-    if let Some(e) = leaving(&m).into_iter().next() {
+    if let Some(e) = validate::confined(&m).into_iter().next() {
         return Err(e);
     }
     let strict = ConvertOptions {
@@ -150,30 +150,4 @@ fn check_written(
         ..opts.clone()
     };
     scene_of(txn, path, &m, game, &strict).map(|_| ())
-}
-
-/// `mission.resolve` for each building's or unit's path that would leave
-/// the game folder (absolute, a drive or stream `:`, a `.` or `..`
-/// component): a written mission names the game's files only (issue 36
-/// item 7). Scenery paths are `objects.rlb` record names.
-fn leaving(m: &Mission) -> Vec<MissionError> {
-    let mut out = Vec::new();
-    for (i, o) in m.objects.iter().enumerate().filter(|(_, o)| o.is_owned()) {
-        let path = o.path_text();
-        let why = if path.starts_with(['\\', '/']) {
-            "it is absolute"
-        } else if path.contains(':') {
-            "it names a drive or a stream (':')"
-        } else if path.split(['\\', '/']).any(|c| c == ".." || c == ".") {
-            "it has a '.' or '..' component"
-        } else {
-            continue;
-        };
-        out.push(MissionError::new(
-            "mission.resolve",
-            Some(format!("object {i} ({path})")),
-            format!("{path:?} leaves the game folder: {why}"),
-        ));
-    }
-    out
 }
