@@ -362,7 +362,7 @@ def model_collection(context):
     return models[0] if len(models) == 1 else None
 
 
-def export_gltf(context, glb, coll=None, selection=False, sample=False):
+def export_gltf(context, glb, coll=None, selection=False, sample=False, loose_edges=False):
     """Blender's glTF exporter with extras on, no frame-range clipping, and
     only the active actions (the timeline; clips.append_clips adds the clip
     actions on their NLA tracks afterwards, with their extras).
@@ -373,7 +373,11 @@ def export_gltf(context, glb, coll=None, selection=False, sample=False):
     holds the pose Blender shows at each frame (Euler and Bezier curves,
     keyed spans over 180 degrees) rather than CUBICSPLINE quaternions whose
     sign flips between keys; gltf2msh drops the samples that lie on the
-    game's interpolation."""
+    game's interpolation.
+
+    `loose_edges=True` (missions): meshes' loose edges are exported too
+    (Blender 3.x `use_mesh_edges`, 4.2+ `export_loose_edges`): a route is a
+    loop of loose edges, and gltf2msh writes its points back."""
     kw = dict(filepath=glb, export_format="GLB", export_extras=True, export_force_sampling=sample,
               export_frame_step=1,
               export_frame_range=False, export_apply=False, export_animations=True,
@@ -382,6 +386,8 @@ def export_gltf(context, glb, coll=None, selection=False, sample=False):
               # Only the active (timeline) actions: clip actions sit on NLA tracks
               # and would come back as extra animations without their extras.
               export_nla_strips=False, export_animation_mode="ACTIVE_ACTIONS")
+    if loose_edges:
+        kw.update(use_mesh_edges=True, export_loose_edges=True)
     have = set(bpy.ops.export_scene.gltf.get_rna_type().properties.keys())
     kw = {k: v for k, v in kw.items() if k in have}
     return bpy.ops.export_scene.gltf(**kw)

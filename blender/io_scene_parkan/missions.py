@@ -487,7 +487,7 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
         old_active = view_layer.active_layer_collection
         try:
             sc.set_active_collection(context, coll)
-            res = export_gltf(context, glb, coll, selection=False, sample=False)
+            res = export_gltf(context, glb, coll, selection=False, sample=False, loose_edges=True)
             if "FINISHED" not in res or not os.path.isfile(glb):
                 raise tools.ToolError(f"Blender's glTF export failed ({res})")
         finally:

@@ -81,12 +81,18 @@ fn differs(a: &DMat4, b: &DMat4) -> bool {
         || (s - s0).abs().max_element() > 1e-5
 }
 
-/// A node's name without Blender's `.001` (a dot and three digits).
+/// A node's name without its numeric suffixes: the exporter's `.1` of a
+/// repeated name and Blender's `.001` (each a dot and digits), which a
+/// re-import renumbers.
 fn stem(name: &str) -> &str {
-    match name.rsplit_once('.') {
-        Some((s, d)) if d.len() == 3 && d.bytes().all(|b| b.is_ascii_digit()) => s,
-        _ => name,
+    let mut s = name;
+    while let Some((a, d)) = s.rsplit_once('.') {
+        if d.is_empty() || !d.bytes().all(|b| b.is_ascii_digit()) {
+            break;
+        }
+        s = a;
     }
+    s
 }
 
 /// The nodes below `root` (not `root`), in pre-order.
@@ -168,14 +174,24 @@ fn pieces(
         by_name.entry(stem(user.name(i))).or_default().push(i);
     }
     for ri in below(shown, r) {
-        let Some(ui) = by_name.get_mut(stem(shown.name(ri))).and_then(Vec::pop) else {
+        let rn = &shown.doc["nodes"][ri];
+        // Of the pieces of one name (renumbered by a re-import), the first
+        // standing where this one stood, else the first.
+        let pick = by_name.get_mut(stem(shown.name(ri))).and_then(|c| {
+            let at = c
+                .iter()
+                .rposition(|&ui| !differs(&local_matrix(&user.doc["nodes"][ui]), &local_matrix(rn)))
+                .unwrap_or(c.len().checked_sub(1)?);
+            Some(c.remove(at))
+        });
+        let Some(ui) = pick else {
             w.warnings.push(format!(
                 "{}: deleted from {owner}: not written ({fix})",
                 shown.name(ri)
             ));
             continue;
         };
-        let (un, rn) = (&user.doc["nodes"][ui], &shown.doc["nodes"][ri]);
+        let un = &user.doc["nodes"][ui];
         if differs(&local_matrix(un), &local_matrix(rn)) {
             w.warnings.push(format!(
                 "{}: moved, turned or scaled inside {owner}: not written ({fix})",
