@@ -682,37 +682,6 @@ fn unedited_missions_come_back_byte_for_byte() {
     }
 }
 
-/// A moved route is not written (routes come from the base): the run says
-/// so in a warning naming it and does not call the mission "unchanged",
-/// although the bytes are the base's.
-#[test]
-#[ignore = "needs ../shared: cargo test -- --include-ignored"]
-fn a_moved_route_is_a_warning_never_unchanged() {
-    let Some(root) = common::corpus() else { return };
-    let rel = &first_mission(&root);
-    let tmp = tempfile::tempdir().unwrap();
-    let glb = tmp.path().join("m.glb");
-    let (mut doc, bin) = export_mission(&root, rel, &glb);
-    let Some(r) = (0..doc["nodes"].as_array().unwrap().len())
-        .find(|&i| !doc["nodes"][i]["extras"]["parkan_route"].is_null())
-    else {
-        println!("SKIP: {rel} has no route");
-        return;
-    };
-    doc["nodes"][r]["translation"] = serde_json::json!([5.0, 0.0, 0.0]);
-    std::fs::write(&glb, common::glb(&doc, &bin)).unwrap();
-    let out = tmp.path().join("m.tma");
-    let (written, err) = write_back_saying(&glb, &root.join(rel), &out);
-    assert_eq!(written, std::fs::read(root.join(rel)).unwrap());
-    let name = doc["nodes"][r]["name"].as_str().unwrap();
-    assert!(
-        err.lines()
-            .any(|l| l.contains("warning") && l.contains(name) && l.contains("not written")),
-        "{err}"
-    );
-    assert!(!err.contains("unchanged"), "{err}");
-}
-
 /// The node index of placed object `index` and of its parent.
 fn placed_node(doc: &Value, index: usize) -> (usize, usize) {
     let i = node_with(doc, "parkan_object", index);

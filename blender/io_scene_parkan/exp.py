@@ -43,7 +43,7 @@ def model_collection(context):
     return models[0] if len(models) == 1 else None
 
 
-def export_gltf(context, glb, coll=None, selection=False, sample=False):
+def export_gltf(context, glb, coll=None, selection=False, sample=False, loose_edges=False):
     """Blender's glTF exporter with extras on, no frame-range clipping, and
     only the active actions (the timeline; clips.append_clips adds the clip
     actions on their NLA tracks afterwards, with their extras).
@@ -54,7 +54,12 @@ def export_gltf(context, glb, coll=None, selection=False, sample=False):
     holds the pose Blender shows at each frame (Euler and Bezier curves,
     keyed spans over 180 degrees) rather than CUBICSPLINE quaternions whose
     sign flips between keys; gltf2msh drops the samples that lie on the
-    game's interpolation."""
+    game's interpolation.
+
+    `loose_edges=True` (missions): meshes' loose edges are exported too
+    (Blender 3.x `use_mesh_edges`, 4.2+ `export_loose_edges`; compat drops
+    the one a Blender lacks): a route is a loop of loose edges, and
+    gltf2msh writes its points back."""
     kw = dict(filepath=glb, export_format="GLB", export_extras=True, export_force_sampling=sample,
               export_frame_step=1,
               export_frame_range=False, export_apply=False, export_animations=True,
@@ -63,6 +68,8 @@ def export_gltf(context, glb, coll=None, selection=False, sample=False):
               # Only the active (timeline) actions: clip actions sit on NLA tracks
               # and would come back as extra animations without their extras.
               export_nla_strips=False, export_animation_mode="ACTIVE_ACTIONS")
+    if loose_edges:
+        kw.update(use_mesh_edges=True, export_loose_edges=True)
     return compat.gltf_export(kw)
 
 

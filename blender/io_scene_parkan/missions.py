@@ -15,7 +15,11 @@ File > Export > Parkan mission: Blender's glTF export of the mission
 collection, then `fix_text_extras` turns the extras Blender wrote as Python
 text back into JSON (see there), then `gltf2msh OUT.glb --base data.tma -o
 FILE` writes the edits (moves, turns, rescales of trees and rocks, deleted
-objects, Shift+D copies; §8.7) and its warnings are reported as text.
+objects, Shift+D copies, lodes, clan bases, zones and route points; §8.7)
+and its warnings are reported as text (what it did not write: a piece
+moved inside a model, a mesh reshaped, the terrain moved or edited, a clan
+empty moved vertically), with the add-on's own fingerprint check of the
+pieces and meshes for what gltf2msh did not name.
 """
 
 import array
@@ -266,16 +270,27 @@ def fingerprint(objs):
             o.data[SHAPE] = mesh_fingerprint(o.data)
 
 
-def unwritable_edits(coll):
+def unwritable_edits(coll, said=()):
     """One text per mesh whose shape changed and per piece moved inside
-    its model since the import: none reaches data.tma (export)."""
+    its model since the import: none reaches data.tma (export). An edit
+    gltf2msh's warnings `said` already name (the piece's or the mesh's name
+    with "not written": gltf2msh compares the pieces, meshes, terrain,
+    zones and routes with the base's scene itself) is not said twice."""
+    def known(name):
+        return any(name in w and "not written" in w for w in said)
+
+    return [t for name, t in edits(coll) if not known(name)]
+
+
+def edits(coll):
+    """(name, text) of each edit `unwritable_edits` reports."""
     out, meshes = [], {}
     for o, owner in sorted(owners(list(coll.all_objects)).items(), key=lambda p: p[0].name):
         where = "the terrain" if props(owner, "parkan_terrain_scene") else f"placed object {owner.name}"
         if PIECE in o.keys() and o[PIECE] != piece_fingerprint(o):
-            out.append(f"{o.name}: moved, turned or scaled inside {where}: not written (data.tma says "
-                       f"where whole objects stand; move {owner.name} itself, or edit its model with "
-                       f"File > Import > Parkan model)")
+            out.append((o.name, f"{o.name}: moved, turned or scaled inside {where}: not written "
+                                f"(data.tma says where whole objects stand; move {owner.name} "
+                                f"itself, or edit its model with File > Import > Parkan model)"))
         me = o.data if o.type == "MESH" else None
         if me is not None and SHAPE in me.keys() and me.name not in meshes:
             meshes[me.name] = (o, where, me[SHAPE] != mesh_fingerprint(me))
@@ -283,8 +298,8 @@ def unwritable_edits(coll):
         if edited:
             fix = ("edit the map with File > Import > Parkan model of its Land.msh"
                    if where == "the terrain" else "edit the model with File > Import > Parkan model")
-            out.append(f"mesh {name} ({o.name}, in {where}): its shape was edited: not written "
-                       f"(data.tma holds no geometry; {fix})")
+            out.append((name, f"mesh {name} ({o.name}, in {where}): its shape was edited: not "
+                              f"written (data.tma holds no geometry; {fix})"))
     return out
 
 
@@ -469,7 +484,8 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
                     tools.last_error(err) or f"gltf2msh exited with {code}"))
             with open(rep, encoding="utf-8") as f:
                 r = json.load(f)
-            info, warnings = reports.mission_edit(r, out, base, unwritable_edits(coll))
+            said = reports.all_warnings(r)
+            info, warnings = reports.mission_edit(r, out, base, unwritable_edits(coll, said))
             reports.finish(self, context, info, warnings)
             return {"FINISHED"}
         finally:
@@ -482,7 +498,7 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
         old_active = view_layer.active_layer_collection
         try:
             sc.set_active_collection(context, coll)
-            res = export_gltf(context, glb, coll, selection=False, sample=False)
+            res = export_gltf(context, glb, coll, selection=False, sample=False, loose_edges=True)
             if "FINISHED" not in res or not os.path.isfile(glb):
                 raise tools.ToolError(f"Blender's glTF export failed ({res})")
         finally:

@@ -157,7 +157,7 @@ def mission_edit(r, out, base, extra_warnings):
         what = ", ".join(f"{n} {t}" for n, t in parts if n) or "no object changed"
         what += " (objects)"
         if imp.get("layers"):
-            what += f"; {imp['layers']} lodes and clan bases moved"
+            what += f"; {imp['layers']} lodes, clan bases, zones and routes moved"
     return (f"Wrote {out} (mission {os.path.basename(base)}: {what}; "
             f"{warning_count(warnings)})"), warnings
 

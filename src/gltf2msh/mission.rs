@@ -1,22 +1,35 @@
 //! `--base MISSIONS/<…>/data.tma`: a mission scene written back over the
 //! mission it was exported from ([`crate::mission::back::apply`],
 //! mission-notes §8.7). Unedited: the base's bytes.
+//!
+//! The scene is compared with the one msh2gltf makes of the base (the
+//! reference: what the user started from), and an edited mission is
+//! checked as msh2gltf would read it before anything is committed: the
+//! strict reader (§9 errors 1–5), every path inside the game folder, and
+//! the strict export of the new mission (every object resolves, every
+//! hosted unit's hall-way vertex exists: §9 errors 5–6; issue 36 item 7).
 
 use std::path::Path;
 
-use super::{claim, conversion, load_doc, output_fail, Args, RunError};
-use crate::mission::{back, tma, Mode};
+use super::{claim, conversion, output_fail, read_doc, Args, RunError};
+use crate::gltf_import::GltfFile;
+use crate::mission::pipeline::{game_of, MissionSource};
+use crate::mission::{back, tma, validate, Mission, MissionError, Mode};
 use crate::output::Transaction;
+use crate::run::ConvertOptions;
 
 /// Writes `-o` (default: the input with `.tma`) from the glTF's objects
-/// over the base mission `base_path` (bytes `base_bytes`), checked by the
-/// strict reader before it is committed. Returns the report's `import`
-/// object.
+/// over the base mission `base_path` (bytes `base_bytes`), checked before
+/// it is committed (module docs). Returns the report's `import` object.
 ///
 /// # Errors
-/// [`RunError::Conversion`]: the base does not read, the glTF is not a
-/// mission or names a node it cannot write (`mission.node`), or the result
-/// breaks a §9 rule; [`RunError::Usage`]: the output is refused.
+/// [`RunError::Conversion`]: the base does not read or has no game
+/// folder, the glTF is not a mission, is over the mission budget
+/// (`limits.work`), or names a node it cannot write (`mission.node`,
+/// `gltf.json`, `gltf.hierarchy`), or the result breaks a §9 rule or
+/// would not export; [`RunError::Usage`]: the output is refused, or
+/// `--in-place` was given (a mission is written to `-o`, never over the
+/// game's own `data.tma`, issue 36 item 11).
 pub(super) fn edit_mission(
     cli: &Args,
     txn: &mut Transaction,
@@ -27,46 +40,60 @@ pub(super) fn edit_mission(
         .output
         .clone()
         .unwrap_or_else(|| cli.input.with_extension("tma"));
+    if cli.in_place {
+        return Err(super::usage(format!(
+            "--in-place with the mission base {}: a mission edit is written to -o (default: the glTF's name with .tma), never over the game's data.tma; copy it over the original yourself, keeping a backup (--game-dir only says where the game's files are)",
+            base_path.display()
+        )));
+    }
     txn.add_input(base_path);
     // The text files beside the base are the mission's too (issue 36 item 1).
     for f in crate::mission::pipeline::text_file_paths(base_path) {
         txn.add_input(&f);
     }
-    let (doc, _) = load_doc(cli, txn)?;
+    let (doc, _) = read_doc(cli, txn)?;
+    let input = cli.input.display().to_string();
+    back::check_budget(&doc, cli.max_work).map_err(|e| conversion(format!("{input}: {e}")))?;
     claim(txn, &out, " (choose another output with -o)")?;
-    let (base, _) = tma::read(base_bytes, Mode::Tolerant)
+    let mut budget = crate::limits::Budget::new(cli.max_work);
+    let (base, _) = tma::read_counted(base_bytes, Mode::Tolerant, &mut budget)
         .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
-    let w = back::apply(&doc.to_json(), &base)
-        .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
+    let up =
+        back::conventions_up(&doc.to_json()).map_err(|e| conversion(format!("{input}: {e}")))?;
+    let opts = ConvertOptions {
+        up,
+        mode: crate::msh::read::Mode::Tolerant,
+        textures: false,
+        max_work: cli.max_work,
+        ..Default::default()
+    };
+    let game = game_of(base_path, cli.game_dir.as_deref()).ok_or_else(|| {
+        conversion(format!(
+            "base {}: no objects.rlb in the folders above it (pass --game-dir): the scene is compared with the base's and the edit checked against the game's files",
+            base_path.display()
+        ))
+    })?;
+    let reference = scene_of(txn, base_path, &base, &game, &opts)
+        .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
+    let w =
+        back::apply(&doc, &base, &reference).map_err(|e| conversion(format!("{input}: {e}")))?;
     let bytes = tma::write(&w.mission);
-    tma::read(&bytes, Mode::Strict)
-        .map_err(|e| conversion(format!("the edited mission is invalid: {e}")))?;
+    if bytes != base_bytes {
+        check_written(txn, base_path, &bytes, &game, &opts)
+            .map_err(|e| conversion(format!("the edited mission is invalid: {e}")))?;
+    }
     // "unchanged" only when nothing differs: a difference not written (a
-    // moved route, a kind 0/1 scale) is a warning, and then not unchanged.
+    // piece moved inside a model, a kind 0/1 scale) is a warning, and then
+    // not unchanged.
     let unchanged = bytes == base_bytes && w.warnings.is_empty();
     let n_bytes = bytes.len();
     txn.stage(&out, bytes).map_err(output_fail)?;
     txn.commit().map_err(output_fail)?;
     if !cli.quiet {
-        let what = if unchanged {
-            "unchanged".to_string()
-        } else {
-            format!(
-                "{} objects moved, {} edited, {} deleted, {} added; {} lodes and clan bases moved{}",
-                w.moved,
-                w.edited,
-                w.deleted,
-                w.added,
-                w.layers,
-                match w.warnings.len() {
-                    0 => String::new(),
-                    n => format!("; {n} warning(s): what they name is not written"),
-                }
-            )
-        };
         eprintln!(
-            "gltf2msh: wrote {} ({n_bytes} bytes; {what})",
-            out.display()
+            "gltf2msh: wrote {} ({n_bytes} bytes; {})",
+            out.display(),
+            summary(&w, unchanged)
         );
     }
     super::console::print_warnings(cli, &w.warnings);
@@ -75,4 +102,65 @@ pub(super) fn edit_mission(
         "edited": w.edited, "deleted": w.deleted, "added": w.added, "layers": w.layers,
         "warnings": w.warnings}),
     )
+}
+
+fn summary(w: &back::Written, unchanged: bool) -> String {
+    if unchanged {
+        return "unchanged".to_string();
+    }
+    format!(
+        "{} objects moved, {} edited, {} deleted, {} added; {} lodes, clan bases, zones and routes moved{}",
+        w.moved,
+        w.edited,
+        w.deleted,
+        w.added,
+        w.layers,
+        match w.warnings.len() {
+            0 => String::new(),
+            n => format!("; {n} warning(s): what they name is not written"),
+        }
+    )
+}
+
+/// The scene msh2gltf makes of `mission` (its bytes `path`'s, or about to
+/// be), every file it reads an input of `txn`.
+fn scene_of(
+    txn: &mut Transaction,
+    path: &Path,
+    mission: &Mission,
+    game: &Path,
+    opts: &ConvertOptions,
+) -> Result<GltfFile, MissionError> {
+    let src = MissionSource {
+        path: path.to_path_buf(),
+        bytes: Vec::new(),
+        mission: mission.clone(),
+        warnings: Vec::new(),
+        game: game.to_path_buf(),
+        files: Vec::new(),
+    };
+    let s = src.scene(None, opts, &crate::source::SharedFiles::default())?;
+    for f in &s.inputs {
+        txn.add_input(f);
+    }
+    Ok(GltfFile::new(s.json, vec![s.bin]))
+}
+
+/// The checks msh2gltf would make of `bytes` (module docs).
+fn check_written(
+    txn: &mut Transaction,
+    path: &Path,
+    bytes: &[u8],
+    game: &Path,
+    opts: &ConvertOptions,
+) -> Result<(), MissionError> {
+    let (m, _) = tma::read(bytes, Mode::Strict)?;
+    if let Some(e) = validate::confined(&m).into_iter().next() {
+        return Err(e);
+    }
+    let strict = ConvertOptions {
+        mode: crate::msh::read::Mode::Strict,
+        ..opts.clone()
+    };
+    scene_of(txn, path, &m, game, &strict).map(|_| ())
 }

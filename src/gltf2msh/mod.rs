@@ -155,6 +155,18 @@ fn load_doc(
     cli: &Args,
     txn: &mut Transaction,
 ) -> Result<(gltf_import::GltfFile, Vec<PathBuf>), RunError> {
+    let (doc, files) = read_doc(cli, txn)?;
+    gltf_import::budget::check_scene(&doc, cli.max_work, cli.simplify)
+        .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
+    Ok((doc, files))
+}
+
+/// [`load_doc`] without the model's scene budget (a mission is not a
+/// model: it has its own, issue 36 item 4).
+fn read_doc(
+    cli: &Args,
+    txn: &mut Transaction,
+) -> Result<(gltf_import::GltfFile, Vec<PathBuf>), RunError> {
     let read = gltf_import::ReadOptions {
         allow_outside: cli.allow_outside,
         max_work: cli.max_work,
@@ -178,8 +190,6 @@ fn load_doc(
             )));
         }
     }
-    gltf_import::budget::check_scene(&doc, cli.max_work, cli.simplify)
-        .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
     Ok((doc, files))
 }
 

@@ -39,6 +39,7 @@ use crate::convention::{self, ConventionChoices, Conventions, Decided};
 use crate::msh::{Model, Node38, Nodes, CELLS, NONE16};
 
 use bin::Bin;
+pub use budget::check_finite;
 pub use glb::{to_glb, to_gltf};
 use mesh::{check_batch, BatchRange, Geometry};
 

@@ -21,20 +21,28 @@
 //!   property list and, when owned, a fresh logical id (`LogicalID` too).
 //! - The `clan` word and the `ClanID` property, the `logical_id` and the
 //!   `LogicalID` property move together.
-//! - Lodes and clan bases follow their empties; routes, clans' other
-//!   fields, the map path and the description come from the base.
-//! - Anything else that draws (a mesh node outside every placed object,
-//!   route, clan, lode, zone and the terrain) is a warning naming it:
-//!   `data.tma` places the game's models by name only.
+//! - Lodes, clan bases (x and y), zone centres and route points follow
+//!   their nodes ([`super::layers`]); clans' other fields, the map path and
+//!   the description come from the base.
+//! - What `data.tma` cannot hold is a warning naming it and saying where
+//!   to edit it instead ([`super::shapes`]): the terrain moved or
+//!   reshaped, a piece moved inside a placed model, a model's mesh
+//!   reshaped, a clan empty moved vertically; and anything else that draws
+//!   (a mesh node outside every placed object, route, clan, lode, zone and
+//!   the terrain): `data.tma` places the game's models by name only.
+//! - Read strictly (issue 36 item 7): an extras value of the wrong type is
+//!   an error naming its JSON pointer, never read as absent; the hierarchy
+//!   must be a forest; `conventions.up` must be the export's.
 
 use glam::{DMat4, DQuat, DVec3, EulerRot};
 use serde_json::Value;
 
 use super::extras::{self, get_string};
 use super::ir::{Mission, PlacedObject, Property};
-use super::MissionError;
+use super::{layers, shapes, MissionError};
 use crate::convention::Up;
 use crate::gltf_import::matching::local_matrix;
+use crate::gltf_import::GltfFile;
 
 /// What [`apply`] wrote.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -53,16 +61,200 @@ pub struct Written {
     /// Objects of the base whose other fields (the extras) were edited,
     /// whether or not they also moved.
     pub edited: usize,
-    /// Lodes and clan bases moved.
+    /// Lodes, clan bases, zones and routes moved.
     pub layers: usize,
 }
 
-fn node_err(node: &str, detail: impl Into<String>) -> MissionError {
+pub(super) fn node_err(node: &str, detail: impl Into<String>) -> MissionError {
     MissionError::new("mission.node", Some(format!("node {node:?}")), detail)
 }
 
-/// The nodes reachable from the scene, with their world matrices.
-fn scene_nodes(doc: &Value) -> Vec<(usize, DMat4)> {
+static NULL: Value = Value::Null;
+
+/// A JSON value read from the extras, with its JSON pointer (RFC 6901)
+/// and the node it belongs to: a value of the wrong type is an error
+/// naming both, never read as absent (issue 36 item 7).
+#[derive(Clone)]
+pub struct Field<'a> {
+    v: &'a Value,
+    ptr: String,
+    node: &'a str,
+}
+
+/// At most 80 characters of `v`'s JSON text.
+fn short(v: &Value) -> String {
+    let t = v.to_string();
+    match t.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &t[..i]),
+        None => t,
+    }
+}
+
+/// An integer: a JSON integer or an integral number (JSON Schema 2020-12:
+/// `3.0` is the integer 3; Blender may write integer properties so).
+fn integer(v: &Value) -> Option<i128> {
+    if let Some(i) = v.as_i64() {
+        return Some(i.into());
+    }
+    if let Some(u) = v.as_u64() {
+        return Some(u.into());
+    }
+    let f = v.as_f64()?;
+    (f.is_finite() && f.fract() == 0.0 && f.abs() < 1.8e19).then_some(f as i128)
+}
+
+impl<'a> Field<'a> {
+    /// The value at `ptr` in node `node`.
+    pub fn new(v: &'a Value, ptr: String, node: &'a str) -> Self {
+        Field { v, ptr, node }
+    }
+
+    /// The value as an index, read leniently (after [`apply`] checked it).
+    pub(super) fn v_index(&self) -> Option<u64> {
+        self.v["index"].as_u64()
+    }
+
+    /// Member `key` (null when absent).
+    pub(super) fn at(&self, key: &str) -> Field<'a> {
+        Field {
+            v: self.v.get(key).unwrap_or(&NULL),
+            ptr: format!("{}/{key}", self.ptr),
+            node: self.node,
+        }
+    }
+
+    /// The error "`ptr`: `value` is not `want`".
+    pub(super) fn wrong(&self, want: &str) -> MissionError {
+        let found = if self.v.is_null() {
+            "missing or null".to_string()
+        } else {
+            short(self.v)
+        };
+        node_err(
+            self.node,
+            format!("extras {}: {found} is not {want}", self.ptr),
+        )
+    }
+
+    fn int_in(&self, lo: i128, hi: i128, want: &str) -> Result<i128, MissionError> {
+        integer(self.v)
+            .filter(|i| (lo..=hi).contains(i))
+            .ok_or_else(|| self.wrong(want))
+    }
+
+    /// A 32-bit word (0..=4294967295).
+    fn u32(&self) -> Result<u32, MissionError> {
+        self.int_in(
+            0,
+            u32::MAX.into(),
+            "a 32-bit word (an integer 0..=4294967295)",
+        )
+        .map(|i| i as u32)
+    }
+
+    /// A signed 32-bit integer.
+    fn i32(&self) -> Result<i32, MissionError> {
+        self.int_in(
+            i32::MIN.into(),
+            i32::MAX.into(),
+            "a signed 32-bit integer (-2147483648..=2147483647)",
+        )
+        .map(|i| i as i32)
+    }
+
+    /// An index below `len` (`what`: "of the base's 37 objects").
+    pub(super) fn index(&self, len: usize, what: &str) -> Result<usize, MissionError> {
+        let hi = (len as i128) - 1;
+        self.int_in(0, hi, &format!("an index {what}"))
+            .map(|i| i as usize)
+    }
+
+    /// A finite number.
+    fn number(&self) -> Result<f64, MissionError> {
+        self.v
+            .as_f64()
+            .filter(|f| f.is_finite())
+            .ok_or_else(|| self.wrong("a finite number"))
+    }
+
+    /// An array (of exactly `n` elements when given).
+    fn array(&self, n: Option<usize>) -> Result<Vec<Field<'a>>, MissionError> {
+        let a = self.v.as_array().filter(|a| n.is_none_or(|n| a.len() == n));
+        let Some(a) = a else {
+            return Err(self.wrong(&match n {
+                Some(n) => format!("an array of {n}"),
+                None => "an array".into(),
+            }));
+        };
+        Ok(a.iter()
+            .enumerate()
+            .map(|(k, v)| Field {
+                v,
+                ptr: format!("{}/{k}", self.ptr),
+                node: self.node,
+            })
+            .collect())
+    }
+
+    /// `n` finite numbers.
+    fn numbers(&self, n: usize) -> Result<Vec<f64>, MissionError> {
+        self.array(Some(n))?.iter().map(Field::number).collect()
+    }
+
+    /// An object.
+    fn object(&self) -> Result<&'a Value, MissionError> {
+        if self.v.is_object() {
+            Ok(self.v)
+        } else {
+            Err(self.wrong("an object"))
+        }
+    }
+
+    /// String field `key` ([`extras::get_string`]'s rule): `key_b64` when
+    /// it is not null, else the text; either of the wrong type is an error.
+    fn string(&self, key: &str) -> Result<Vec<u8>, MissionError> {
+        let b = self.at(&format!("{key}_b64"));
+        if !b.v.is_null() {
+            return b
+                .v
+                .as_str()
+                .and_then(extras::b64_decode)
+                .ok_or_else(|| b.wrong("base64 text"));
+        }
+        let t = self.at(key);
+        get_string(self.v, key)
+            .ok_or_else(|| t.wrong("Windows-1251 text (or null with the bytes in its _b64)"))
+    }
+}
+
+/// The reachable nodes of the scene, with their world matrices, after
+/// checking the hierarchy is a forest (`gltf.hierarchy`: a child that is
+/// not a node index, a node with two parents, a cycle, a scene root that
+/// is a child) and every node's transform is numbers (`gltf.json`).
+fn scene_nodes(file: &GltfFile, doc: &Value) -> Result<Vec<(usize, DMat4)>, MissionError> {
+    crate::gltf_import::matching::parents(file)
+        .map_err(|e| MissionError::new(e.rule, None, e.detail))?;
+    let nodes = doc["nodes"].as_array().map_or(&[][..], Vec::as_slice);
+    for (i, n) in nodes.iter().enumerate() {
+        for (key, len) in [
+            ("translation", 3),
+            ("rotation", 4),
+            ("scale", 3),
+            ("matrix", 16),
+        ] {
+            let Some(v) = n.get(key) else { continue };
+            let ok = v.as_array().is_some_and(|a| {
+                a.len() == len && a.iter().all(|x| x.as_f64().is_some_and(f64::is_finite))
+            });
+            if !ok {
+                return Err(MissionError::new(
+                    "gltf.json",
+                    Some(format!("node {:?}", n["name"].as_str().unwrap_or(""))),
+                    format!("/nodes/{i}/{key}: {} is not {len} finite numbers", short(v)),
+                ));
+            }
+        }
+    }
     let scene = doc["scene"].as_u64().unwrap_or(0) as usize;
     let mut stack: Vec<(usize, DMat4)> = doc["scenes"][scene]["nodes"]
         .as_array()
@@ -70,17 +262,14 @@ fn scene_nodes(doc: &Value) -> Vec<(usize, DMat4)> {
         .flatten()
         .filter_map(|r| r.as_u64().map(|r| (r as usize, DMat4::IDENTITY)))
         .collect();
-    let n = doc["nodes"].as_array().map_or(0, Vec::len);
-    let mut seen = vec![false; n];
+    let mut seen = vec![false; nodes.len()];
     let mut out = Vec::new();
     while let Some((i, parent)) = stack.pop() {
-        if i >= n || seen[i] {
+        if i >= nodes.len() || std::mem::replace(&mut seen[i], true) {
             continue;
         }
-        seen[i] = true;
-        let node = &doc["nodes"][i];
-        let w = parent * local_matrix(node);
-        for c in node["children"].as_array().into_iter().flatten() {
+        let w = parent * local_matrix(&nodes[i]);
+        for c in nodes[i]["children"].as_array().into_iter().flatten() {
             if let Some(c) = c.as_u64() {
                 stack.push((c as usize, w));
             }
@@ -88,81 +277,90 @@ fn scene_nodes(doc: &Value) -> Vec<(usize, DMat4)> {
         out.push((i, w));
     }
     out.sort_by_key(|(i, _)| *i);
-    out
+    Ok(out)
 }
 
-fn u32_of(x: &Value, key: &str, node: &str) -> Result<u32, MissionError> {
-    x[key]
-        .as_i64()
-        .map(|v| v as u32)
-        .ok_or_else(|| node_err(node, format!("extras {key} is not an integer")))
-}
-
-fn bits3(x: &Value, node: &str) -> Result<[[f32; 3]; 3], MissionError> {
+/// The `f32_bits` of a placed object: position, rotation, scale.
+fn bits3(x: &Field<'_>) -> Result<[[f32; 3]; 3], MissionError> {
     let mut out = [[0.0; 3]; 3];
+    let b = x.at("f32_bits");
+    b.object()?;
     for (k, key) in ["position", "rotation", "scale"].iter().enumerate() {
-        for (a, v) in out[k].iter_mut().enumerate() {
-            let b = x["f32_bits"][key][a]
-                .as_u64()
-                .ok_or_else(|| node_err(node, format!("extras f32_bits.{key} is not 3 words")))?;
-            *v = f32::from_bits(b as u32);
+        for (a, f) in b.at(key).array(Some(3))?.iter().enumerate() {
+            out[k][a] = f32::from_bits(f.u32()?);
         }
     }
     Ok(out)
 }
 
-/// Every raw field of a placed object from its extras (§8.3).
+/// Every raw field of a placed object from its extras `x` (§8.3).
 ///
 /// # Errors
-/// `mission.node` naming the node and the field that is missing or not
-/// of its type.
-pub fn object_from_extras(x: &Value, node: &str) -> Result<PlacedObject, MissionError> {
-    let string = |key: &str| {
-        get_string(x, key).ok_or_else(|| node_err(node, format!("extras {key} is not a string")))
-    };
-    let [position, rotation, scale] = bits3(x, node)?;
+/// `mission.node` naming the node and the JSON pointer of the field that
+/// is missing or not of its type (a word above 2^32 − 1, a property list
+/// that is not an array, ...): never read as absent (issue 36 item 7).
+pub fn object_from_extras(x: &Field<'_>) -> Result<PlacedObject, MissionError> {
+    x.object()?;
+    let [position, rotation, scale] = bits3(x)?;
     let mut properties = Vec::new();
-    for (k, p) in x["properties"].as_array().into_iter().flatten().enumerate() {
-        let words = |i: usize| {
-            p["words"][i]
-                .as_u64()
-                .map(|w| w as u32)
-                .ok_or_else(|| node_err(node, format!("property {k}: words[{i}] is not a word")))
-        };
+    for p in x.at("properties").array(None)? {
+        p.object()?;
+        let words = p.at("words").array(Some(3))?;
         properties.push(Property {
-            kind: u32_of(p, "type", node)?,
-            value: words(0)?,
-            minimum: words(1)?,
-            maximum: words(2)?,
-            name: get_string(p, "name")
-                .ok_or_else(|| node_err(node, format!("property {k}: no name")))?,
+            kind: p.at("type").u32()?,
+            value: words[0].u32()?,
+            minimum: words[1].u32()?,
+            maximum: words[2].u32()?,
+            name: p.string("name")?,
         });
     }
     Ok(PlacedObject {
-        kind: u32_of(x, "kind", node)?,
-        marker: u32_of(x, "marker", node)?,
-        path: string("path")?,
-        clan: u32_of(x, "clan", node)? as i32,
-        logical_id: u32_of(x, "logical_id", node)? as i32,
+        kind: x.at("kind").u32()?,
+        marker: x.at("marker").u32()?,
+        path: x.string("path")?,
+        clan: x.at("clan").i32()?,
+        logical_id: x.at("logical_id").i32()?,
         position,
         rotation,
         scale,
-        instance_name: string("instance_name")?,
-        start_flag: u32_of(x, "start_flag", node)?,
-        host: u32_of(x, "host", node)? as i32,
-        vertex: u32_of(x, "vertex", node)? as i32,
-        property_word: u32_of(x, "property_word", node)?,
+        instance_name: x.string("instance_name")?,
+        start_flag: x.at("start_flag").u32()?,
+        host: x.at("host").i32()?,
+        vertex: x.at("vertex").i32()?,
+        property_word: x.at("property_word").u32()?,
         properties,
     })
 }
 
-fn vec(v: &Value, n: usize, d: f64) -> Vec<f64> {
-    (0..n).map(|k| v[k].as_f64().unwrap_or(d)).collect()
+/// What the exporter showed of an object (`extras.parkan_object.shown`):
+/// translation, rotation (x, y, z, w), scale, and whether the unit stood
+/// at its host's hall-way vertex.
+struct Shown {
+    translation: DVec3,
+    rotation: DQuat,
+    scale: DVec3,
+    hosted: bool,
+}
+
+fn shown_of(x: &Field<'_>) -> Result<Shown, MissionError> {
+    let s = x.at("shown");
+    s.object()?;
+    let t = s.at("translation").numbers(3)?;
+    let r = s.at("rotation").numbers(4)?;
+    let sc = s.at("scale").numbers(3)?;
+    let h = s.at("hosted");
+    let hosted = crate::gltf_import::read::extra_bool(h.v).ok_or_else(|| h.wrong("a boolean"))?;
+    Ok(Shown {
+        translation: DVec3::from_slice(&t),
+        rotation: DQuat::from_xyzw(r[0], r[1], r[2], r[3]),
+        scale: DVec3::from_slice(&sc),
+        hosted,
+    })
 }
 
 /// `new` where it differs from `old` by more than `tol` (relative to
 /// `old`, at least `tol`), else `old` (its bits kept).
-fn keep_or(old: f32, new: f64, tol: f64) -> f32 {
+pub(super) fn keep_or(old: f32, new: f64, tol: f64) -> f32 {
     if (new - f64::from(old)).abs() <= tol * f64::from(old).abs().max(1.0) {
         old
     } else {
@@ -170,7 +368,7 @@ fn keep_or(old: f32, new: f64, tol: f64) -> f32 {
     }
 }
 
-fn to_game(up: Up, v: DVec3) -> [f64; 3] {
+pub(super) fn to_game(up: Up, v: DVec3) -> [f64; 3] {
     match up {
         Up::Y => [v.x, -v.z, v.y],
         Up::Z => [v.x, v.y, v.z],
@@ -183,7 +381,7 @@ fn to_game(up: Up, v: DVec3) -> [f64; 3] {
 fn apply_transform(
     o: &mut PlacedObject,
     w: &DMat4,
-    shown: &Value,
+    shown: &Shown,
     up: Up,
     node: &str,
     warnings: &mut Vec<String>,
@@ -192,13 +390,9 @@ fn apply_transform(
     if !(s.is_finite() && r.is_finite() && t.is_finite()) {
         return Err(node_err(node, "its transform is not finite"));
     }
-    let st = vec(&shown["translation"], 3, 0.0);
-    let sr = vec(&shown["rotation"], 4, 0.0);
-    let ss = vec(&shown["scale"], 3, 1.0);
-    let was = DQuat::from_xyzw(sr[0], sr[1], sr[2], sr[3]);
-    let moved = (t - DVec3::from_slice(&st)).abs().max_element() > 1e-3;
-    let turned = r.angle_between(was.normalize()) > 1e-5;
-    let scaled = (s - DVec3::from_slice(&ss)).abs().max_element() > 1e-5;
+    let moved = (t - shown.translation).abs().max_element() > 1e-3;
+    let turned = r.angle_between(shown.rotation.normalize()) > 1e-5;
+    let scaled = (s - shown.scale).abs().max_element() > 1e-5;
     let hosted = o.host != -1 || o.vertex != -1;
     let mut changed = false;
     if hosted && (moved || turned) {
@@ -206,7 +400,7 @@ fn apply_transform(
             "{node}: a unit inside a building stands at its hall-way vertex, unturned: the move or turn is not written (set host and vertex to -1 in its extras to place it freely)"
         ));
     } else {
-        if moved || (shown["hosted"] == true && !hosted) {
+        if moved || (shown.hosted && !hosted) {
             let p = to_game(up, t);
             let new = [0, 1, 2].map(|k| keep_or(o.position[k], p[k], 1e-6));
             changed |= new != o.position;
@@ -262,75 +456,293 @@ fn sync_ids(o: &mut PlacedObject, old_clan: i32, old_id: i32) {
     }
 }
 
-/// The mission `doc` (a glTF exported from `base` by [`super::gltf`])
-/// describes, written over `base` (module docs).
+/// Spends what the write-back reads of `file` from a budget of
+/// `max_work` units ([`crate::limits`]): every node, and every primitive
+/// and position of each mesh once (a mission's meshes are shared by their
+/// copies and read once). A mission is not a model: the model's triangle
+/// cap does not apply (issue 36 item 4).
 ///
 /// # Errors
-/// `mission.gltf` when the scene has no `extras.parkan_mission`;
-/// `mission.node` naming a node whose extras are not a placed object, name
-/// an index the base does not have, or whose transform is not finite.
-pub fn apply(doc: &Value, base: &Mission) -> Result<Written, MissionError> {
-    let scene = doc["scene"].as_u64().unwrap_or(0) as usize;
-    let x = &doc["scenes"][scene]["extras"][extras::MISSION_KEY];
+/// `limits.work` over the budget.
+pub fn check_budget(file: &GltfFile, max_work: u64) -> Result<(), MissionError> {
+    use crate::limits::{Budget, BYTES_PER_UNIT, UNITS_PER_IMPORTED_PRIMITIVE, UNITS_PER_NODE};
+    let (mut prims, mut bytes) = (0u64, 0u64);
+    for m in file.meshes() {
+        for p in m
+            .get("primitives")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            prims = prims.saturating_add(1);
+            let count = p["attributes"]["POSITION"]
+                .as_u64()
+                .and_then(|a| file.accessor_def(a as usize).ok())
+                .and_then(|a| a.get("count").and_then(Value::as_u64))
+                .unwrap_or(0);
+            bytes = bytes.saturating_add(count.saturating_mul(12));
+        }
+    }
+    let nodes = file.nodes().len() as u64;
+    let units = nodes
+        .saturating_mul(UNITS_PER_NODE)
+        .saturating_add(prims.saturating_mul(UNITS_PER_IMPORTED_PRIMITIVE))
+        .saturating_add(bytes / BYTES_PER_UNIT);
+    Budget::new(max_work)
+        .spend(
+            units,
+            &format!(
+                "{nodes} nodes, {prims} primitives and {bytes} position bytes of the mission scene"
+            ),
+        )
+        .map_err(|d| MissionError::new("limits.work", None, d))
+}
+
+/// The up axis the scene says it was exported with
+/// (`extras.parkan_mission.conventions.up`: `"y"` or `"z"`).
+///
+/// # Errors
+/// `mission.gltf` when the scene has no `extras.parkan_mission` object;
+/// `gltf.json` naming the pointer when `conventions.up` is not `"y"` or
+/// `"z"`.
+pub fn conventions_up(doc: &Value) -> Result<Up, MissionError> {
+    let scene = doc["scene"].as_u64().unwrap_or(0);
+    let x = &doc["scenes"][scene as usize]["extras"][extras::MISSION_KEY];
     if !x.is_object() {
         return Err(MissionError::new(
             "mission.gltf",
             None,
-            "the scene has no extras.parkan_mission: not a mission exported by msh2gltf",
+            "the scene has no extras.parkan_mission object: not a mission exported by msh2gltf",
         ));
     }
-    let up = if x["conventions"]["up"] == "z" {
-        Up::Z
-    } else {
-        Up::Y
-    };
-    let nodes = scene_nodes(doc);
-    for (i, _) in &nodes {
-        if doc["nodes"][*i]["extras"][extras::OBJECT_KEY].is_string() {
-            let name = doc["nodes"][*i]["name"].as_str().unwrap_or("");
-            return Err(node_err(
-                name,
-                "extras parkan_object is text, not an object (Blender 3.4's glTF exporter writes a nested custom property as its Python text): nothing written; re-encode it as JSON before gltf2msh",
-            ));
+    let v = &x["conventions"]["up"];
+    match v.as_str() {
+        Some("y") => Ok(Up::Y),
+        Some("z") => Ok(Up::Z),
+        _ => Err(MissionError::new(
+            "gltf.json",
+            Some("scene extras".into()),
+            format!(
+                "/scenes/{scene}/extras/{}/conventions/up: {} is not \"y\" or \"z\"",
+                extras::MISSION_KEY,
+                short(v)
+            ),
+        )),
+    }
+}
+
+/// How deep a mission extras value may nest: the exporter's are at most 4
+/// deep (an object's property words).
+pub const MAX_DEPTH: usize = 16;
+
+/// True when `v` nests deeper than [`MAX_DEPTH`] (counted without
+/// recursion, stopping at the first value past it).
+fn too_deep(v: &Value) -> bool {
+    let mut stack = vec![(v, 1usize)];
+    while let Some((v, d)) = stack.pop() {
+        if d > MAX_DEPTH {
+            return true;
+        }
+        match v {
+            Value::Array(a) => stack.extend(a.iter().map(|x| (x, d + 1))),
+            Value::Object(o) => stack.extend(o.values().map(|x| (x, d + 1))),
+            _ => {}
         }
     }
-    let mut placed: Vec<(usize, &DMat4, String)> = nodes
-        .iter()
-        .filter(|(i, _)| doc["nodes"][*i]["extras"][extras::OBJECT_KEY].is_object())
-        .map(|(i, w)| {
-            (
-                *i,
-                w,
-                doc["nodes"][*i]["name"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
-    // The original of an object is its node with the shortest name
-    // (copies get Blender's ".001"), then the first.
-    placed.sort_by_key(|(i, _, name)| (name.len(), *i));
+    false
+}
+
+/// Every mission key a node's extras hold ([`extras::NODE_KEYS`]) is an
+/// object: one of another type is an error naming the pointer (never read
+/// as "no such node", which would delete the object).
+fn keyed_extras(doc: &Value) -> Result<(), MissionError> {
+    for (i, n) in doc["nodes"].as_array().into_iter().flatten().enumerate() {
+        let name = n["name"].as_str().unwrap_or("");
+        if n.get("extras").is_some_and(Value::is_null) {
+            // What the reader could not make a tree of (nested past the
+            // JSON reader's depth) reads as null: never as "no extras",
+            // which would delete a placed object.
+            return Err(node_err(
+                name,
+                format!("extras /nodes/{i}/extras: null or unreadable (nested too deep?): not a node's extras; nothing written"),
+            ));
+        }
+        for key in extras::NODE_KEYS {
+            let Some(v) = n["extras"].get(key) else {
+                continue;
+            };
+            if v.is_string() {
+                return Err(node_err(
+                    name,
+                    format!("extras {key} is text, not an object (Blender 3.4's glTF exporter writes a nested custom property as its Python text): nothing written; re-encode it as JSON before gltf2msh"),
+                ));
+            }
+            let f = Field::new(v, format!("/nodes/{i}/extras/{key}"), name);
+            if !v.is_object() {
+                return Err(f.wrong("an object"));
+            }
+            if too_deep(v) {
+                return Err(f.wrong(&format!("an object nested at most {MAX_DEPTH} deep")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A forged `conventions.up` would "move" every object and lode: the
+/// objects' `shown.translation` and the lodes' translations are where the
+/// declared axes put the base's values, or the convention is refused.
+///
+/// # Errors
+/// `gltf.json` naming `conventions.up` when none of them stands where the
+/// declared axes put it and some stand where the other axes do.
+fn check_up(
+    doc: &Value,
+    nodes: &[(usize, DMat4)],
+    base: &Mission,
+    up: Up,
+) -> Result<(), MissionError> {
+    let other = match up {
+        Up::Y => Up::Z,
+        Up::Z => Up::Y,
+    };
+    let same = |a: [f32; 3], b: &Value| (0..3).all(|k| b[k].as_f64() == Some(f64::from(a[k])));
+    let (mut fit, mut fit_other) = (0usize, 0usize);
+    for (i, _) in nodes {
+        let n = &doc["nodes"][*i];
+        let x = &n["extras"][extras::OBJECT_KEY];
+        let lode = &n["extras"][extras::LODE_KEY];
+        let (at, shown): ([[f32; 3]; 2], &Value) = if let Some(b) = x["index"]
+            .as_u64()
+            .and_then(|k| base.objects.get(k as usize))
+            .filter(|_| x["shown"]["hosted"] == false)
+        {
+            let at = |u: Up| {
+                let t = super::gltf::placement(u, b).0;
+                [t.x as f32, t.y as f32, t.z as f32]
+            };
+            ([at(up), at(other)], &x["shown"]["translation"])
+        } else if let Some(l) = lode["index"]
+            .as_u64()
+            .and_then(|k| base.lodes.get(k as usize))
+        {
+            let at = |u: Up| crate::convention::axes::vec3(u, l.position);
+            ([at(up), at(other)], &n["translation"])
+        } else {
+            continue;
+        };
+        if same(at[0], shown) {
+            fit += 1;
+        } else if same(at[1], shown) {
+            fit_other += 1;
+        }
+    }
+    if fit == 0 && fit_other > 0 {
+        let scene = doc["scene"].as_u64().unwrap_or(0);
+        return Err(MissionError::new(
+            "gltf.json",
+            Some("scene extras".into()),
+            format!(
+                "/scenes/{scene}/extras/{}/conventions/up: says {up:?} up, but {fit_other} placed objects and lodes stand where the other up axis puts them and none where {up:?} does: the convention is not the export's; nothing written",
+                extras::MISSION_KEY
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The mission `file` (a glTF exported from `base` by [`super::gltf`])
+/// describes, written over `base` (module docs). `reference` is the
+/// scene msh2gltf makes of `base` with the same up axis: what the user
+/// started from, for what the extras do not record (the ground height of
+/// a clan empty, a zone's place, the terrain, the pieces and meshes of
+/// every placed model).
+///
+/// # Errors
+/// `mission.gltf` when the scene has no `extras.parkan_mission`;
+/// `gltf.json` (a node transform that is not numbers, a forged
+/// `conventions.up`) and `gltf.hierarchy` (a child that is not a node, two
+/// parents, a cycle); `mission.node` naming the node and the JSON pointer
+/// of an extras value of the wrong type or out of range, an index the
+/// base does not have, or a transform that is not finite.
+pub fn apply(
+    file: &GltfFile,
+    base: &Mission,
+    reference: &GltfFile,
+) -> Result<Written, MissionError> {
+    let doc = file.to_json();
+    let up = conventions_up(&doc)?;
+    let nodes = scene_nodes(file, &doc)?;
+    keyed_extras(&doc)?;
+    check_up(&doc, &nodes, base, up)?;
     let mut w = Written {
         mission: base.clone(),
         ..Default::default()
     };
+    placed_objects(&doc, &nodes, base, up, &mut w)?;
+    let rdoc = reference.to_json();
+    let rnodes = scene_nodes(reference, &rdoc)?;
+    let user = layers::Scene {
+        doc: &doc,
+        file,
+        nodes: &nodes,
+        up,
+    };
+    let shown = layers::Scene {
+        doc: &rdoc,
+        file: reference,
+        nodes: &rnodes,
+        up,
+    };
+    layers::apply(&user, &shown, &mut w)?;
+    shapes::compare(&user, &shown, &mut w)?;
+    w.warnings.extend(foreign_nodes(&doc).into_iter().map(|name| {
+        format!(
+            "{name}: not a placed object of the mission (no extras.{}): not written; data.tma places the game's models by name, so to add a building, unit, tree or rock duplicate a placed one of that model (Shift+D) and move the copy",
+            extras::OBJECT_KEY
+        )
+    }));
+    Ok(w)
+}
+
+/// The placed objects of the scene (module docs: moved, turned, rescaled,
+/// deleted, copied, fields edited) into `w.mission.objects`.
+fn placed_objects(
+    doc: &Value,
+    nodes: &[(usize, DMat4)],
+    base: &Mission,
+    up: Up,
+    w: &mut Written,
+) -> Result<(), MissionError> {
+    let name_of = |i: usize| doc["nodes"][i]["name"].as_str().unwrap_or("");
+    let mut placed: Vec<(usize, &DMat4)> = nodes
+        .iter()
+        .filter(|(i, _)| doc["nodes"][*i]["extras"].get(extras::OBJECT_KEY).is_some())
+        .map(|(i, w)| (*i, w))
+        .collect();
+    // The original of an object is its node with the shortest name
+    // (copies get Blender's ".001"), then the first.
+    placed.sort_by_key(|(i, _)| (name_of(*i).len(), *i));
     let mut originals: Vec<Option<PlacedObject>> = vec![None; base.objects.len()];
     let mut copies = Vec::new();
-    for (i, world, name) in &placed {
-        let x = &doc["nodes"][*i]["extras"][extras::OBJECT_KEY];
-        let index = x["index"].as_u64().unwrap_or(u64::MAX) as usize;
-        let mut o = object_from_extras(x, name)?;
-        let Some(b) = base.objects.get(index) else {
-            return Err(node_err(
-                name,
-                format!(
-                    "extras index {index}: the base has {} objects",
-                    base.objects.len()
-                ),
-            ));
-        };
+    for (i, world) in placed {
+        let name = name_of(i);
+        let x = Field::new(
+            &doc["nodes"][i]["extras"][extras::OBJECT_KEY],
+            format!("/nodes/{i}/extras/{}", extras::OBJECT_KEY),
+            name,
+        );
+        let mut o = object_from_extras(&x)?;
+        let index = x.at("index").index(
+            base.objects.len(),
+            &format!("of the base's {} objects", base.objects.len()),
+        )?;
+        let shown = shown_of(&x)?;
+        let b = &base.objects[index];
         sync_ids(&mut o, b.clan, b.logical_id);
         // Its fields before the move: "edited" counts the other fields only.
         let fields_edited = o != *b;
-        let moved = apply_transform(&mut o, world, &x["shown"], up, name, &mut w.warnings)?;
+        let moved = apply_transform(&mut o, world, &shown, up, name, &mut w.warnings)?;
         match &originals[index] {
             None => {
                 w.moved += usize::from(moved);
@@ -338,22 +750,15 @@ pub fn apply(doc: &Value, base: &Mission) -> Result<Written, MissionError> {
                 originals[index] = Some(o);
             }
             // A copy counts once, as added (its place is its own).
-            Some(_) => copies.push((*i, name.clone(), index, o)),
+            Some(_) => copies.push((i, name.to_string(), index, o)),
         }
     }
-    add_copies(&mut w, &originals, copies);
+    add_copies(w, &originals, copies);
     w.deleted = originals.iter().filter(|o| o.is_none()).count();
     let mut objects: Vec<PlacedObject> = originals.into_iter().flatten().collect();
     objects.append(&mut w.mission.objects);
     w.mission.objects = objects;
-    layers(doc, &nodes, up, &mut w);
-    w.warnings.extend(foreign_nodes(doc).into_iter().map(|name| {
-        format!(
-            "{name}: not a placed object of the mission (no extras.{}): not written; data.tma places the game's models by name, so to add a building, unit, tree or rock duplicate a placed one of that model (Shift+D) and move the copy",
-            extras::OBJECT_KEY
-        )
-    }));
-    Ok(w)
+    Ok(())
 }
 
 /// The names of the scene's additions that `data.tma` cannot hold: each
@@ -451,38 +856,5 @@ fn add_copies(
         ));
         w.added += 1;
         w.mission.objects.push(o);
-    }
-}
-
-/// Lodes and clan bases moved with their empties (positions in game
-/// axes; a clan base is x and y only).
-fn layers(doc: &Value, nodes: &[(usize, DMat4)], up: Up, w: &mut Written) {
-    for (i, world) in nodes {
-        let x = &doc["nodes"][*i]["extras"];
-        let t = to_game(up, world.w_axis.truncate());
-        let name = doc["nodes"][*i]["name"].as_str().unwrap_or("");
-        if let Some(k) = x[extras::LODE_KEY]["index"].as_u64() {
-            if let Some(l) = w.mission.lodes.get_mut(k as usize) {
-                let new = [0, 1, 2].map(|a| keep_or(l.position[a], t[a], 1e-6));
-                if new != l.position {
-                    l.position = new;
-                    w.layers += 1;
-                }
-            }
-        }
-        if let Some(k) = x[extras::CLAN_KEY]["index"].as_u64() {
-            if let Some(c) = w.mission.clans.get_mut(k as usize) {
-                let new = [0, 1].map(|a| keep_or(c.base[a], t[a], 1e-6));
-                if new != c.base {
-                    c.base = new;
-                    w.layers += 1;
-                }
-            }
-        }
-        if x[extras::ROUTE_KEY].is_object() && !world.abs_diff_eq(DMat4::IDENTITY, 1e-6) {
-            w.warnings.push(format!(
-                "{name}: a moved route is not written (route points are taken from the base)"
-            ));
-        }
     }
 }

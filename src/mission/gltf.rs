@@ -400,13 +400,26 @@ pub fn placement(up: Up, o: &PlacedObject) -> (DVec3, DQuat, DVec3) {
 /// The node of placed object `i`: its name (§8.3: `<K><index>` and the
 /// instance name when it is exact text, else the path's stem), transform
 /// and extras; `hosted` is the hall-way position when the unit has a host.
+///
+/// # Errors
+/// What is not finite (issue 36 item 8: a node never shows `null`): a
+/// stored position, rotation or scale (read `--tolerant`), or the
+/// translation, rotation or scale derived from them (a hall-way position,
+/// an f32 overflow).
 fn object_node(
     up: Up,
     i: usize,
     o: &PlacedObject,
     hosted: Option<DVec3>,
     resolved: Value,
-) -> Value {
+) -> Result<Value, String> {
+    let stored = o.position.iter().chain(&o.rotation).chain(&o.scale);
+    if !stored.clone().all(|x| x.is_finite()) {
+        return Err(format!(
+            "its stored position {:?}, rotation {:?} or scale {:?} is not finite",
+            o.position, o.rotation, o.scale
+        ));
+    }
     let letter = LETTERS.get(o.kind as usize).copied().unwrap_or('X');
     let label = extras::exact_text(&o.instance_name)
         .filter(|t| !t.is_empty())
@@ -420,20 +433,27 @@ fn object_node(
         Some(h) => (h, DQuat::IDENTITY),
         None => (t, r),
     };
-    let f = |v: f64| num(v as f32);
-    let (t, r, s) = (
-        [f(t.x), f(t.y), f(t.z)],
-        [f(r.x), f(r.y), f(r.z), f(r.w)],
-        [f(s.x), f(s.y), f(s.z)],
+    let f32s = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+    let (t32, r32, s32) = (
+        f32s(&[t.x, t.y, t.z]),
+        f32s(&[r.x, r.y, r.z, r.w]),
+        f32s(&[s.x, s.y, s.z]),
     );
+    if !t32.iter().chain(&r32).chain(&s32).all(|x| x.is_finite()) {
+        return Err(format!(
+            "its node's translation {t32:?}, rotation {r32:?} or scale {s32:?} is not finite in f32"
+        ));
+    }
+    let f = |v: &[f32]| Value::from(v.iter().map(|&x| num(x)).collect::<Vec<_>>());
+    let (t, r, s) = (f(&t32), f(&r32), f(&s32));
     // What the node shows, so the writer tells an untouched node (§8.7).
     let shown = json!({"scale_applied": o.kind >= 2, "hosted": hosted.is_some(),
                        "translation": t, "rotation": r, "scale": s});
-    json!({
+    Ok(json!({
         "name": format!("{letter}{i} {label}"),
         "translation": t, "rotation": r, "scale": s,
         "extras": {extras::OBJECT_KEY: extras::object(i, o, resolved, shown)},
-    })
+    }))
 }
 
 /// The LOD 0 ground height of the map at `(x, y)` (game axes): the
@@ -498,9 +518,9 @@ pub fn build(
     let (terrain, land) = add_terrain(&mut b, m, opts, &mut counts)?;
     groups.push(terrain);
     groups.extend(add_objects(&mut b, m, &mut counts)?);
-    groups.push(add_routes(&mut b, m)?);
-    groups.push(add_clans(&mut b, m, land.as_ref())?);
-    groups.push(add_lodes(&mut b, m)?);
+    groups.extend(add_routes(&mut b, m)?);
+    groups.extend(add_clans(&mut b, m, land.as_ref())?);
+    groups.extend(add_lodes(&mut b, m)?);
     b.doc["nodes"][0]["children"] = json!(groups);
     let mut x = extras::mission(m, input.source, input.sha256, input.descr, input.files);
     if opts.up == Up::Z {
@@ -516,7 +536,19 @@ fn finish(mut b: Builder<'_>, mut counts: SceneCounts) -> Result<MissionScene, M
     }
     b.doc["buffers"] = json!([{"byteLength": b.bin.len()}]);
     if let Some(o) = b.doc.as_object_mut() {
-        for key in ["images", "textures", "samplers", "meshes", "materials"] {
+        if b.bin.is_empty() {
+            o.remove("buffers");
+        }
+        // No empty array (issue 36 item 4: the validator's EMPTY_ENTITY).
+        for key in [
+            "images",
+            "textures",
+            "samplers",
+            "meshes",
+            "materials",
+            "bufferViews",
+            "accessors",
+        ] {
             if o.get(key)
                 .and_then(Value::as_array)
                 .is_some_and(Vec::is_empty)
@@ -525,6 +557,7 @@ fn finish(mut b: Builder<'_>, mut counts: SceneCounts) -> Result<MissionScene, M
             }
         }
     }
+    check_finite(&b.doc, &b.bin)?;
     let n = |k: &str| assemble::len(&b.doc, k);
     counts.nodes = n("nodes");
     counts.meshes = n("meshes");
@@ -538,6 +571,26 @@ fn finish(mut b: Builder<'_>, mut counts: SceneCounts) -> Result<MissionScene, M
         warnings: b.warnings,
         inputs: b.inputs,
         counts,
+    })
+}
+
+/// The model export's finiteness check ([`crate::gltf_export::check_finite`])
+/// over the whole mission document: every node transform, accessor bound
+/// and float element (issue 36 item 8: what the steps above leave out is
+/// never written as `null`).
+///
+/// # Errors
+/// `gltf.non_finite` naming the node or accessor; `gltf.json` when the
+/// document is not a glTF root.
+fn check_finite(doc: &Value, bin: &[u8]) -> Result<(), MissionError> {
+    let root: gltf_json::Root = serde_json::from_value(doc.clone())
+        .map_err(|e| err("gltf.json", None, format!("the mission document: {e}")))?;
+    crate::gltf_export::check_finite(&root, bin).map_err(|e| {
+        let detail = match &e {
+            crate::gltf_export::ExportError::Model { detail, .. } => detail.clone(),
+            _ => e.to_string(),
+        };
+        err(e.rule(), None, detail)
     })
 }
 
@@ -628,19 +681,39 @@ fn add_objects(
         };
         let hosted = hosted_position(b, m, i, o, &templates)?;
         let what = object_name(i, o);
+        let mut node = match object_node(b.up, i, o, hosted, t.resolved.clone()) {
+            Ok(n) => n,
+            Err(why) => {
+                b.warnings.push(format!(
+                    "{what}: {why}: left out of the scene (glTF numbers are finite; a write-back of this scene drops the object)"
+                ));
+                continue;
+            }
+        };
         let children = b.copy_nodes(&t.nodes, &t.roots, &what)?;
         counts.placed_mesh_nodes += t.nodes.iter().filter(|n| n.get("mesh").is_some()).count();
-        let mut node = object_node(b.up, i, o, hosted, t.resolved.clone());
         node["children"] = json!(children);
         members[o.kind as usize].push(b.add_node(node, &what)?);
         counts.placed += 1;
     }
     let mut groups = Vec::new();
     for (k, list) in members.into_iter().enumerate() {
-        let g = b.add_node(json!({"name": GROUPS[k], "children": list}), GROUPS[k])?;
-        groups.push(g);
+        groups.extend(b.group(GROUPS[k], list)?);
     }
     Ok(groups)
+}
+
+impl Builder<'_> {
+    /// A group node holding `children`; none when there are none (issue
+    /// 36 item 4: glTF arrays are never empty, the Khronos validator's
+    /// `EMPTY_ENTITY`).
+    fn group(&mut self, name: &str, children: Vec<usize>) -> Result<Option<usize>, MissionError> {
+        if children.is_empty() {
+            return Ok(None);
+        }
+        self.add_node(json!({"name": name, "children": children}), name)
+            .map(Some)
+    }
 }
 
 /// The hall-way position of a hosted unit (§5.5), or `None` (with a
@@ -711,7 +784,7 @@ fn hosted_position(
 }
 
 /// Routes (§8.4): a `LINE_LOOP` mesh of the points per route.
-fn add_routes(b: &mut Builder<'_>, m: &Mission) -> Result<usize, MissionError> {
+fn add_routes(b: &mut Builder<'_>, m: &Mission) -> Result<Option<usize>, MissionError> {
     let mut list = Vec::new();
     for (i, r) in m.routes.iter().enumerate() {
         let pts: Vec<[f32; 3]> = r.points.iter().map(|p| axes::vec3(b.up, *p)).collect();
@@ -728,7 +801,7 @@ fn add_routes(b: &mut Builder<'_>, m: &Mission) -> Result<usize, MissionError> {
         }
         list.push(b.add_node(node, "a route")?);
     }
-    b.add_node(json!({"name": "Routes", "children": list}), "Routes")
+    b.group("Routes", list)
 }
 
 impl Builder<'_> {
@@ -765,23 +838,43 @@ impl Builder<'_> {
 }
 
 /// Clans (§8.4): an empty at the base on the ground, zone empties below.
+///
+/// A clan whose base is not finite, and a zone whose centre, radii or
+/// position relative to the base is not (an f32 overflow), are left out
+/// with a warning (issue 36 item 8); the write-back keeps what it has no
+/// node of.
 fn add_clans(
     b: &mut Builder<'_>,
     m: &Mission,
     land: Option<&crate::terrain::ir::Land>,
-) -> Result<usize, MissionError> {
+) -> Result<Option<usize>, MissionError> {
     let mut list = Vec::new();
     for (i, k) in m.clans.iter().enumerate() {
         let z = land
             .and_then(|l| ground_z(l, k.base[0], k.base[1]))
             .unwrap_or(0.0);
         let at = axes::vec3(b.up, [k.base[0], k.base[1], z]);
+        if !at.iter().all(|x| x.is_finite()) {
+            b.warnings.push(format!(
+                "clan {i}: its base {:?} is not finite: left out of the scene with its zones (glTF numbers are finite)",
+                k.base
+            ));
+            continue;
+        }
         let mut zones = Vec::new();
         for (n, zone) in k.zones.iter().enumerate() {
             let c = axes::vec3(b.up, zone.centre);
-            let rel = [0, 1, 2].map(|a| num(c[a] - at[a]));
+            let rel = [0, 1, 2].map(|a| c[a] - at[a]);
+            let radii = [zone.inner, zone.outer];
+            if !rel.iter().chain(&radii).all(|x| x.is_finite()) {
+                b.warnings.push(format!(
+                    "clan {i} zone {n}: its centre {:?} (relative to the base {rel:?}) or radii {} / {} are not finite: left out of the scene (glTF numbers are finite)",
+                    zone.centre, zone.inner, zone.outer
+                ));
+                continue;
+            }
             zones.push(b.add_node(
-                json!({"name": format!("Zone {i}.{n}"), "translation": rel,
+                json!({"name": format!("Zone {i}.{n}"), "translation": rel.map(num),
                        "extras": {extras::ZONE_KEY: {"clan": i, "index": n, "outer": num(zone.outer)}}}),
                 "a zone",
             )?);
@@ -794,19 +887,26 @@ fn add_clans(
         }
         list.push(b.add_node(node, "a clan")?);
     }
-    b.add_node(json!({"name": "Clans", "children": list}), "Clans")
+    b.group("Clans", list)
 }
 
 /// Lodes (§8.4): an empty at the stored position.
-fn add_lodes(b: &mut Builder<'_>, m: &Mission) -> Result<usize, MissionError> {
+fn add_lodes(b: &mut Builder<'_>, m: &Mission) -> Result<Option<usize>, MissionError> {
     let mut list = Vec::new();
     for (i, l) in m.lodes.iter().enumerate() {
         let at = axes::vec3(b.up, l.position);
+        if !at.iter().all(|x| x.is_finite()) {
+            b.warnings.push(format!(
+                "lode {i}: its position {:?} is not finite: left out of the scene (glTF numbers are finite)",
+                l.position
+            ));
+            continue;
+        }
         list.push(b.add_node(
             json!({"name": format!("Lode {i}"), "translation": at.map(num),
                    "extras": {extras::LODE_KEY: extras::lode(i, l)}}),
             "a lode",
         )?);
     }
-    b.add_node(json!({"name": "Lodes", "children": list}), "Lodes")
+    b.group("Lodes", list)
 }

@@ -13,13 +13,18 @@
 //! placed object (each model converted once, its meshes shared by every
 //! copy), the routes, clans and lodes, with every raw field in the extras
 //! ([`extras`]); [`pipeline`] runs it file to file and in a batch;
-//! [`back::apply`] writes an edited scene back over its `data.tma`.
+//! [`back::apply`] writes an edited scene back over its `data.tma`
+//! (placed objects; [`layers`]: lodes, clan bases, zones, route points;
+//! [`shapes`]: what the file cannot hold, each a warning), compared with
+//! the scene msh2gltf makes of the base.
 
 pub mod back;
 pub mod extras;
 pub mod gltf;
 pub mod ir;
+pub mod layers;
 pub mod pipeline;
+pub mod shapes;
 pub mod tma;
 pub mod validate;
 

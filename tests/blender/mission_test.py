@@ -21,7 +21,7 @@ mission, whose names collided with the first's on import (`.001`), it
 duplicates a unit so named (the copy: `.002`, no longer than the original),
 renames the copy `.000` (sorting before the original) and exports to WORK_DIR/1/edited.tma.
 Back in the first mission it scales the first building (kind 0) by 2 and
-moves the first route by +3 along Blender x, adds a new mesh object to
+moves the first route by +3 along Blender x (written), adds a new mesh object to
 the mission collection, moves a piece of the first unit +1 along z inside
 its model and a vertex of the first tree's mesh, edits the game does not take (mission-notes §5.3,
 §8.6), and exports to WORK_DIR/0/warned.tma: the test
@@ -118,9 +118,10 @@ def duplicate(missions, unit):
 
 
 def unwritable(missions, coll):
-    """A building scaled by 2, a route moved +3 along x and a new mesh
-    object: none is written (the game ignores a building's scale; route
-    points come from the base; data.tma places game models only), so each
+    """A building scaled by 2, a route moved +3 along x (written: its
+    points follow the mesh, issue 36 item 6) and a new mesh object, a piece
+    moved and a mesh edited: none but the route is written (the game
+    ignores a building's scale; data.tma places game models only), so each
     must be a warning naming the object."""
     placed = [o for o in coll.all_objects if missions.props(o)]
     building = first(placed, missions, lambda x: x["kind"] == 0)
@@ -144,8 +145,8 @@ def unwritable(missions, coll):
     shape.data.vertices[0].co.z += 0.5
     bpy.context.view_layer.update()
     return {"scaled": building.name, "scaled_index": missions.props(building)["index"],
-            "route": route.name, "added": added.name, "piece": piece.name,
-            "mesh": shape.data.name}
+            "route": route.name, "route_index": missions.props(route, "parkan_route")["index"],
+            "added": added.name, "piece": piece.name, "mesh": shape.data.name}
 
 
 def copy_renamed(missions, coll):
