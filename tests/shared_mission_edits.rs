@@ -126,6 +126,7 @@ fn no_empty_arrays(doc: &Value) {
 /// No node transform and no accessor bound of `doc` holds anything but
 /// numbers.
 fn only_numbers(doc: &Value) {
+    no_null(doc, "");
     for n in doc["nodes"].as_array().unwrap() {
         for k in ["translation", "rotation", "scale", "matrix"] {
             if let Some(v) = n.get(k) {
@@ -146,6 +147,36 @@ fn only_numbers(doc: &Value) {
                 );
             }
         }
+    }
+}
+
+/// No `null` where a number stands anywhere in the document, extras
+/// included: no array element is `null` (positions, bounds, display
+/// numbers) nor a display radius or amount (a number that is not finite
+/// is a text there, its raw bits beside it). A `null` that means "none"
+/// (a terrain material's `overlay`) is no number.
+fn no_null(v: &Value, at: &str) {
+    match v {
+        Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| {
+            assert!(!x.is_null(), "null at {at}/{i}");
+            no_null(x, &format!("{at}/{i}"));
+        }),
+        Value::Object(o) => o.iter().for_each(|(k, x)| {
+            let numeric = [
+                "inner",
+                "outer",
+                "amount",
+                "translation",
+                "rotation",
+                "scale",
+            ];
+            assert!(
+                !(x.is_null() && numeric.contains(&k.as_str())),
+                "null at {at}/{k}"
+            );
+            no_null(x, &format!("{at}/{k}"));
+        }),
+        _ => {}
     }
 }
 
@@ -822,6 +853,14 @@ fn non_finite_values_are_left_out_never_null() {
     m.objects[rock].scale = [f32::NAN; 3];
     m.clans[0].base[1] = f32::NEG_INFINITY;
     m.lodes[0].position[2] = f32::NAN;
+    // A route point and a zone radius that are not finite: no null in the
+    // route's accessor bounds nor in the display numbers of the extras.
+    if let Some(p) = m.routes.iter_mut().find_map(|r| r.points.first_mut()) {
+        p[0] = f32::INFINITY;
+    }
+    if let Some(z) = m.clans.iter_mut().find_map(|k| k.zones.first_mut()) {
+        z.outer = f32::NAN;
+    }
     let tma = mission_file(tmp.path(), &m);
     let game = root.display().to_string();
     let glb = tmp.path().join("m.glb");

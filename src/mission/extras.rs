@@ -46,8 +46,22 @@ pub fn num(x: f32) -> Value {
     serde_json::Number::from_f64(f64::from(x)).map_or(Value::Null, Value::Number)
 }
 
+/// A display number of the extras: `x` as a JSON number, or for a value
+/// that is not finite the text `"NaN"`, `"inf"` or `"-inf"` (JSON has no
+/// such number, and the GLB holds no `null`: issue 36 item 8). Display
+/// only: the raw value is in the `f32_bits` beside it, which is what is
+/// read back.
+pub fn display_num(x: f32) -> Value {
+    match serde_json::Number::from_f64(f64::from(x)) {
+        Some(n) => Value::Number(n),
+        None if x.is_nan() => Value::from("NaN"),
+        None if x > 0.0 => Value::from("inf"),
+        None => Value::from("-inf"),
+    }
+}
+
 fn nums(v: &[f32]) -> Value {
-    Value::from(v.iter().map(|&x| num(x)).collect::<Vec<_>>())
+    Value::from(v.iter().map(|&x| display_num(x)).collect::<Vec<_>>())
 }
 
 fn bits(v: &[f32]) -> Value {
@@ -190,7 +204,7 @@ pub fn clan(index: usize, k: &Clan) -> Value {
         .zones
         .iter()
         .map(|z| {
-            json!({"kind": z.kind, "centre": nums(&z.centre), "inner": num(z.inner), "outer": num(z.outer),
+            json!({"kind": z.kind, "centre": nums(&z.centre), "inner": display_num(z.inner), "outer": display_num(z.outer),
                    "f32_bits": {"centre": bits(&z.centre), "inner": z.inner.to_bits(), "outer": z.outer.to_bits()}})
         })
         .collect();
@@ -214,7 +228,7 @@ pub fn clan(index: usize, k: &Clan) -> Value {
 /// `extras.parkan_lode` (§8.4): all five fields.
 pub fn lode(index: usize, l: &Lode) -> Value {
     json!({"index": index, "position": nums(&l.position), "position_f32_bits": bits(&l.position),
-           "found": l.found, "type": l.kind, "amount": num(l.amount),
+           "found": l.found, "type": l.kind, "amount": display_num(l.amount),
            "amount_f32_bits": l.amount.to_bits(), "w4": l.w4})
 }
 

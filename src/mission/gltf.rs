@@ -875,7 +875,7 @@ fn add_clans(
             }
             zones.push(b.add_node(
                 json!({"name": format!("Zone {i}.{n}"), "translation": rel.map(num),
-                       "extras": {extras::ZONE_KEY: {"clan": i, "index": n, "outer": num(zone.outer)}}}),
+                       "extras": {extras::ZONE_KEY: {"clan": i, "index": n, "outer": extras::display_num(zone.outer)}}}),
                 "a zone",
             )?);
         }
