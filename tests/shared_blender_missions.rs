@@ -390,7 +390,7 @@ fn check_unwritable(r: &Value, stdout: &str, work: &Path) {
             .rfind(|l| l.contains("Wrote ") && l.contains(file))
             .unwrap_or_else(|| panic!("no summary for {file}:\n{stdout}"));
         let from = l.find("data.tma: ").expect(l);
-        let to = l.find(" objects; ").expect(l);
+        let to = l.find(" (objects)").expect(l);
         l[from..to].to_owned()
     };
     let first = |f: &str| work.join("0").join(f).display().to_string();
