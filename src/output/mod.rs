@@ -106,7 +106,7 @@ pub enum OutputError {
     Commit(Box<CommitFailure>),
     /// The journal of an interrupted commit cannot be read or completed
     /// (journal.rs): nothing was renamed or removed on its word.
-    #[error("{path}: the journal of an interrupted commit cannot be completed: {reason}. Nothing was changed on its word: the kept originals (.NAME.mshgltf-keep-*) beside the files it names are left as they are; check those files, put back what needs it, then remove the journal by hand")]
+    #[error("{path}: output.journal: the journal of an interrupted commit cannot be completed: {reason}. Nothing was changed on its word: the kept originals (.NAME.mshgltf-keep-*) beside the files it names are left as they are; check those files, put back what needs it, then remove the journal by hand")]
     Journal {
         /// The journal (or its pointer).
         path: PathBuf,

@@ -148,6 +148,7 @@ pub fn cases(v: &mut Vec<Case>) {
     texture_and_archive_cases(v);
     base_map_cases(v);
     unit_budget_cases(v);
+    journal_cases(v);
 }
 
 /// The four files of the tiny 2 x 2 map (`tests/land`), with `replace`
@@ -405,6 +406,40 @@ pub fn base_map_cases(v: &mut Vec<Case>) {
 
 /// Issue 36 items 9 and 12: unit files, registries and glTFs whose cost
 /// is counted before the work (`limits.work`).
+/// Issue 36 item 2, the commit journal met as a hostile file: a journal
+/// beside a game file that is 50 MB (the reader stops at
+/// `MAX_JOURNAL_BYTES`, 1 MiB) or garbled is refused by
+/// `gltf2msh --recover .` with `output.journal`, exit 1, and nothing is
+/// renamed or removed on its word.
+pub fn journal_cases(v: &mut Vec<Case>) {
+    let game = ("Material.lib".to_string(), b"NRes".to_vec());
+    v.push(Case {
+        name: "commit_journal_50mb",
+        files: vec![
+            game.clone(),
+            (".mshgltf-journal-1-2-3".into(), vec![b'x'; 50 << 20]),
+        ],
+        tool: Tool::Gltf2msh,
+        args: args(&["--recover", "."]),
+        exit: 1,
+        rule: "output.journal",
+    });
+    v.push(Case {
+        name: "commit_journal_garbled",
+        files: vec![
+            game,
+            (
+                ".mshgltf-journal-1-2-4".into(),
+                b"mshgltf-journal 1\ntarget\t/etc/passwd\n\x00\xff".to_vec(),
+            ),
+        ],
+        tool: Tool::Gltf2msh,
+        args: args(&["--recover", "."]),
+        exit: 1,
+        rule: "output.journal",
+    });
+}
+
 pub fn unit_budget_cases(v: &mut Vec<Case>) {
     v.push(Case {
         name: "unit_dat_1000000_components",
