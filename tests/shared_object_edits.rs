@@ -146,7 +146,16 @@ fn edited_corpus_exports_are_never_unchanged() {
                         (0..3).any(|c| (a[c] - 1.5 * b[c]).abs() > 1e-3 * b[c].abs().max(1.0))
                     })
                     .collect();
-                if !imp.report.warnings.is_empty() || !bad.is_empty() {
+                // The scale is baked into the shown cells' slots; a cell
+                // with its own vertices (damaged, destroyed, other LODs) is
+                // named by a warning, issue 39: any other warning fails.
+                let other: Vec<&String> = imp
+                    .report
+                    .warnings
+                    .iter()
+                    .filter(|w| !w.contains("does not reach"))
+                    .collect();
+                if !other.is_empty() || !bad.is_empty() {
                     failures.push(format!(
                         "{}: x1.5: {} vertices not scaled; warnings {:?}",
                         m.display,

@@ -248,7 +248,11 @@ def export(op, context, glb, coll, ex, selection):
         if coll is not None:
             # frame_current: the frame whose pose an animated object's
             # static transform is (gltf2msh tells an unkeyed move by it).
-            scene["msh"] = dict(ex, frame_current=scene.frame_current)
+            # The collection's "unit" flag (units.py: True) is the add-on's
+            # own record, not extras.msh.unit (an object, the parts table):
+            # gltf2msh refuses a value of the wrong type (gltf.json).
+            rec = {k: v for k, v in ex.items() if k != "unit" or isinstance(v, dict)}
+            scene["msh"] = dict(rec, frame_current=scene.frame_current)
             sc.set_active_collection(context, coll)
         # A clip action made active: the timeline goes out as the
         # timeline, the clip as its own animation (clips.py).
