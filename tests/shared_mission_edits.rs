@@ -796,16 +796,20 @@ fn a_hierarchy_that_is_not_a_forest_is_refused() {
             .position(|n| n["name"] == name)
             .unwrap()
     };
-    refused("children as strings", &["gltf.json", "children/0"], |doc, _| {
-        let g = group(doc, "Rocks");
-        let c: Vec<Value> = doc["nodes"][g]["children"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| json!(c.to_string()))
-            .collect();
-        doc["nodes"][g]["children"] = json!(c);
-    });
+    refused(
+        "children as strings",
+        &["gltf.json", "children/0"],
+        |doc, _| {
+            let g = group(doc, "Rocks");
+            let c: Vec<Value> = doc["nodes"][g]["children"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| json!(c.to_string()))
+                .collect();
+            doc["nodes"][g]["children"] = json!(c);
+        },
+    );
     refused("a cycle", &["gltf.hierarchy"], |doc, _| {
         let (g, r) = (group(doc, "Rocks"), placed(doc, 3, false));
         doc["nodes"][r]["children"]

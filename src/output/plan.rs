@@ -298,7 +298,7 @@ impl WritePlan {
         res
     }
 
-    /// The failures of [`WritePlan::recover_near`] so far, checked again.
+    /// The failures of `WritePlan::recover_near` so far, checked again.
     ///
     /// # Errors
     /// [`OutputError::Journal`], [`OutputError::Busy`] or

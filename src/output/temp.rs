@@ -230,7 +230,7 @@ pub(crate) fn emergency_cleanup() -> std::sync::MutexGuard<'static, Registry> {
     reg
 }
 
-/// Undoes this process's unfinished writes ([`emergency_cleanup`]: a
+/// Undoes this process's unfinished writes (`emergency_cleanup`: a
 /// commit of several files is rolled back whole, temporary files removed)
 /// when SIGINT, SIGTERM or SIGHUP arrives, then exits with `128 + signal`;
 /// on Windows the same on Ctrl-C, Ctrl-Break, console close, logoff and

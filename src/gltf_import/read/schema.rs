@@ -5,7 +5,7 @@
 //! glTF 2.0 schema expects, never read as absent.
 //!
 //! Two readings of the schema the library does not make are added by
-//! [`Lax`], a wrapper of the JSON deserializer:
+//! `Lax`, a wrapper of the JSON deserializer:
 //! - an integral number such as `504.0` is an integer (JSON Schema
 //!   2020-12 §6.1.1 "type": "integer" matches any number with a zero
 //!   fractional part), so it reads where the schema says integer;
@@ -15,7 +15,7 @@
 //!
 //! Then the library's [`Validate`] finds the enumerated values the schema
 //! does not allow (`alphaMode "GARBAGE"`, an unknown `componentType`, a
-//! `byteStride` outside 4..=252, ...), and [`check_ranges`] the numbers
+//! `byteStride` outside 4..=252, ...), and `check_ranges` the numbers
 //! outside the schema's `minimum`/`maximum` the library does not check
 //! (material factors in [0, 1]). Index ranges stay with the readers
 //! (`gltf.index`, `gltf.accessor`), which name the array.
