@@ -457,27 +457,10 @@ fn object_node(
 }
 
 /// The LOD 0 ground height of the map at `(x, y)` (game axes): the
-/// triangle of LOD 0 under the point, interpolated; `None` off the map.
+/// triangle of LOD 0 under the point, interpolated; `None` off the map
+/// ([`crate::terrain::ground::Ground`], the one ground rule).
 pub fn ground_z(land: &crate::terrain::ir::Land, x: f32, y: f32) -> Option<f32> {
-    let p = &land.positions;
-    for f in &land.faces[land.lod_range(0)] {
-        let [a, b, c] = f.v.map(|k| p.get(usize::from(k)).copied());
-        let (Some(a), Some(b), Some(c)) = (a, b, c) else {
-            continue;
-        };
-        let d = (b[1] - c[1]) * (a[0] - c[0]) + (c[0] - b[0]) * (a[1] - c[1]);
-        if d.abs() < 1e-12 {
-            continue;
-        }
-        let l1 = ((b[1] - c[1]) * (x - c[0]) + (c[0] - b[0]) * (y - c[1])) / d;
-        let l2 = ((c[1] - a[1]) * (x - c[0]) + (a[0] - c[0]) * (y - c[1])) / d;
-        let l3 = 1.0 - l1 - l2;
-        let eps = -1e-6;
-        if l1 >= eps && l2 >= eps && l3 >= eps {
-            return Some(l1 * a[2] + l2 * b[2] + l3 * c[2]);
-        }
-    }
-    None
+    crate::terrain::ground::Ground::new(land).height_at(x, y)
 }
 
 /// Builds the scene of `input` (§8.1). `libs` gives materials and

@@ -11,6 +11,7 @@ pub mod batch;
 pub mod convert;
 pub mod derive;
 pub mod export;
+pub mod ground;
 pub mod import;
 pub mod ir;
 pub mod map;
