@@ -764,7 +764,9 @@ fn extras_of_the_wrong_type_are_refused_by_pointer() {
         ("parkan_object null", "/extras/parkan_object", |x| {
             *x = Value::Null
         }),
-        ("nested 200 deep", "/extras", |x| {
+        // Deeper than the glTF reader reads an extras (127 levels): refused
+        // by it (`gltf.json`, line and column) before the mission reads it.
+        ("nested 200 deep", "gltf.json", |x| {
             let mut v = json!(1);
             for _ in 0..200 {
                 v = json!([v]);
