@@ -24,6 +24,10 @@
 //! - Lodes, clan bases (x and y), zone centres and route points follow
 //!   their nodes ([`super::layers`]); clans' other fields, the map path and
 //!   the description come from the base.
+//! - New clans (a clan node without `index`, [`super::layers::new_clans`])
+//!   are appended first; an object whose node names another owner
+//!   ([`super::owners::OWNER_KEY`], its clan collection in Blender) changes
+//!   its `clan` word and `ClanID` together (issue 37 item 4).
 //! - What `data.tma` cannot hold is a warning naming it and saying where
 //!   to edit it instead ([`super::shapes`]): the terrain moved or
 //!   reshaped, a piece moved inside a placed model, a model's mesh
