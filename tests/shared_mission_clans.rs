@@ -128,7 +128,7 @@ fn lines_mesh(
     pts: &[[f32; 3]],
     edges: &[[u32; 2]],
 ) {
-    while bin.len() % 4 != 0 {
+    while !bin.len().is_multiple_of(4) {
         bin.push(0);
     }
     let at = bin.len();
