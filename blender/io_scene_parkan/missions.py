@@ -9,7 +9,11 @@ Units, Vegetation, Rocks, Routes, Clans, Lodes), gives every placed object
 viewport's Object colour mode), locks the scale of buildings and units (the
 game ignores it, §5.3) and remembers the source `data.tma` and the scene
 extras (`parkan_mission`, §8.5) on the mission collection. Copies of one
-model share its mesh datablocks (one per glTF mesh, §8.2).
+model share its mesh datablocks (one per glTF mesh, §8.2). Under the Clans
+collection one collection per clan (named after it, `CLAN_COLL`) holds the
+buildings and units it owns, linked there as well as in their kind group:
+moving an object into another clan's collection changes its owner on export
+(`mark_owners`). Add > Parkan clan (`clans.py`) adds a clan.
 
 File > Export > Parkan mission: Blender's glTF export of the mission
 collection, then `fix_text_extras` turns the extras Blender wrote as Python
@@ -208,6 +212,91 @@ def sort_into_groups(objects, coll):
     return colls
 
 
+# A clan collection's custom property: the clan's name (mission-notes §6).
+# Under the mission's Clans collection one child per clan, named after it;
+# every building and unit it owns is linked into it as well as into its
+# kind group. Moving an object into another clan's collection makes that
+# clan its owner on export (`parkan_owner`, the `clan` word and `ClanID`
+# together: gltf2msh, mission::owners).
+CLAN_COLL = "parkan_clan_collection"
+OWNER = "parkan_owner"
+
+
+def clans_parent(coll, groups=None):
+    """The mission's `Clans` group collection (made when missing)."""
+    if groups and "Clans" in groups:
+        return groups["Clans"]
+    for c in coll.children:
+        if c.get("parkan_group") == "Clans":
+            return c
+    c = sc.new_collection("Clans", coll)
+    c["parkan_group"] = "Clans"
+    return c
+
+
+def clan_collections(coll):
+    """{clan collection: the clan's name} of the mission collection `coll`."""
+    return {c: c[CLAN_COLL] for c in coll.children_recursive
+            if isinstance(c.get(CLAN_COLL), str)}
+
+
+def new_clan_collection(parent, name):
+    """A clan collection for the clan `name` under `parent`."""
+    c = sc.new_collection(name, parent)
+    c[CLAN_COLL] = name
+    return c
+
+
+def make_clan_collections(coll, objs, mission_ex, groups):
+    """One clan collection per clan of the mission (import), holding the
+    buildings and units it owns (kinds 0 and 1, by their `clan` word).
+    Returns how many objects were linked."""
+    clans = mission_ex.get("clans") if isinstance(mission_ex.get("clans"), list) else []
+    by_index = {}
+    for k, c in enumerate(clans):
+        name = c.get("name") if isinstance(c, dict) else None
+        by_index[k] = name if isinstance(name, str) and name else f"clan {k}"
+    if not by_index:
+        return 0
+    parent = clans_parent(coll, groups)
+    colls = {k: new_clan_collection(parent, n) for k, n in by_index.items()}
+    n = 0
+    for o in objs:
+        x = props(o)
+        if x.get("kind") in (0, 1) and x.get("clan") in colls:
+            colls[x["clan"]].objects.link(o)
+            n += 1
+    return n
+
+
+def mark_owners(coll):
+    """Sets `parkan_owner` (the clan's name) on every placed object in a
+    clan collection of `coll` (export; Blender's glTF exporter writes it
+    into the node's extras). Returns the objects marked, to unmark.
+    Raises ToolError naming an object in two clan collections."""
+    where = {}
+    for c, name in clan_collections(coll).items():
+        for o in c.all_objects:
+            if props(o) or o.get("parkan_asset") is not None:
+                where.setdefault(o.name, (o, []))[1].append(name)
+    two = sorted((n, names) for n, (o, names) in where.items() if len(set(names)) > 1)
+    if two:
+        raise tools.ToolError("; ".join(
+            f"{n} is in the collections of clans {', '.join(sorted(set(names)))}: an object has "
+            f"one owner; unlink it from all but one clan collection" for n, names in two))
+    marked = []
+    for o, names in where.values():
+        o[OWNER] = names[0]
+        marked.append(o)
+    return marked
+
+
+def unmark_owners(marked):
+    for o in marked:
+        if OWNER in o.keys():
+            del o[OWNER]
+
+
 def mission_path(path):
     """(what to give msh2gltf, the data.tma): a data.tma, or a mission
     folder (or a file inside one) holding data.tma."""
@@ -312,6 +401,7 @@ def settle(context, coll, objs, tma, mission_ex):
     (job.py). Returns (groups, placed objects, clans coloured, {group:
     placed objects})."""
     groups = sort_into_groups(objs, coll)
+    make_clan_collections(coll, objs, mission_ex, groups)
     fingerprint(objs)
     # The name Blender gave each placed object: tells an original from
     # its Shift+D copies on export (mark_copies).
@@ -473,9 +563,11 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
             progress.step(0, text="Blender's glTF export")
             # A whole-folder import's grid offset out while exporting (layout.py).
             parked = layout.park([coll])
+            marked = mark_owners(coll)
             try:
                 self.export(context, glb, coll)
             finally:
+                unmark_owners(marked)
                 layout.unpark(parked)
             progress.step(text="gltf2msh")
             names = parse_text(rec.get("names") or "{}")

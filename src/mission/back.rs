@@ -24,6 +24,10 @@
 //! - Lodes, clan bases (x and y), zone centres and route points follow
 //!   their nodes ([`super::layers`]); clans' other fields, the map path and
 //!   the description come from the base.
+//! - New clans (a clan node without `index`, [`super::layers::new_clans`])
+//!   are appended first; an object whose node names another owner
+//!   ([`super::owners::OWNER_KEY`], its clan collection in Blender) changes
+//!   its `clan` word and `ClanID` together (issue 37 item 4).
 //! - What `data.tma` cannot hold is a warning naming it and saying where
 //!   to edit it instead ([`super::shapes`]): the terrain moved or
 //!   reshaped, a piece moved inside a placed model, a model's mesh
@@ -39,7 +43,7 @@ use serde_json::Value;
 
 use super::extras::{self, get_string};
 use super::ir::{Mission, PlacedObject, Property};
-use super::{layers, shapes, MissionError};
+use super::{layers, owners, shapes, MissionError};
 use crate::convention::Up;
 use crate::gltf_import::matching::local_matrix;
 use crate::gltf_import::GltfFile;
@@ -130,6 +134,11 @@ impl<'a> Field<'a> {
         self.v["index"].as_u64()
     }
 
+    /// Whether member `key` is there (whatever its value).
+    pub(super) fn has(&self, key: &str) -> bool {
+        self.v.get(key).is_some()
+    }
+
     /// Member `key` (null when absent).
     pub(super) fn at(&self, key: &str) -> Field<'a> {
         Field {
@@ -152,14 +161,14 @@ impl<'a> Field<'a> {
         )
     }
 
-    fn int_in(&self, lo: i128, hi: i128, want: &str) -> Result<i128, MissionError> {
+    pub(super) fn int_in(&self, lo: i128, hi: i128, want: &str) -> Result<i128, MissionError> {
         integer(self.v)
             .filter(|i| (lo..=hi).contains(i))
             .ok_or_else(|| self.wrong(want))
     }
 
     /// A 32-bit word (0..=4294967295).
-    fn u32(&self) -> Result<u32, MissionError> {
+    pub(super) fn u32(&self) -> Result<u32, MissionError> {
         self.int_in(
             0,
             u32::MAX.into(),
@@ -169,7 +178,7 @@ impl<'a> Field<'a> {
     }
 
     /// A signed 32-bit integer.
-    fn i32(&self) -> Result<i32, MissionError> {
+    pub(super) fn i32(&self) -> Result<i32, MissionError> {
         self.int_in(
             i32::MIN.into(),
             i32::MAX.into(),
@@ -194,7 +203,7 @@ impl<'a> Field<'a> {
     }
 
     /// An array (of exactly `n` elements when given).
-    fn array(&self, n: Option<usize>) -> Result<Vec<Field<'a>>, MissionError> {
+    pub(super) fn array(&self, n: Option<usize>) -> Result<Vec<Field<'a>>, MissionError> {
         let a = self.v.as_array().filter(|a| n.is_none_or(|n| a.len() == n));
         let Some(a) = a else {
             return Err(self.wrong(&match n {
@@ -228,7 +237,7 @@ impl<'a> Field<'a> {
 
     /// String field `key` ([`extras::get_string`]'s rule): `key_b64` when
     /// it is not null, else the text; either of the wrong type is an error.
-    fn string(&self, key: &str) -> Result<Vec<u8>, MissionError> {
+    pub(super) fn string(&self, key: &str) -> Result<Vec<u8>, MissionError> {
         let b = self.at(&format!("{key}_b64"));
         if !b.v.is_null() {
             return b
@@ -695,15 +704,18 @@ pub fn apply(
         mission: base.clone(),
         ..Default::default()
     };
-    placed_objects(&doc, &nodes, base, up, &mut w)?;
-    let rdoc = reference.to_json();
-    let rnodes = scene_nodes(reference, &rdoc)?;
     let user = layers::Scene {
         doc: &doc,
         file,
         nodes: &nodes,
         up,
     };
+    // New clans first: the objects' owners resolve against the clans as
+    // written (mission::owners).
+    layers::new_clans(&user, &mut w)?;
+    placed_objects(&doc, &nodes, base, up, &mut w)?;
+    let rdoc = reference.to_json();
+    let rnodes = scene_nodes(reference, &rdoc)?;
     let shown = layers::Scene {
         doc: &rdoc,
         file: reference,
@@ -757,6 +769,11 @@ fn placed_objects(
         let shown = shown_of(&x)?;
         let b = &base.objects[index];
         sync_ids(&mut o, b.clan, b.logical_id);
+        // The clan collection it sits in (parkan_owner) moves the clan
+        // word and ClanID together.
+        let ptr = format!("/nodes/{i}/extras");
+        let (ex, clans) = (&doc["nodes"][i]["extras"], &w.mission.clans);
+        owners::apply_owner(&mut o, b.clan, ex, &ptr, name, clans, &mut w.warnings)?;
         // Its fields before the move: "edited" counts the other fields only.
         let fields_edited = o != *b;
         let moved = apply_transform(&mut o, world, &shown, up, name, &mut w.warnings)?;

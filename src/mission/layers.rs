@@ -5,13 +5,23 @@
 //! route mesh in the node's world space). Each node is compared with the
 //! scene msh2gltf makes of the base (the reference): what did not move
 //! keeps its bits.
+//!
+//! Routes (issue 37 item 4): the route's point list is the mesh's loop in
+//! loop order, points moved, added (extruded or inserted vertices) and
+//! deleted; a point that did not move keeps its bits (its z too: what a
+//! route point's z means is unknown, mission-notes §2.2). A route mesh that
+//! is not one closed loop of at least 3 points is refused (`mission.route`).
+//!
+//! New clans (issue 37 item 4): a clan empty whose `extras.parkan_clan`
+//! has no `index` ([`new_clans`]).
 
 use glam::{DMat4, DVec3};
 use serde_json::Value;
 
 use super::back::{keep_or, node_err, to_game, Field, Written};
 use super::extras;
-use super::MissionError;
+use super::ir::Clan;
+use super::{owners, MissionError};
 use crate::convention::Up;
 use crate::gltf_import::GltfFile;
 
@@ -106,6 +116,9 @@ fn clans(user: &Scene<'_>, shown: &Scene<'_>, w: &mut Written) -> Result<(), Mis
     let n = w.mission.clans.len();
     let mut seen = vec![false; n];
     for (i, world, x) in user.keyed(extras::CLAN_KEY) {
+        if !x.has("index") {
+            continue; // a new clan: new_clans wrote it
+        }
         let k = x
             .at("index")
             .index(n, &format!("of the base's {n} clans"))?;
@@ -129,6 +142,14 @@ fn clans(user: &Scene<'_>, shown: &Scene<'_>, w: &mut Written) -> Result<(), Mis
                     t[2] - h
                 ));
             }
+        }
+    }
+    for (k, _) in seen.iter().enumerate().filter(|(k, s)| !**s && *k < n) {
+        if shown.world_of(extras::CLAN_KEY, None, k as u64).is_some() {
+            w.warnings.push(format!(
+                "clan {k} ({}): its empty was deleted: the clan is kept (placed objects name their owner by index and every clan lists it in its relations; a clan cannot be deleted here)",
+                owners::clan_text(&w.mission.clans, k)
+            ));
         }
     }
     Ok(())
@@ -172,6 +193,10 @@ fn zones(user: &Scene<'_>, shown: &Scene<'_>, w: &mut Written) -> Result<(), Mis
     Ok(())
 }
 
+fn route_err(k: usize, name: &str, detail: impl Into<String>) -> MissionError {
+    MissionError::new("mission.route", Some(format!("route {k} ({name})")), detail)
+}
+
 fn routes(user: &Scene<'_>, w: &mut Written) -> Result<(), MissionError> {
     let n = w.mission.routes.len();
     let mut seen = vec![false; n];
@@ -193,24 +218,30 @@ fn routes(user: &Scene<'_>, w: &mut Written) -> Result<(), MissionError> {
             }
             continue;
         };
-        let Some(points) = route_points(user, i, mesh, name, &mut w.warnings)? else {
-            continue;
-        };
+        let points = route_points(user, i, mesh, name).map_err(|e| match e {
+            RouteMesh::Read(e) => e,
+            RouteMesh::NotALoop(d) => route_err(k, name, d),
+        })?;
+        if points.len() < 3 {
+            return Err(route_err(
+                k,
+                name,
+                format!("its loop has {} points: a route is a closed polygon of at least 3 (mission-notes §2.2); add points or undo the deletion", points.len()),
+            ));
+        }
         let pts: Vec<[f64; 3]> = points
             .iter()
             .map(|p| to_game(user.up, world.transform_point3(*p)))
             .collect();
-        let old = &w.mission.routes[k].points;
-        let pts = align(old, &pts);
-        let new: Vec<[f32; 3]> = pts
-            .iter()
-            .enumerate()
-            .map(|(j, p)| match old.get(j) {
-                Some(o) => [0, 1, 2].map(|a| keep_or(o[a], p[a], 1e-6)),
-                None => p.map(|v| v as f32),
-            })
-            .collect();
-        if new != *old {
+        let new = route_written(&w.mission.routes[k].points, &pts);
+        if new != w.mission.routes[k].points {
+            let was = w.mission.routes[k].points.len();
+            if new.len() != was {
+                w.warnings.push(format!(
+                    "{name}: route {k} written with {} points (it had {was})",
+                    new.len()
+                ));
+            }
             w.mission.routes[k].points = new;
             w.layers += 1;
         }
@@ -218,46 +249,101 @@ fn routes(user: &Scene<'_>, w: &mut Written) -> Result<(), MissionError> {
     Ok(())
 }
 
-/// `pts` turned and reversed to start where `old` starts, when it is the
-/// same closed loop walked from another point (Blender's loose edges may
-/// start anywhere): so an unedited loop keeps its points' order.
-fn align(old: &[[f32; 3]], pts: &[[f64; 3]]) -> Vec<[f64; 3]> {
-    let n = pts.len();
-    if n < 2 || old.len() != n {
-        return pts.to_vec();
-    }
-    let near = |a: &[f32; 3], b: &[f64; 3]| {
-        (0..3).all(|k| (f64::from(a[k]) - b[k]).abs() <= 1e-4 * f64::from(a[k]).abs().max(1.0))
+/// The f32 bits of a point (−0 as 0), to find the points that did not
+/// move.
+fn point_key(p: [f64; 3]) -> [u32; 3] {
+    p.map(|v| ((v as f32) + 0.0).to_bits())
+}
+
+/// The point list written for a route that had `old` and whose mesh loop
+/// is `pts` (game axes, loop order from wherever Blender starts it): the
+/// loop turned and walked so that the points that did not move come in
+/// `old`'s order from `old`'s first kept point; a point equal to an old one
+/// (as f32) keeps that one's bits; with as many points as before, a moved
+/// point keeps the bits of each axis that did not change (`keep_or`).
+fn route_written(old: &[[f32; 3]], pts: &[[f64; 3]]) -> Vec<[f32; 3]> {
+    use std::collections::HashMap;
+    let index: HashMap<[u32; 3], usize> = old
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(k, p)| (point_key(p.map(f64::from)), k))
+        .collect();
+    let matched: Vec<Option<usize>> = pts
+        .iter()
+        .map(|p| index.get(&point_key(*p)).copied())
+        .collect();
+    let order = loop_order(&matched);
+    let same_count = old.len() == pts.len();
+    order
+        .iter()
+        .enumerate()
+        .map(|(j, &at)| match matched[at] {
+            Some(k) => old[k],
+            None if same_count => [0, 1, 2].map(|a| keep_or(old[j][a], pts[at][a], 1e-6)),
+            None => pts[at].map(|v| v as f32),
+        })
+        .collect()
+}
+
+/// The walk over a loop of `matched.len()` points (each the old index it
+/// equals, if any) that starts at the point matching the lowest old index
+/// and goes the way the old indices ascend; the loop as is when no point
+/// matches. O(n).
+fn loop_order(matched: &[Option<usize>]) -> Vec<usize> {
+    let n = matched.len();
+    let Some(start) = (0..n)
+        .filter(|&j| matched[j].is_some())
+        .min_by_key(|&j| matched[j])
+    else {
+        return (0..n).collect();
     };
-    for start in 0..n {
-        for dir in [1isize, -1] {
-            let at = |j: usize| {
-                let k = (start as isize + dir * j as isize).rem_euclid(n as isize) as usize;
-                pts[k]
-            };
-            if (0..n).all(|j| near(&old[j], &at(j))) {
-                return (0..n).map(at).collect();
-            }
-        }
+    let walk = |dir: isize| -> Vec<usize> {
+        (0..n)
+            .map(|j| (start as isize + dir * j as isize).rem_euclid(n as isize) as usize)
+            .collect()
+    };
+    let ascending = |o: &[usize]| {
+        let seq: Vec<usize> = o.iter().filter_map(|&j| matched[j]).collect();
+        seq.windows(2).filter(|p| p[1] > p[0]).count()
+    };
+    let (fwd, back) = (walk(1), walk(-1));
+    if ascending(&back) > ascending(&fwd) {
+        back
+    } else {
+        fwd
     }
-    pts.to_vec()
+}
+
+/// Why a route mesh gives no points.
+enum RouteMesh {
+    /// Its accessors cannot be read (`mission.node`).
+    Read(MissionError),
+    /// It is not one closed loop of lines (the text says why).
+    NotALoop(String),
+}
+
+impl From<MissionError> for RouteMesh {
+    fn from(e: MissionError) -> Self {
+        RouteMesh::Read(e)
+    }
 }
 
 /// The points of a route mesh in loop order (node space): a `LINE_LOOP`,
 /// `LINE_STRIP` or `POINTS` primitive in index (or vertex) order, or a
-/// `LINES` primitive (Blender's loose edges) walked edge to edge. `None`
-/// with a warning when the mesh is not one loop of lines.
+/// `LINES` primitive (Blender's loose edges) walked edge to edge, which
+/// must be one closed loop.
 ///
 /// # Errors
-/// `mission.node` naming the node when the mesh or its accessors cannot be
-/// read.
+/// [`RouteMesh::Read`] (`mission.node`, naming the node) when the mesh or
+/// its accessors cannot be read; [`RouteMesh::NotALoop`] when it is not one
+/// primitive of one closed loop of lines.
 fn route_points(
     user: &Scene<'_>,
     node: usize,
     mesh: &Value,
     name: &str,
-    warnings: &mut Vec<String>,
-) -> Result<Option<Vec<DVec3>>, MissionError> {
+) -> Result<Vec<DVec3>, RouteMesh> {
     let f = Field::new(mesh, format!("/nodes/{node}/mesh"), name);
     let meshes = user.doc["meshes"].as_array().map_or(0, Vec::len);
     let m = f.index(meshes, &format!("of the glTF's {meshes} meshes"))?;
@@ -265,11 +351,10 @@ fn route_points(
         .as_array()
         .map_or(&[][..], Vec::as_slice);
     if prims.len() != 1 {
-        warnings.push(format!(
-            "{name}: the route mesh has {} primitives, not one loop of lines: its points are not written",
+        return Err(RouteMesh::NotALoop(format!(
+            "its mesh has {} primitives, not one loop of lines (a face or a second material in the route mesh?): keep the route's edges one closed loop, no faces",
             prims.len()
-        ));
-        return Ok(None);
+        )));
     }
     let p = &prims[0];
     let read_err =
@@ -278,7 +363,8 @@ fn route_points(
         return Err(node_err(
             name,
             format!("/meshes/{m}/primitives/0/attributes/POSITION: not an accessor index"),
-        ));
+        )
+        .into());
     };
     let xyz = user
         .file
@@ -296,49 +382,45 @@ fn route_points(
         return Err(node_err(
             name,
             format!("route mesh {m}: an index past its {} points", verts.len()),
-        ));
+        )
+        .into());
     }
     let mode = p["mode"].as_u64().unwrap_or(4);
     let loop_order = match mode {
-        0 | 2 | 3 => Some(order),
-        1 => walk_lines(&order),
-        _ => None,
+        0 | 2 | 3 => order,
+        1 => walk_lines(&order).map_err(RouteMesh::NotALoop)?,
+        _ => {
+            return Err(RouteMesh::NotALoop(format!(
+                "its mesh is of primitive mode {mode} (faces), not one loop of lines: keep the route's edges one closed loop, no faces"
+            )))
+        }
     };
-    let Some(loop_order) = loop_order else {
-        warnings.push(format!(
-            "{name}: the route mesh (mode {mode}) is not one loop of lines: its points are not written (edit the points, keep the edges one loop)"
-        ));
-        return Ok(None);
-    };
-    Ok(Some(
-        loop_order.iter().map(|&v| verts[v as usize]).collect(),
-    ))
+    Ok(loop_order.iter().map(|&v| verts[v as usize]).collect())
 }
 
 /// The vertices of `LINES` index pairs `order` in walking order, when the
-/// edges form one loop or one open path (each edge used once); `None`
-/// otherwise.
-fn walk_lines(order: &[u32]) -> Option<Vec<u32>> {
+/// edges form one closed loop (every vertex on two edges, one cycle);
+/// otherwise the text saying how the loop is broken.
+fn walk_lines(order: &[u32]) -> Result<Vec<u32>, String> {
     use std::collections::HashMap;
     let edges: Vec<(u32, u32)> = order.chunks_exact(2).map(|e| (e[0], e[1])).collect();
     if edges.is_empty() {
-        return Some(Vec::new());
+        return Ok(Vec::new());
     }
     let mut at: HashMap<u32, Vec<usize>> = HashMap::new();
     for (k, (a, b)) in edges.iter().enumerate() {
         at.entry(*a).or_default().push(k);
         at.entry(*b).or_default().push(k);
     }
-    if at.values().any(|v| v.len() > 2) {
-        return None;
+    let ends = at.values().filter(|v| v.len() == 1).count();
+    let forks = at.values().filter(|v| v.len() > 2).count();
+    if ends > 0 || forks > 0 || edges.iter().any(|(a, b)| a == b) {
+        return Err(format!(
+            "its edges are not one closed loop ({} edges; {ends} points on one edge only, {forks} on more than two): the loop is broken; join the ends (select the two points, F) or undo the deletion (delete a route point with Dissolve Vertices, which keeps the loop)",
+            edges.len()
+        ));
     }
-    // An open path starts at an end; a loop at the first edge's start.
-    let start = at
-        .iter()
-        .filter(|(_, v)| v.len() == 1)
-        .map(|(k, _)| *k)
-        .min()
-        .unwrap_or(edges[0].0);
+    let start = edges[0].0;
     let mut used = vec![false; edges.len()];
     let (mut out, mut v) = (vec![start], start);
     while let Some(&e) = at[&v].iter().find(|&&e| !used[e]) {
@@ -353,5 +435,165 @@ fn walk_lines(order: &[u32]) -> Option<Vec<u32>> {
         }
         out.push(v);
     }
-    used.iter().all(|&u| u).then_some(out)
+    if used.iter().all(|&u| u) {
+        Ok(out)
+    } else {
+        Err("its edges are more than one loop: a route is one closed polygon (mission-notes §2.2); join the loops".to_string())
+    }
+}
+
+/// The relation word clan type `a` writes towards clan type `b` (another
+/// clan), as the shipped data does (measured on the corpus missions: 18
+/// words of 6 clans): 1 when either is nature (0) or neutral (3), 0
+/// between player (1) and enemy (2) clans. Two player clans or two enemy
+/// clans are not in the corpus: 0 (hostile) is written. Towards itself a
+/// clan writes 1 (mission-notes §2.3).
+pub fn relation_word(a: u32, b: u32) -> u32 {
+    u32::from(matches!(a, 0 | 3) || matches!(b, 0 | 3))
+}
+
+const TYPE_NAMES: [&str; 4] = ["nature", "player", "enemy", "neutral"];
+
+/// New clans (issue 37 item 4): each clan empty whose `extras.parkan_clan`
+/// has no `index` is appended to the clans, in node order. Its fields:
+/// `name` (text, required, unique case-insensitively), `type` (0 nature, 1
+/// player, 2 enemy, 3 neutral; required), and optionally `minds` (default
+/// 5), `raw_id` (default −1), `ai_script` and `tree` (default: copied from
+/// the first clan of the same type, else empty with a warning); the base
+/// is the empty's x and y (game axes); no zones. Every clan's relation
+/// list gets an entry for it and it lists every clan once
+/// ([`relation_word`], 1 towards itself). A `zones` or `relations` list of
+/// its own is not written (a warning).
+///
+/// # Errors
+/// `mission.node` naming the node and JSON pointer of a field of the wrong
+/// type or range; `mission.clan` for a name already used.
+pub fn new_clans(user: &Scene<'_>, w: &mut Written) -> Result<(), MissionError> {
+    for (i, world, x) in user.keyed(extras::CLAN_KEY) {
+        if x.has("index") {
+            continue;
+        }
+        let name = user.name(i);
+        let c = new_clan(&x, name, world, user.up, w)?;
+        if let Some(k) = w
+            .mission
+            .clans
+            .iter()
+            .position(|o| o.name.eq_ignore_ascii_case(&c.name))
+        {
+            return Err(MissionError::new(
+                "mission.clan",
+                Some(format!("node {name:?}")),
+                format!(
+                    "a new clan named {:?}: clan {k} is named {:?} (relations match clans by name, case-insensitively: mission-notes §9 warning 11); give the new clan another name",
+                    encoding_rs::WINDOWS_1251.decode(&c.name).0,
+                    owners::clan_text(&w.mission.clans, k)
+                ),
+            ));
+        }
+        add_clan(w, c, name);
+    }
+    Ok(())
+}
+
+/// Appends `c` with its relations both ways, and says what was added.
+fn add_clan(w: &mut Written, mut c: Clan, node: &str) {
+    let k = w.mission.clans.len();
+    for o in &mut w.mission.clans {
+        o.relations
+            .push((c.name.clone(), relation_word(o.kind, c.kind)));
+    }
+    c.relations = w
+        .mission
+        .clans
+        .iter()
+        .map(|o| (o.name.clone(), relation_word(c.kind, o.kind)))
+        .collect();
+    c.relations.push((c.name.clone(), 1));
+    let words: Vec<String> = c
+        .relations
+        .iter()
+        .map(|(n, v)| format!("{} {v}", encoding_rs::WINDOWS_1251.decode(n).0))
+        .collect();
+    w.warnings.push(format!(
+        "{node}: a new clan {:?} added as clan {k} ({}, base {:.3} {:.3}, minds {}, script {:?}, tree {:?}); relations {} (every clan lists it with the same word)",
+        encoding_rs::WINDOWS_1251.decode(&c.name).0,
+        TYPE_NAMES[c.kind as usize],
+        c.base[0],
+        c.base[1],
+        c.minds,
+        encoding_rs::WINDOWS_1251.decode(&c.ai_script).0,
+        encoding_rs::WINDOWS_1251.decode(&c.tree).0,
+        words.join(", ")
+    ));
+    w.mission.clans.push(c);
+    w.layers += 1;
+}
+
+/// One new clan from its extras `x` and its empty's world matrix.
+fn new_clan(
+    x: &Field<'_>,
+    node: &str,
+    world: DMat4,
+    up: Up,
+    w: &mut Written,
+) -> Result<Clan, MissionError> {
+    let name = x.string("name")?;
+    if name.is_empty() {
+        return Err(x.at("name").wrong("a clan name (text, not empty)"));
+    }
+    let kind =
+        x.at("type")
+            .int_in(0, 3, "a clan type (0 nature, 1 player, 2 enemy, 3 neutral)")? as u32;
+    let minds = if x.has("minds") {
+        x.at("minds").u32()?
+    } else {
+        5
+    };
+    let raw_id = if x.has("raw_id") {
+        x.at("raw_id").i32()?
+    } else {
+        -1
+    };
+    let like = w.mission.clans.iter().find(|c| c.kind == kind).cloned();
+    let mut text = |key: &str| -> Result<Vec<u8>, MissionError> {
+        if x.has(key) {
+            return x.string(key);
+        }
+        match &like {
+            Some(c) => Ok(if key == "tree" {
+                c.tree.clone()
+            } else {
+                c.ai_script.clone()
+            }),
+            None => {
+                w.warnings.push(format!(
+                    "{node}: no {key} given and no {} clan to copy it from: written empty",
+                    TYPE_NAMES[kind as usize]
+                ));
+                Ok(Vec::new())
+            }
+        }
+    };
+    let ai_script = text("ai_script")?;
+    let tree = text("tree")?;
+    for key in ["zones", "relations"] {
+        if x.has(key) && !x.at(key).array(None)?.is_empty() {
+            w.warnings.push(format!(
+                "{node}: the {key} of a new clan are not written (a new clan has no zones; its relations follow the clan types)"
+            ));
+        }
+    }
+    let t = to_game(up, world.w_axis.truncate());
+    Ok(Clan {
+        name,
+        raw_id,
+        base: [t[0] as f32, t[1] as f32],
+        kind,
+        ai_script,
+        zones: Vec::new(),
+        tree,
+        minds,
+        relations: Vec::new(),
+    })
 }

@@ -80,3 +80,56 @@ pub fn set_owner(o: &mut PlacedObject, clan: usize) -> bool {
     }
     changed
 }
+
+/// The clan's name as text (Windows-1251 decoded), for messages.
+pub fn clan_text(clans: &[Clan], k: usize) -> String {
+    clans.get(k).map_or_else(
+        || format!("clan {k}"),
+        |c| encoding_rs::WINDOWS_1251.decode(&c.name).0.into_owned(),
+    )
+}
+
+/// Applies the owner a placed object's node names (`extras[OWNER_KEY]`,
+/// the clan collection it sits in) to `o`, whose base record was owned by
+/// `base_clan`: when the named clan differs from `base_clan` the `clan`
+/// word and `ClanID` change together ([`set_owner`]) and `notes` gets
+/// "`node`: owner Player → Clan I"; when it names `base_clan` the object
+/// stayed in its collection and its extras' `clan` (a raw edit) stands.
+/// Scenery (kinds 2, 3) has no owner (mission-notes §6): a note says the
+/// collection is not written. Returns whether `o` changed.
+///
+/// # Errors
+/// As [`owner_of`].
+pub fn apply_owner(
+    o: &mut PlacedObject,
+    base_clan: i32,
+    extras: &Value,
+    pointer: &str,
+    node: &str,
+    clans: &[Clan],
+    notes: &mut Vec<String>,
+) -> Result<bool, MissionError> {
+    let Some(c) = owner_of(extras, pointer, node, clans)? else {
+        return Ok(false);
+    };
+    if !o.is_owned() {
+        notes.push(format!(
+            "{node}: in clan {:?}'s collection: not written (trees and rocks have no owner, mission-notes §6)",
+            clan_text(clans, c)
+        ));
+        return Ok(false);
+    }
+    if c as i64 == i64::from(base_clan) {
+        return Ok(false);
+    }
+    let was = if o.clan >= 0 {
+        clan_text(clans, o.clan as usize)
+    } else {
+        format!("clan {}", o.clan)
+    };
+    let changed = set_owner(o, c);
+    if changed {
+        notes.push(format!("{node}: owner {was} → {}", clan_text(clans, c)));
+    }
+    Ok(changed)
+}
