@@ -35,6 +35,7 @@ bl_info = {
 
 import bpy
 
+from . import assets
 from . import compat
 from . import missions
 from . import units
@@ -49,7 +50,7 @@ from .exp import export_gltf, model_collection  # noqa: F401
 
 classes = (ParkanPreferences, IMPORT_SCENE_OT_parkan_msh, EXPORT_SCENE_OT_parkan_msh,
            units.IMPORT_SCENE_OT_parkan_unit, missions.IMPORT_SCENE_OT_parkan_mission,
-           missions.EXPORT_SCENE_OT_parkan_mission)
+           missions.EXPORT_SCENE_OT_parkan_mission) + assets.classes
 
 
 def register():
@@ -61,9 +62,11 @@ def register():
     bpy.types.TOPBAR_MT_file_import.append(missions.menu_import)
     bpy.types.TOPBAR_MT_file_export.append(menu_export)
     bpy.types.TOPBAR_MT_file_export.append(missions.menu_export)
+    bpy.types.TOPBAR_MT_file_import.append(assets.menu_import)
 
 
 def unregister():
+    bpy.types.TOPBAR_MT_file_import.remove(assets.menu_import)
     bpy.types.TOPBAR_MT_file_export.remove(missions.menu_export)
     bpy.types.TOPBAR_MT_file_export.remove(menu_export)
     bpy.types.TOPBAR_MT_file_import.remove(missions.menu_import)

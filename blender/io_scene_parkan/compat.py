@@ -135,3 +135,45 @@ def gltf_export(kw):
     op = bpy.ops.export_scene.gltf
     known, _ = _known(op, kw)
     return op(**known)
+
+
+def override(context, **kw):
+    """A context override for an operator call (`Context.temp_override`,
+    Blender 3.2 and later)."""
+    return context.temp_override(**kw)
+
+
+def asset_preview(idb):
+    """Asks Blender to render `idb`'s asset preview
+    (`ID.asset_generate_preview`); returns 1 when asked, 0 when this
+    Blender has no such call. In background mode Blender queues it and
+    renders nothing (no window): the Asset Browser then draws the type's
+    icon until the asset is previewed in a session with a window."""
+    gen = getattr(idb, "asset_generate_preview", None)
+    if gen is None:
+        return 0
+    try:
+        gen()
+        return 1
+    except RuntimeError:
+        return 0
+
+
+def asset_library(context, name, directory):
+    """The user asset library `name` at `directory` in the preferences:
+    `asset_libraries.new(name=, directory=)` (Blender 4.1+), else the
+    operator `preferences.asset_library_add` (3.4..4.0) renamed. An
+    existing one of that name gets the folder."""
+    libs = context.preferences.filepaths.asset_libraries
+    for lib in libs:
+        if lib.name == name:
+            lib.path = directory
+            return lib
+    new = getattr(libs, "new", None)
+    if new is not None:
+        return new(name=name, directory=directory)
+    bpy.ops.preferences.asset_library_add(directory=directory)
+    lib = libs[len(libs) - 1]
+    lib.name = name
+    lib.path = directory
+    return lib

@@ -63,6 +63,10 @@ pub struct Written {
     pub edited: usize,
     /// Lodes, clan bases, zones and routes moved.
     pub layers: usize,
+    /// The node each object of `mission.objects` was read from, in the
+    /// same order (empty for objects with no node), for the messages
+    /// ([`super::assets::refuse_unresolved`]).
+    pub nodes: Vec<String>,
 }
 
 pub(super) fn node_err(node: &str, detail: impl Into<String>) -> MissionError {
@@ -109,6 +113,11 @@ impl<'a> Field<'a> {
         Field { v, ptr, node }
     }
 
+    /// Whether the value is absent (or JSON null).
+    pub(super) fn is_null(&self) -> bool {
+        self.v.is_null()
+    }
+
     /// The value as an index, read leniently (after [`apply`] checked it).
     pub(super) fn v_index(&self) -> Option<u64> {
         self.v["index"].as_u64()
@@ -143,7 +152,7 @@ impl<'a> Field<'a> {
     }
 
     /// A 32-bit word (0..=4294967295).
-    fn u32(&self) -> Result<u32, MissionError> {
+    pub(super) fn u32(&self) -> Result<u32, MissionError> {
         self.int_in(
             0,
             u32::MAX.into(),
@@ -178,7 +187,7 @@ impl<'a> Field<'a> {
     }
 
     /// An array (of exactly `n` elements when given).
-    fn array(&self, n: Option<usize>) -> Result<Vec<Field<'a>>, MissionError> {
+    pub(super) fn array(&self, n: Option<usize>) -> Result<Vec<Field<'a>>, MissionError> {
         let a = self.v.as_array().filter(|a| n.is_none_or(|n| a.len() == n));
         let Some(a) = a else {
             return Err(self.wrong(&match n {
@@ -202,7 +211,7 @@ impl<'a> Field<'a> {
     }
 
     /// An object.
-    fn object(&self) -> Result<&'a Value, MissionError> {
+    pub(super) fn object(&self) -> Result<&'a Value, MissionError> {
         if self.v.is_object() {
             Ok(self.v)
         } else {
@@ -212,7 +221,7 @@ impl<'a> Field<'a> {
 
     /// String field `key` ([`extras::get_string`]'s rule): `key_b64` when
     /// it is not null, else the text; either of the wrong type is an error.
-    fn string(&self, key: &str) -> Result<Vec<u8>, MissionError> {
+    pub(super) fn string(&self, key: &str) -> Result<Vec<u8>, MissionError> {
         let b = self.at(&format!("{key}_b64"));
         if !b.v.is_null() {
             return b
@@ -231,7 +240,10 @@ impl<'a> Field<'a> {
 /// checking the hierarchy is a forest (`gltf.hierarchy`: a child that is
 /// not a node index, a node with two parents, a cycle, a scene root that
 /// is a child) and every node's transform is numbers (`gltf.json`).
-fn scene_nodes(file: &GltfFile, doc: &Value) -> Result<Vec<(usize, DMat4)>, MissionError> {
+pub(super) fn scene_nodes(
+    file: &GltfFile,
+    doc: &Value,
+) -> Result<Vec<(usize, DMat4)>, MissionError> {
     crate::gltf_import::matching::parents(file)
         .map_err(|e| MissionError::new(e.rule, None, e.detail))?;
     let nodes = doc["nodes"].as_array().map_or(&[][..], Vec::as_slice);
@@ -302,18 +314,7 @@ fn bits3(x: &Field<'_>) -> Result<[[f32; 3]; 3], MissionError> {
 pub fn object_from_extras(x: &Field<'_>) -> Result<PlacedObject, MissionError> {
     x.object()?;
     let [position, rotation, scale] = bits3(x)?;
-    let mut properties = Vec::new();
-    for p in x.at("properties").array(None)? {
-        p.object()?;
-        let words = p.at("words").array(Some(3))?;
-        properties.push(Property {
-            kind: p.at("type").u32()?,
-            value: words[0].u32()?,
-            minimum: words[1].u32()?,
-            maximum: words[2].u32()?,
-            name: p.string("name")?,
-        });
-    }
+    let properties = properties_from_extras(&x.at("properties"))?;
     Ok(PlacedObject {
         kind: x.at("kind").u32()?,
         marker: x.at("marker").u32()?,
@@ -332,14 +333,35 @@ pub fn object_from_extras(x: &Field<'_>) -> Result<PlacedObject, MissionError> {
     })
 }
 
+/// A property list of the extras (`[{"name", "type", "words": [value,
+/// minimum, maximum]}, ...]`, §8.3), in order, duplicates kept.
+///
+/// # Errors
+/// `mission.node` naming the JSON pointer of what is not of its type.
+pub(super) fn properties_from_extras(list: &Field<'_>) -> Result<Vec<Property>, MissionError> {
+    let mut properties = Vec::new();
+    for p in list.array(None)? {
+        p.object()?;
+        let words = p.at("words").array(Some(3))?;
+        properties.push(Property {
+            kind: p.at("type").u32()?,
+            value: words[0].u32()?,
+            minimum: words[1].u32()?,
+            maximum: words[2].u32()?,
+            name: p.string("name")?,
+        });
+    }
+    Ok(properties)
+}
+
 /// What the exporter showed of an object (`extras.parkan_object.shown`):
 /// translation, rotation (x, y, z, w), scale, and whether the unit stood
 /// at its host's hall-way vertex.
-struct Shown {
-    translation: DVec3,
-    rotation: DQuat,
-    scale: DVec3,
-    hosted: bool,
+pub(super) struct Shown {
+    pub(super) translation: DVec3,
+    pub(super) rotation: DQuat,
+    pub(super) scale: DVec3,
+    pub(super) hosted: bool,
 }
 
 fn shown_of(x: &Field<'_>) -> Result<Shown, MissionError> {
@@ -378,7 +400,7 @@ pub(super) fn to_game(up: Up, v: DVec3) -> [f64; 3] {
 /// Applies the node's world transform `w` to `o` where it differs from
 /// `shown` (what the exporter wrote); returns true when something was
 /// written. Differences that cannot be written are warnings.
-fn apply_transform(
+pub(super) fn apply_transform(
     o: &mut PlacedObject,
     w: &DMat4,
     shown: &Shown,
@@ -443,7 +465,7 @@ fn apply_transform(
 
 /// Keeps the `ClanID` and `LogicalID` properties with the words they
 /// mirror (§8.7) when the extras changed `clan` or `logical_id`.
-fn sync_ids(o: &mut PlacedObject, old_clan: i32, old_id: i32) {
+pub(super) fn sync_ids(o: &mut PlacedObject, old_clan: i32, old_id: i32) {
     for p in &mut o.properties {
         if p.name == b"ClanID" && o.clan != old_clan && p.value == old_clan as u32 {
             p.value = o.clan as u32;
@@ -680,6 +702,8 @@ pub fn apply(
         ..Default::default()
     };
     placed_objects(&doc, &nodes, base, up, &mut w)?;
+    // New objects from the asset library (nodes with extras.parkan_asset).
+    super::assets::add_assets(&doc, &nodes, up, &mut w)?;
     let rdoc = reference.to_json();
     let rnodes = scene_nodes(reference, &rdoc)?;
     let user = layers::Scene {
@@ -698,7 +722,7 @@ pub fn apply(
     shapes::compare(&user, &shown, &mut w)?;
     w.warnings.extend(foreign_nodes(&doc).into_iter().map(|name| {
         format!(
-            "{name}: not a placed object of the mission (no extras.{}): not written; data.tma places the game's models by name, so to add a building, unit, tree or rock duplicate a placed one of that model (Shift+D) and move the copy",
+            "{name}: not a placed object of the mission (no extras.{}): not written; data.tma places the game's models by name, so to add a building, unit, tree or rock drag one in from the game's asset library (or duplicate a placed one of that model, Shift+D) and move it",
             extras::OBJECT_KEY
         )
     }));
@@ -724,6 +748,7 @@ fn placed_objects(
     // (copies get Blender's ".001"), then the first.
     placed.sort_by_key(|(i, _)| (name_of(*i).len(), *i));
     let mut originals: Vec<Option<PlacedObject>> = vec![None; base.objects.len()];
+    let mut names: Vec<String> = vec![String::new(); base.objects.len()];
     let mut copies = Vec::new();
     for (i, world) in placed {
         let name = name_of(i);
@@ -748,11 +773,16 @@ fn placed_objects(
                 w.moved += usize::from(moved);
                 w.edited += usize::from(fields_edited);
                 originals[index] = Some(o);
+                names[index] = name.to_string();
             }
             // A copy counts once, as added (its place is its own).
             Some(_) => copies.push((i, name.to_string(), index, o)),
         }
     }
+    w.nodes = (names.into_iter().zip(&originals))
+        .filter(|(_, o)| o.is_some())
+        .map(|(n, _)| n)
+        .collect();
     add_copies(w, &originals, copies);
     w.deleted = originals.iter().filter(|o| o.is_none()).count();
     let mut objects: Vec<PlacedObject> = originals.into_iter().flatten().collect();
@@ -856,5 +886,6 @@ fn add_copies(
         ));
         w.added += 1;
         w.mission.objects.push(o);
+        w.nodes.push(name);
     }
 }
