@@ -6,8 +6,9 @@
 //! places and turns, changes a rock's model through `parkan.change_model`,
 //! exports (File › Export › Parkan mission) into a new mission folder and
 //! imports that again; then a model path typed by hand is refused. Here:
-//! the library's blend holds every asset of its index, catalogs are
-//! written, the library is registered; the written `data.tma` read
+//! the library's blend holds every asset of its index, each with a
+//! rendered 128 px preview, catalogs are written, the library is
+//! registered; the written `data.tma` read
 //! strictly ([`mshgltf::mission::tma::read`] and `msh2gltf`) holds the base
 //! objects (the rock's path changed) and the three new ones after them
 //! with fresh ids, the owner's clan and Blender's places exactly (game
@@ -98,6 +99,14 @@ fn assets_in(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
     let n = r["index_assets"].as_u64().unwrap();
     assert_eq!(r["blend_assets"].as_array().unwrap().len() as u64, n, "{r}");
     assert!(r["catalog_lines"].as_array().unwrap().len() > 4, "{r}");
+    assert_eq!(
+        r["previews"].as_u64(),
+        Some(n),
+        "a rendered preview per asset: {r}"
+    );
+    for a in r["added"].as_array().unwrap() {
+        assert_eq!(a["preview"], serde_json::json!([128, 128]), "{a}");
+    }
     assert!(r["libraries"].to_string().contains("Parkan game"), "{r}");
     assert_eq!(
         r["changed"]["result"],
@@ -124,8 +133,14 @@ fn assets_in(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
     let max_id = base.objects.iter().map(|o| o.logical_id).max().unwrap();
     let added = r["added"].as_array().unwrap();
     let mut ids = Vec::new();
-    for (k, a) in added.iter().enumerate() {
-        let o = &m.objects[nb + k];
+    // New objects follow the base's in the glTF's node order (Blender's
+    // exporter's): matched by path.
+    for a in added {
+        let path = a["path"].as_str().unwrap();
+        let o = m.objects[nb..]
+            .iter()
+            .find(|o| o.path_text() == path)
+            .unwrap_or_else(|| panic!("no new object {path}"));
         assert_eq!(o.kind, a["kind"].as_u64().unwrap() as u32, "{a}");
         assert_eq!(o.path_text(), a["path"].as_str().unwrap());
         assert_eq!(o.position, f32s(&a["location"]), "{a}: the place, exactly");
@@ -169,9 +184,10 @@ fn assets_in(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
     // Re-imported at their places.
     let again = r["reimported"].as_array().unwrap();
     assert_eq!(again.len(), 3, "{r}");
-    for (k, a) in again.iter().enumerate() {
-        assert_eq!(a["index"].as_u64().unwrap() as usize, nb + k);
-        assert_eq!(f32s(&a["location"]), f32s(&added[k]["location"]), "{a}");
+    for a in again {
+        assert!(a["index"].as_u64().unwrap() as usize >= nb);
+        let want = added.iter().find(|w| w["path"] == a["path"]).unwrap();
+        assert_eq!(f32s(&a["location"]), f32s(&want["location"]), "{a}");
     }
     // The hand-typed model path is refused, naming the rule and the path.
     let refused = r["refused"].to_string();

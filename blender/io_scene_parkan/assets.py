@@ -8,8 +8,9 @@ placement template (`extras.parkan_asset`); this module imports each,
 joins its model into one mesh object carrying the template as the custom
 property `parkan_asset`, marks it an asset (`ID.asset_mark()`) in its
 catalog (kind, then archive or class: `blender_assets.cats.txt` beside the
-.blend), asks for a preview (`asset_generate_preview()`; Blender renders
-it when it has a window, not in background mode), writes
+.blend), renders its preview (Workbench, 128 px: `render_preview`;
+`asset_generate_preview()` renders only later, from a window's job,
+after the objects are gone), writes
 `parkan_assets.blend` and registers the folder as the asset library
 "Parkan <game>" in the preferences. Made once per game folder: a second
 run with the same files (names, sizes, times of objects.rlb, UNITS,
@@ -123,18 +124,23 @@ def join_model(context, root, name):
         return None
     for o in meshes:
         o.data = o.data.copy()
+    names = [o.name for o in objs]
+    root_world = root.matrix_world.copy()
     target = meshes[0]
+    tname = target.name
     if len(meshes) > 1:
         with compat.override(context, active_object=target, object=target,
                              selected_objects=meshes, selected_editable_objects=meshes):
             bpy.ops.object.join()
-    world = root.matrix_world.inverted() @ target.matrix_world
+    # The join removed the other meshes' objects: look up by name.
+    target = bpy.data.objects[tname]
+    world = root_world.inverted() @ target.matrix_world
     target.parent = None
     target.data.transform(world)
-    target.matrix_world = root.matrix_world.copy()
-    for o in objs:
-        if o != target and o.name in bpy.data.objects:
-            bpy.data.objects.remove(o, do_unlink=True)
+    target.matrix_world = root_world
+    for n in names:
+        if n != tname and n in bpy.data.objects:
+            bpy.data.objects.remove(bpy.data.objects[n], do_unlink=True)
     target.name = name
     target.data.name = name
     # As the importer kept it: a group, or text when a word does not fit
@@ -142,6 +148,52 @@ def join_model(context, root, name):
     raw = root_value
     target[ASSET] = raw if isinstance(raw, str) else template
     return target
+
+
+def render_preview(o, png, size=128):
+    """Renders `o` from above at an angle with Workbench into `png` and
+    makes it `o`'s preview (`ID.preview_ensure()`, written with the asset
+    into the .blend). Returns 1, or 0 when this Blender cannot render here
+    (no GPU context): the Asset Browser then shows the type's icon."""
+    from mathutils import Vector
+    scene = bpy.data.scenes.new("parkan_preview")
+    cam = bpy.data.objects.new("parkan_preview", bpy.data.cameras.new("parkan_preview"))
+    img = None
+    try:
+        scene.render.engine = compat.render_engine_workbench()
+        scene.render.resolution_x = scene.render.resolution_y = size
+        scene.render.resolution_percentage = 100
+        scene.render.film_transparent = True
+        scene.render.image_settings.file_format = "PNG"
+        scene.render.filepath = png
+        scene.collection.objects.link(o)
+        scene.collection.objects.link(cam)
+        scene.camera = cam
+        corners = [o.matrix_world @ Vector(c) for c in o.bound_box]
+        centre = sum(corners, Vector()) / 8.0
+        radius = max(max((c - centre).length for c in corners), 1e-3)
+        cam.location = centre + Vector((1.0, -1.0, 0.8)).normalized() * radius * 2.6
+        cam.rotation_euler = (centre - cam.location).to_track_quat("-Z", "Y").to_euler()
+        cam.data.clip_start = radius * 0.01
+        cam.data.clip_end = radius * 10.0
+        os.makedirs(os.path.dirname(png), exist_ok=True)
+        bpy.ops.render.render(write_still=True, scene=scene.name)
+        img = bpy.data.images.load(png)
+        pv = o.preview_ensure()
+        pv.image_size = tuple(img.size)
+        pv.image_pixels_float[:] = img.pixels[:]
+        return 1
+    except (RuntimeError, OSError, ValueError, TypeError, AttributeError):
+        return 0
+    finally:
+        if o.name in scene.collection.objects:
+            scene.collection.objects.unlink(o)
+        data = cam.data
+        bpy.data.objects.remove(cam)
+        bpy.data.cameras.remove(data)
+        bpy.data.scenes.remove(scene)
+        if img is not None:
+            bpy.data.images.remove(img)
 
 
 def build_blend(context, lib, index):
@@ -179,7 +231,7 @@ def build_blend(context, lib, index):
             o.asset_mark()
             o.asset_data.catalog_id = ids[a["catalog"]]
             o.asset_data.description = f"{a['path']} (kind {a['kind']})"
-            previews += compat.asset_preview(o)
+            previews += render_preview(o, os.path.join(lib, "previews", a["name"] + ".png"))
             done.append(o)
         bpy.data.libraries.write(os.path.join(lib, BLEND), set(done), fake_user=True)
     finally:

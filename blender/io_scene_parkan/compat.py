@@ -143,20 +143,10 @@ def override(context, **kw):
     return context.temp_override(**kw)
 
 
-def asset_preview(idb):
-    """Asks Blender to render `idb`'s asset preview
-    (`ID.asset_generate_preview`); returns 1 when asked, 0 when this
-    Blender has no such call. In background mode Blender queues it and
-    renders nothing (no window): the Asset Browser then draws the type's
-    icon until the asset is previewed in a session with a window."""
-    gen = getattr(idb, "asset_generate_preview", None)
-    if gen is None:
-        return 0
-    try:
-        gen()
-        return 1
-    except RuntimeError:
-        return 0
+def render_engine_workbench():
+    """The Workbench engine's id (the same name in every supported
+    version)."""
+    return "BLENDER_WORKBENCH"
 
 
 def asset_library(context, name, directory):

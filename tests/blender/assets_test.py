@@ -72,6 +72,8 @@ def build_library(assets):
     t0 = os.stat(blend).st_mtime_ns
     out["rebuild"] = call(lambda: bpy.ops.parkan.build_asset_library(game_dir=GAME, cache_dir=cache))
     out["cache_reused"] = os.stat(blend).st_mtime_ns == t0
+    with open(os.path.join(lib, assets.STAMP), encoding="utf-8") as f:
+        out["previews"] = json.load(f)["previews"]
     out["libraries"] = [(l.name, l.path) for l in bpy.context.preferences.filepaths.asset_libraries]
     with bpy.data.libraries.load(blend, assets_only=True) as (src, _dst):
         out["blend_assets"] = sorted(src.objects)
@@ -104,6 +106,7 @@ def add_assets(assets, missions, lib, index, coll):
         added.append({"name": a["name"], "kind": a["kind"], "path": a["path"], "object": o.name,
                       "location": vec(o.matrix_world.translation), "turn": TURNS[k],
                       "scale": 1.5 if k == 2 else 1.0,
+                      "preview": list(o.preview.image_size) if o.preview else None,
                       "template": assets.object_record(o).get("template")})
     return added
 
