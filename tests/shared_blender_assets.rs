@@ -23,7 +23,7 @@ mod common;
 
 use std::path::Path;
 
-use mshgltf::mission::{tma, Mode};
+use mshgltf::mission::{tma, Mission, Mode};
 use serde_json::Value;
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -129,6 +129,41 @@ fn assets_in(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
             assert_eq!(a, b, "object {i}");
         }
     }
+    check_new_objects(&r, &base, &m);
+    let added = r["added"].as_array().unwrap();
+    // msh2gltf reads it strictly.
+    let back = common::msh2gltf()
+        .arg(r["written"].as_str().unwrap())
+        .arg(work.join("back.glb"))
+        .arg("--no-textures")
+        .output()
+        .unwrap();
+    assert!(back.status.success(), "{}", common::stderr(&back));
+    // Re-imported at their places.
+    let again = r["reimported"].as_array().unwrap();
+    assert_eq!(again.len(), 3, "{r}");
+    for a in again {
+        assert!(a["index"].as_u64().unwrap() as usize >= nb);
+        let want = added.iter().find(|w| w["path"] == a["path"]).unwrap();
+        assert_eq!(f32s(&a["location"]), f32s(&want["location"]), "{a}");
+    }
+    // The hand-typed model path is refused, naming the rule and the path.
+    let refused = r["refused"].to_string();
+    assert!(
+        refused.contains("ERROR")
+            && refused.contains("mission.resolve")
+            && refused.contains("s_crate_23"),
+        "{refused}"
+    );
+    assert_eq!(r["refused_written"], false);
+}
+
+/// The three new objects of `m` (after `base`'s): kind, path, Blender's
+/// place exactly, the turn, marker, property word, host; owned ones with
+/// the owner's clan and fresh unique ids (`LogicalID` locked), scenery
+/// with its scale.
+fn check_new_objects(r: &Value, base: &Mission, m: &Mission) {
+    let nb = base.objects.len();
     let owner = r["owner"]["index"].as_i64().unwrap() as i32;
     let max_id = base.objects.iter().map(|o| o.logical_id).max().unwrap();
     let added = r["added"].as_array().unwrap();
@@ -173,29 +208,4 @@ fn assets_in(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
             );
         }
     }
-    // msh2gltf reads it strictly.
-    let back = common::msh2gltf()
-        .arg(r["written"].as_str().unwrap())
-        .arg(work.join("back.glb"))
-        .arg("--no-textures")
-        .output()
-        .unwrap();
-    assert!(back.status.success(), "{}", common::stderr(&back));
-    // Re-imported at their places.
-    let again = r["reimported"].as_array().unwrap();
-    assert_eq!(again.len(), 3, "{r}");
-    for a in again {
-        assert!(a["index"].as_u64().unwrap() as usize >= nb);
-        let want = added.iter().find(|w| w["path"] == a["path"]).unwrap();
-        assert_eq!(f32s(&a["location"]), f32s(&want["location"]), "{a}");
-    }
-    // The hand-typed model path is refused, naming the rule and the path.
-    let refused = r["refused"].to_string();
-    assert!(
-        refused.contains("ERROR")
-            && refused.contains("mission.resolve")
-            && refused.contains("s_crate_23"),
-        "{refused}"
-    );
-    assert_eq!(r["refused_written"], false);
 }

@@ -280,7 +280,7 @@ fn dat_assets(game: &Path, offer: &mut Offer, taken: &mut Vec<String>) {
             continue;
         };
         let kind = if word & 0x8000_0000 != 0 { 0 } else { 1 };
-        let stem = crate::source::stem_of(&rel.rsplit('\\').next().unwrap_or(&rel)).to_string();
+        let stem = crate::source::stem_of(rel.rsplit('\\').next().unwrap_or(&rel)).to_string();
         let group = GROUPS[kind as usize];
         offer.inputs.push(p);
         offer.assets.push(Asset {
