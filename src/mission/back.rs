@@ -19,6 +19,9 @@
 //! - Copied: a second node carrying the extras of an object (the one with
 //!   the longer name, Blender's `.001`) is a new object appended with its
 //!   property list and, when owned, a fresh logical id (`LogicalID` too).
+//! - Added: a node carrying `extras.parkan_asset` (from the game's asset
+//!   library) is a new object appended after the copies
+//!   ([`super::assets`]).
 //! - The `clan` word and the `ClanID` property, the `logical_id` and the
 //!   `LogicalID` property move together.
 //! - Lodes, clan bases (x and y), zone centres and route points follow
@@ -702,8 +705,6 @@ pub fn apply(
         ..Default::default()
     };
     placed_objects(&doc, &nodes, base, up, &mut w)?;
-    // New objects from the asset library (nodes with extras.parkan_asset).
-    super::assets::add_assets(&doc, &nodes, up, &mut w)?;
     let rdoc = reference.to_json();
     let rnodes = scene_nodes(reference, &rdoc)?;
     let user = layers::Scene {
@@ -720,6 +721,9 @@ pub fn apply(
     };
     layers::apply(&user, &shown, &mut w)?;
     shapes::compare(&user, &shown, &mut w)?;
+    // New objects from the asset library (nodes with extras.parkan_asset),
+    // owned by the clans as written (after the layers).
+    super::assets::add_assets(&doc, &nodes, up, &mut w)?;
     w.warnings.extend(foreign_nodes(&doc).into_iter().map(|name| {
         format!(
             "{name}: not a placed object of the mission (no extras.{}): not written; data.tma places the game's models by name, so to add a building, unit, tree or rock drag one in from the game's asset library (or duplicate a placed one of that model, Shift+D) and move it",
