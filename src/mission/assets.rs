@@ -34,7 +34,7 @@ use std::path::Path;
 use glam::{DMat4, DQuat, DVec3};
 use serde_json::Value;
 
-use super::back::{self, Field, Shown, Written};
+use super::back::{self, Field, Origin, Shown, Written};
 use super::extras::{ASSET_KEY, OBJECT_KEY};
 use super::ir::{Mission, PlacedObject, Property};
 use super::tma::MARKER;
@@ -200,9 +200,8 @@ fn asset_from_extras(x: &Field<'_>) -> Result<PlacedObject, MissionError> {
 /// object ([`back::apply_transform`], against a node that showed nothing:
 /// every axis is taken from the node).
 ///
-/// Hook (mission-notes §5.4): the ground rule of new objects
-/// (`mission::ground::grounded_z`) applies to `o.position[2]` here, after
-/// the node's place is taken.
+/// The ground rule (mission-notes §5.4) is applied afterwards to every
+/// new object by [`super::ground::settle`] (`w.origins`: `new`, no base).
 fn place(
     o: &mut PlacedObject,
     world: &DMat4,
@@ -290,7 +289,11 @@ pub fn add_assets(
         w.warnings.push(said);
         w.added += 1;
         w.mission.objects.push(o);
-        w.nodes.push(name.to_string());
+        w.origins.push(Origin {
+            node: name.to_string(),
+            base: None,
+            new: true,
+        });
     }
     Ok(())
 }
@@ -298,7 +301,8 @@ pub fn add_assets(
 /// The §9 error 6 check of what `w` writes against the game folder
 /// `game` ([`super::validate::resolve`]) for the objects whose model the
 /// edit chose (new ones, and those whose kind and path no object of
-/// `base` has), each named by its node (`w.nodes`), its path and its kind.
+/// `base` has), each named by its node (`w.origins`), its path and its
+/// kind.
 ///
 /// # Errors
 /// The first `mission.resolve` finding: "node N: its model path P (kind
@@ -318,7 +322,7 @@ pub fn refuse_unresolved(w: &Written, base: &Mission, game: &Path) -> Result<(),
             continue;
         };
         let o = &w.mission.objects[k];
-        let node = w.nodes.get(k).filter(|n| !n.is_empty());
+        let node = w.origins.get(k).map(|o| &o.node).filter(|n| !n.is_empty());
         let what = KIND_NAMES.get(o.kind as usize).copied().unwrap_or("object");
         let choose = if o.is_owned() {
             "a .dat file of the game folder"

@@ -66,10 +66,22 @@ pub struct Written {
     pub edited: usize,
     /// Lodes, clan bases, zones and routes moved.
     pub layers: usize,
-    /// The node each object of `mission.objects` was read from, in the
-    /// same order (empty for objects with no node), for the messages
-    /// ([`super::assets::refuse_unresolved`]).
-    pub nodes: Vec<String>,
+    /// Where each object of `mission.objects` came from (same order), for
+    /// the ground rule ([`super::ground::settle`]).
+    pub origins: Vec<Origin>,
+}
+
+/// Where a written object came from: its node, the base object it was
+/// read from (`None`: a new object with no base record) and whether it is
+/// new (a copy).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin {
+    /// The node's name.
+    pub node: String,
+    /// The index of the base object it was read from.
+    pub base: Option<usize>,
+    /// A new object (a copy, or one with no base record).
+    pub new: bool,
 }
 
 pub(super) fn node_err(node: &str, detail: impl Into<String>) -> MissionError {
@@ -752,7 +764,7 @@ fn placed_objects(
     // (copies get Blender's ".001"), then the first.
     placed.sort_by_key(|(i, _)| (name_of(*i).len(), *i));
     let mut originals: Vec<Option<PlacedObject>> = vec![None; base.objects.len()];
-    let mut names: Vec<String> = vec![String::new(); base.objects.len()];
+    let mut names = vec![String::new(); base.objects.len()];
     let mut copies = Vec::new();
     for (i, world) in placed {
         let name = name_of(i);
@@ -783,12 +795,18 @@ fn placed_objects(
             Some(_) => copies.push((i, name.to_string(), index, o)),
         }
     }
-    w.nodes = (names.into_iter().zip(&originals))
-        .filter(|(_, o)| o.is_some())
-        .map(|(n, _)| n)
-        .collect();
     add_copies(w, &originals, copies);
     w.deleted = originals.iter().filter(|o| o.is_none()).count();
+    let mut origins: Vec<Origin> = (0..originals.len())
+        .filter(|&k| originals[k].is_some())
+        .map(|k| Origin {
+            node: std::mem::take(&mut names[k]),
+            base: Some(k),
+            new: false,
+        })
+        .collect();
+    origins.append(&mut w.origins);
+    w.origins = origins;
     let mut objects: Vec<PlacedObject> = originals.into_iter().flatten().collect();
     objects.append(&mut w.mission.objects);
     w.mission.objects = objects;
@@ -874,7 +892,13 @@ fn add_copies(
         .unwrap_or(0)
         .max(0);
     w.mission.objects.clear();
+    w.origins.clear();
     for (_, name, index, mut o) in copies {
+        w.origins.push(Origin {
+            node: name.clone(),
+            base: Some(index),
+            new: true,
+        });
         let mut id = String::new();
         if o.is_owned() {
             next += 1;
@@ -890,6 +914,5 @@ fn add_copies(
         ));
         w.added += 1;
         w.mission.objects.push(o);
-        w.nodes.push(name);
     }
 }

@@ -22,6 +22,7 @@ pub mod assets;
 pub mod back;
 pub mod extras;
 pub mod gltf;
+pub mod ground;
 pub mod ir;
 pub mod layers;
 pub mod library;
