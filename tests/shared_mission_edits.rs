@@ -671,6 +671,12 @@ fn a_clan_moved_vertically_is_a_warning() {
 /// the run must fail with exit 1, naming every string of `want`, and
 /// write nothing.
 fn refused(what: &str, want: &[&str], edit: impl FnOnce(&mut Value, &mut Vec<u8>)) {
+    refused_with(1, what, want, edit);
+}
+
+/// [`refused`] with exit code `code` (2: a model path that does not
+/// resolve is refused before the write, issue 37 item 1).
+fn refused_with(code: i32, what: &str, want: &[&str], edit: impl FnOnce(&mut Value, &mut Vec<u8>)) {
     let Some(root) = common::corpus() else { return };
     let tma = first_mission(&root);
     let tmp = tempfile::tempdir().unwrap();
@@ -681,7 +687,7 @@ fn refused(what: &str, want: &[&str], edit: impl FnOnce(&mut Value, &mut Vec<u8>
     let out = tmp.path().join("m.tma");
     let o = write_back(&glb, &tma, &out, &[]);
     let err = common::stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{what}: {err}");
+    assert_eq!(o.status.code(), Some(code), "{what}: {err}");
     for w in want {
         assert!(err.contains(w), "{what}: {w:?} not in {err}");
     }
@@ -703,7 +709,8 @@ fn placed(doc: &Value, kind: u64, hosted: bool) -> usize {
 #[test]
 #[ignore = "needs ../shared: cargo test -- --include-ignored"]
 fn a_mission_msh2gltf_would_refuse_is_not_written() {
-    refused(
+    refused_with(
+        2,
         "missing .dat",
         &["mission.resolve", "none.dat"],
         |doc, _| {
@@ -712,7 +719,8 @@ fn a_mission_msh2gltf_would_refuse_is_not_written() {
                 json!("UNITS\\BUILDS\\NONE\\none.dat");
         },
     );
-    refused(
+    refused_with(
+        2,
         "path out of the game",
         &["mission.resolve", "passwd"],
         |doc, _| {
@@ -721,7 +729,7 @@ fn a_mission_msh2gltf_would_refuse_is_not_written() {
                 json!("..\\..\\..\\..\\..\\..\\etc\\passwd");
         },
     );
-    refused("kind 0 on a rock", &["mission.resolve"], |doc, _| {
+    refused_with(2, "kind 0 on a rock", &["mission.resolve"], |doc, _| {
         let i = placed(doc, 3, false);
         doc["nodes"][i]["extras"]["parkan_object"]["kind"] = json!(0);
         doc["nodes"][i]["extras"]["parkan_object"]["clan"] = json!(0);

@@ -37,6 +37,7 @@ bl_info = {
 import bpy
 
 from . import clans
+from . import assets
 from . import compat
 from . import ground
 from . import missions
@@ -53,7 +54,7 @@ from .exp import export_gltf, model_collection  # noqa: F401
 classes = (ParkanPreferences, IMPORT_SCENE_OT_parkan_msh, EXPORT_SCENE_OT_parkan_msh,
            units.IMPORT_SCENE_OT_parkan_unit, missions.IMPORT_SCENE_OT_parkan_mission,
            missions.EXPORT_SCENE_OT_parkan_mission, ground.OBJECT_OT_parkan_drop_to_ground,
-           clans.OBJECT_OT_parkan_add_clan)
+           clans.OBJECT_OT_parkan_add_clan) + assets.classes
 
 
 def register():
@@ -67,9 +68,11 @@ def register():
     bpy.types.TOPBAR_MT_file_export.append(missions.menu_export)
     bpy.types.VIEW3D_MT_object.append(ground.menu_object)
     bpy.types.VIEW3D_MT_add.append(clans.menu_add)
+    bpy.types.TOPBAR_MT_file_import.append(assets.menu_import)
 
 
 def unregister():
+    bpy.types.TOPBAR_MT_file_import.remove(assets.menu_import)
     bpy.types.VIEW3D_MT_add.remove(clans.menu_add)
     bpy.types.VIEW3D_MT_object.remove(ground.menu_object)
     bpy.types.TOPBAR_MT_file_export.remove(missions.menu_export)

@@ -135,3 +135,35 @@ def gltf_export(kw):
     op = bpy.ops.export_scene.gltf
     known, _ = _known(op, kw)
     return op(**known)
+
+
+def override(context, **kw):
+    """A context override for an operator call (`Context.temp_override`,
+    Blender 3.2 and later)."""
+    return context.temp_override(**kw)
+
+
+def render_engine_workbench():
+    """The Workbench engine's id (the same name in every supported
+    version)."""
+    return "BLENDER_WORKBENCH"
+
+
+def asset_library(context, name, directory):
+    """The user asset library `name` at `directory` in the preferences:
+    `asset_libraries.new(name=, directory=)` (Blender 4.1+), else the
+    operator `preferences.asset_library_add` (3.4..4.0) renamed. An
+    existing one of that name gets the folder."""
+    libs = context.preferences.filepaths.asset_libraries
+    for lib in libs:
+        if lib.name == name:
+            lib.path = directory
+            return lib
+    new = getattr(libs, "new", None)
+    if new is not None:
+        return new(name=name, directory=directory)
+    bpy.ops.preferences.asset_library_add(directory=directory)
+    lib = libs[len(libs) - 1]
+    lib.name = name
+    lib.path = directory
+    return lib

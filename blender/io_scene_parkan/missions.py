@@ -51,7 +51,7 @@ GROUPS = ("Terrain", "Buildings", "Units", "Vegetation", "Rocks", "Routes", "Cla
 KIND_GROUP = {0: "Buildings", 1: "Units", 2: "Vegetation", 3: "Rocks"}
 # Node extras (and the scene's) that msh2gltf writes as JSON objects and
 # Blender may hand back as Python text.
-EXTRAS_KEYS = ("parkan_object", "parkan_mission", "parkan_route", "parkan_clan", "parkan_zone",
+EXTRAS_KEYS = ("parkan_object", "parkan_asset", "parkan_mission", "parkan_route", "parkan_clan", "parkan_zone",
                "parkan_lode", "parkan_terrain_scene", "msh")
 # One colour per clan index (RGBA); clan -1 and out-of-range: grey.
 PALETTE = [(0.25, 0.75, 0.25, 1.0), (0.2, 0.45, 1.0, 1.0), (1.0, 0.25, 0.2, 1.0),

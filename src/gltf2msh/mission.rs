@@ -31,7 +31,10 @@ use crate::run::ConvertOptions;
 /// folder, the glTF is not a mission, is over the mission budget
 /// (`limits.work`), or names a node it cannot write (`mission.node`,
 /// `gltf.json`, `gltf.hierarchy`), or the result breaks a §9 rule or
-/// would not export; [`RunError::Usage`]: the output is refused, or
+/// would not export; [`RunError::Usage`]: a model path the edit chose
+/// (a new object's, an edited one) that does not resolve in the game
+/// folder (`mission.resolve`, naming the node, the path and the kind:
+/// [`crate::mission::assets::refuse_unresolved`]), the output is refused, or
 /// `--in-place` was given (a mission is written to `-o`, never over the
 /// game's own `data.tma`, issue 36 item 11).
 pub(super) fn edit_mission(
@@ -81,6 +84,10 @@ pub(super) fn edit_mission(
         .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
     let mut w =
         back::apply(&doc, &base, &reference).map_err(|e| conversion(format!("{input}: {e}")))?;
+    // A model the edit chose that the game does not have is refused
+    // before anything is written (exit 2; §9 error 6).
+    crate::mission::assets::refuse_unresolved(&w, &base, &game)
+        .map_err(|e| super::usage(format!("{input}: {e}")))?;
     let ground_rows = settle_on_ground(cli, txn, &mut w, &base, &reference, up, &game)?;
     let bytes = tma::write(&w.mission);
     if bytes != base_bytes {

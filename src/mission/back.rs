@@ -19,6 +19,9 @@
 //! - Copied: a second node carrying the extras of an object (the one with
 //!   the longer name, Blender's `.001`) is a new object appended with its
 //!   property list and, when owned, a fresh logical id (`LogicalID` too).
+//! - Added: a node carrying `extras.parkan_asset` (from the game's asset
+//!   library) is a new object appended after the copies
+//!   ([`super::assets`]).
 //! - The `clan` word and the `ClanID` property, the `logical_id` and the
 //!   `LogicalID` property move together.
 //! - Lodes, clan bases (x and y), zone centres and route points follow
@@ -129,6 +132,11 @@ impl<'a> Field<'a> {
         Field { v, ptr, node }
     }
 
+    /// Whether the value is absent (or JSON null).
+    pub(super) fn is_null(&self) -> bool {
+        self.v.is_null()
+    }
+
     /// The value as an index, read leniently (after [`apply`] checked it).
     pub(super) fn v_index(&self) -> Option<u64> {
         self.v["index"].as_u64()
@@ -227,7 +235,7 @@ impl<'a> Field<'a> {
     }
 
     /// An object.
-    fn object(&self) -> Result<&'a Value, MissionError> {
+    pub(super) fn object(&self) -> Result<&'a Value, MissionError> {
         if self.v.is_object() {
             Ok(self.v)
         } else {
@@ -256,7 +264,10 @@ impl<'a> Field<'a> {
 /// checking the hierarchy is a forest (`gltf.hierarchy`: a child that is
 /// not a node index, a node with two parents, a cycle, a scene root that
 /// is a child) and every node's transform is numbers (`gltf.json`).
-fn scene_nodes(file: &GltfFile, doc: &Value) -> Result<Vec<(usize, DMat4)>, MissionError> {
+pub(super) fn scene_nodes(
+    file: &GltfFile,
+    doc: &Value,
+) -> Result<Vec<(usize, DMat4)>, MissionError> {
     crate::gltf_import::matching::parents(file)
         .map_err(|e| MissionError::new(e.rule, None, e.detail))?;
     let nodes = doc["nodes"].as_array().map_or(&[][..], Vec::as_slice);
@@ -327,18 +338,7 @@ fn bits3(x: &Field<'_>) -> Result<[[f32; 3]; 3], MissionError> {
 pub fn object_from_extras(x: &Field<'_>) -> Result<PlacedObject, MissionError> {
     x.object()?;
     let [position, rotation, scale] = bits3(x)?;
-    let mut properties = Vec::new();
-    for p in x.at("properties").array(None)? {
-        p.object()?;
-        let words = p.at("words").array(Some(3))?;
-        properties.push(Property {
-            kind: p.at("type").u32()?,
-            value: words[0].u32()?,
-            minimum: words[1].u32()?,
-            maximum: words[2].u32()?,
-            name: p.string("name")?,
-        });
-    }
+    let properties = properties_from_extras(&x.at("properties"))?;
     Ok(PlacedObject {
         kind: x.at("kind").u32()?,
         marker: x.at("marker").u32()?,
@@ -357,14 +357,35 @@ pub fn object_from_extras(x: &Field<'_>) -> Result<PlacedObject, MissionError> {
     })
 }
 
+/// A property list of the extras (`[{"name", "type", "words": [value,
+/// minimum, maximum]}, ...]`, §8.3), in order, duplicates kept.
+///
+/// # Errors
+/// `mission.node` naming the JSON pointer of what is not of its type.
+pub(super) fn properties_from_extras(list: &Field<'_>) -> Result<Vec<Property>, MissionError> {
+    let mut properties = Vec::new();
+    for p in list.array(None)? {
+        p.object()?;
+        let words = p.at("words").array(Some(3))?;
+        properties.push(Property {
+            kind: p.at("type").u32()?,
+            value: words[0].u32()?,
+            minimum: words[1].u32()?,
+            maximum: words[2].u32()?,
+            name: p.string("name")?,
+        });
+    }
+    Ok(properties)
+}
+
 /// What the exporter showed of an object (`extras.parkan_object.shown`):
 /// translation, rotation (x, y, z, w), scale, and whether the unit stood
 /// at its host's hall-way vertex.
-struct Shown {
-    translation: DVec3,
-    rotation: DQuat,
-    scale: DVec3,
-    hosted: bool,
+pub(super) struct Shown {
+    pub(super) translation: DVec3,
+    pub(super) rotation: DQuat,
+    pub(super) scale: DVec3,
+    pub(super) hosted: bool,
 }
 
 fn shown_of(x: &Field<'_>) -> Result<Shown, MissionError> {
@@ -403,7 +424,7 @@ pub(super) fn to_game(up: Up, v: DVec3) -> [f64; 3] {
 /// Applies the node's world transform `w` to `o` where it differs from
 /// `shown` (what the exporter wrote); returns true when something was
 /// written. Differences that cannot be written are warnings.
-fn apply_transform(
+pub(super) fn apply_transform(
     o: &mut PlacedObject,
     w: &DMat4,
     shown: &Shown,
@@ -468,7 +489,7 @@ fn apply_transform(
 
 /// Keeps the `ClanID` and `LogicalID` properties with the words they
 /// mirror (§8.7) when the extras changed `clan` or `logical_id`.
-fn sync_ids(o: &mut PlacedObject, old_clan: i32, old_id: i32) {
+pub(super) fn sync_ids(o: &mut PlacedObject, old_clan: i32, old_id: i32) {
     for p in &mut o.properties {
         if p.name == b"ClanID" && o.clan != old_clan && p.value == old_clan as u32 {
             p.value = o.clan as u32;
@@ -724,9 +745,12 @@ pub fn apply(
     };
     layers::apply(&user, &shown, &mut w)?;
     shapes::compare(&user, &shown, &mut w)?;
+    // New objects from the asset library (nodes with extras.parkan_asset),
+    // owned by the clans as written (after the layers).
+    super::assets::add_assets(&doc, &nodes, up, &mut w)?;
     w.warnings.extend(foreign_nodes(&doc).into_iter().map(|name| {
         format!(
-            "{name}: not a placed object of the mission (no extras.{}): not written; data.tma places the game's models by name, so to add a building, unit, tree or rock duplicate a placed one of that model (Shift+D) and move the copy",
+            "{name}: not a placed object of the mission (no extras.{}): not written; data.tma places the game's models by name, so to add a building, unit, tree or rock drag one in from the game's asset library (or duplicate a placed one of that model, Shift+D) and move it",
             extras::OBJECT_KEY
         )
     }));

@@ -16,6 +16,9 @@ use super::ir::{Clan, Lode, Mission, PlacedObject, Property, Route};
 
 /// Extras key of a placed-object node.
 pub const OBJECT_KEY: &str = "parkan_object";
+/// Extras key of a new placed object from the game's asset library
+/// ([`super::assets`]: kind, path, instance name, start flag, properties).
+pub const ASSET_KEY: &str = "parkan_asset";
 /// Extras key of a route node.
 pub const ROUTE_KEY: &str = "parkan_route";
 /// Extras key of a clan empty.
@@ -32,8 +35,9 @@ pub const TERRAIN_KEY: &str = "parkan_terrain_scene";
 /// (§8.2): nodes carrying one, and what is under them, are the mission's;
 /// any other node that draws something is an addition gltf2msh cannot
 /// write ([`super::back`]).
-pub const NODE_KEYS: [&str; 6] = [
+pub const NODE_KEYS: [&str; 7] = [
     OBJECT_KEY,
+    ASSET_KEY,
     ROUTE_KEY,
     CLAN_KEY,
     LODE_KEY,
@@ -144,7 +148,9 @@ pub fn get_string(v: &Value, key: &str) -> Option<Vec<u8>> {
     (!bad).then(|| b.into_owned())
 }
 
-fn property(p: &Property) -> Value {
+/// A property as the extras hold it (§8.3): `{"name" (or null and
+/// `name_b64`), "type", "words": [value, minimum, maximum]}`.
+pub fn property(p: &Property) -> Value {
     let mut m = Map::new();
     put_string(&mut m, "name", &p.name);
     m.insert("type".into(), p.kind.into());

@@ -18,12 +18,14 @@
 //! [`shapes`]: what the file cannot hold, each a warning), compared with
 //! the scene msh2gltf makes of the base.
 
+pub mod assets;
 pub mod back;
 pub mod extras;
 pub mod gltf;
 pub mod ground;
 pub mod ir;
 pub mod layers;
+pub mod library;
 pub mod owners;
 pub mod pipeline;
 pub mod shapes;

@@ -196,6 +196,14 @@ pub struct Args {
     /// placed objects of a mission (data.tma), as JSON and convert nothing.
     #[arg(long, conflicts_with = "output")]
     pub list: bool,
+    /// INPUT is a game folder: write its objects (every objects.rlb STAT
+    /// record, every .dat under UNITS) as an asset library into DIR: one
+    /// .glb per object with its placement template (extras.parkan_asset),
+    /// and DIR/index.json (catalogs per kind and archive or class, the
+    /// records a model can be changed to). Blender's "Build the game's
+    /// asset library" runs this.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["output", "list"])]
+    pub asset_library: Option<PathBuf>,
 }
 
 impl Args {

@@ -22,6 +22,7 @@ use crate::source::{self, InputSpec};
 pub mod args;
 mod console;
 mod inputs;
+mod library;
 mod list;
 mod map;
 mod mission;
@@ -114,6 +115,9 @@ enum Resolved {
 /// [`RunError`] for what stops the run before converting.
 pub fn run(args: &Args) -> Result<u8, RunError> {
     args.validate()?;
+    if let Some(out) = &args.asset_library {
+        return library::run(args, out);
+    }
     let t0 = Instant::now();
     let opts = args.batch_options();
     let (found, single) = match inputs::resolve(args)? {
