@@ -23,6 +23,7 @@ pub mod extras;
 pub mod gltf;
 pub mod ir;
 pub mod layers;
+pub mod new;
 pub mod owners;
 pub mod pipeline;
 pub mod shapes;
