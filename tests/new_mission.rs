@@ -363,3 +363,102 @@ fn a_new_mission_from_the_corpus_template() {
     }
     assert_eq!(std::fs::read(dir.join("descr")).unwrap(), b"Iron Dawn\r\n");
 }
+
+/// A GLB's JSON and BIN chunks.
+fn glb_parts(b: &[u8]) -> (serde_json::Value, Vec<u8>) {
+    let n = u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize;
+    let json = serde_json::from_slice(&b[20..20 + n]).unwrap();
+    let bin = b.get(20 + n + 8..).map(<[u8]>::to_vec).unwrap_or_default();
+    (json, bin)
+}
+
+/// A route drawn in the scene of the new mission (a node with
+/// `extras.parkan_route` and no index, a `LINE_LOOP` of 4 points) and its
+/// enemy base moved: the later edit of the written mission (`--base`)
+/// adds the route with id 0 and the points in game axes, and moves the base.
+#[test]
+fn a_route_drawn_in_the_new_mission_is_added_by_a_later_edit() {
+    let g = game();
+    assert!(new_mission(g.path(), &[]).status.success());
+    let tma = g.path().join("MISSIONS/Single.02/data.tma");
+    let work = tempfile::tempdir().unwrap();
+    let glb = scene_of(&tma, &work.path().join("level.glb"));
+    let (mut json, mut bin) = glb_parts(&std::fs::read(&glb).unwrap());
+    // glTF (x, y, z) = game (x, z, −y).
+    let pts: [[f32; 3]; 4] = [
+        [4.0, 1.0, -4.0],
+        [8.0, 1.0, -4.0],
+        [8.0, 1.5, -8.0],
+        [4.0, 1.5, -8.0],
+    ];
+    while bin.len() % 4 != 0 {
+        bin.push(0);
+    }
+    let offset = bin.len();
+    for p in pts.iter().flatten() {
+        bin.extend_from_slice(&p.to_le_bytes());
+    }
+    json["buffers"][0]["byteLength"] = bin.len().into();
+    let push = |json: &mut serde_json::Value, key: &str, v: serde_json::Value| {
+        let a = json[key].as_array_mut().unwrap();
+        a.push(v);
+        a.len() - 1
+    };
+    let view = push(
+        &mut json,
+        "bufferViews",
+        serde_json::json!({"buffer": 0, "byteOffset": offset, "byteLength": 48}),
+    );
+    let acc = push(
+        &mut json,
+        "accessors",
+        serde_json::json!({"bufferView": view, "componentType": 5126, "count": 4, "type": "VEC3", "min": [4.0, 1.0, -8.0], "max": [8.0, 1.5, -4.0]}),
+    );
+    let mesh = push(
+        &mut json,
+        "meshes",
+        serde_json::json!({"name": "drawn", "primitives": [{"attributes": {"POSITION": acc}, "mode": 2}]}),
+    );
+    let node = push(
+        &mut json,
+        "nodes",
+        serde_json::json!({"name": "New route", "mesh": mesh, "extras": {"parkan_route": {}}}),
+    );
+    json["scenes"][0]["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .push(node.into());
+    let nodes = json["nodes"].as_array_mut().unwrap();
+    let enemy = nodes
+        .iter_mut()
+        .find(|n| n["extras"]["parkan_clan"]["name"] == "Clan I")
+        .unwrap();
+    let t = enemy["translation"].clone();
+    enemy["translation"] = serde_json::json!([
+        t[0].as_f64().unwrap() + 1.0,
+        t[1],
+        t[2].as_f64().unwrap() - 2.0
+    ]);
+    std::fs::write(&glb, common::glb(&json, &bin)).unwrap();
+    let out = work.path().join("edited.tma");
+    let o = common::gltf2msh()
+        .arg(&glb)
+        .arg("--base")
+        .arg(&tma)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = common::stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("a new route, added as route 0 with id 0"),
+        "{err}"
+    );
+    let m = read_strict(&out);
+    assert_eq!(m.routes.len(), 1);
+    assert_eq!(m.routes[0].id, 0);
+    let want: Vec<[f32; 3]> = pts.iter().map(|p| [p[0], -p[2], p[1]]).collect();
+    assert_eq!(m.routes[0].points, want);
+    assert_eq!(m.clans[1].base, [16.0, 17.0]);
+}
