@@ -98,7 +98,30 @@ fn new_mission_in(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
             .arg(&game),
         "NEWMISSION_TEST",
     );
-    assert_eq!(r["errors"], serde_json::json!([]), "{r:#}\n{stdout}");
+    // The ordinary edit of the new mission: the route drawn with Add ›
+    // Parkan route and the enemy's base move (no hero rule there).
+    assert_eq!(r["edit_result"], serde_json::json!(["FINISHED"]), "{r:#}");
+    let (e, _) = tma::read(
+        &std::fs::read(r["edit"].as_str().unwrap())
+            .unwrap_or_else(|e| panic!("{e}: {}\n{stdout}", r["edit"])),
+        Mode::Strict,
+    )
+    .unwrap();
+    check_route_and_base(&e, &r);
+    assert_eq!(
+        r["errors"],
+        serde_json::json!([]),
+        "{}{r:#}\n{stdout}",
+        if r["export_error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("mission.hero")
+        {
+            "the placed objects (parkan_asset) were not written: this needs h/assets merged (module docs)\n"
+        } else {
+            ""
+        }
+    );
     let folder = Path::new(r["folder"].as_str().unwrap());
     assert_eq!(folder, game.join("MISSIONS/Single.02"));
     assert_eq!(r["placed_after_new"], 0, "{r:#}");
@@ -153,26 +176,7 @@ fn new_mission_in(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
             assert_eq!(clan.name, owner.as_bytes(), "{path}");
         }
     }
-    assert_eq!(m.routes.len(), 1);
-    let drawn = r["route_points"].as_array().unwrap();
-    assert_eq!(m.routes[0].points.len(), drawn.len());
-    for p in drawn {
-        let hit = m.routes[0]
-            .points
-            .iter()
-            .any(|q| (0..3).all(|a| (f64::from(q[a]) - f(&p[a])).abs() <= TOL));
-        assert!(hit, "route point {p:?} not in {:?}", m.routes[0].points);
-    }
-    near(
-        f64::from(m.clans[1].base[0]),
-        f(&r["enemy_base"][0]),
-        "enemy base x",
-    );
-    near(
-        f64::from(m.clans[1].base[1]),
-        f(&r["enemy_base"][1]),
-        "enemy base y",
-    );
+    check_route_and_base(&m, &r);
     // Re-imported: every object where it was placed.
     let again = r["reimported"].as_array().unwrap();
     assert_eq!(again.len(), placed.len());
@@ -216,4 +220,30 @@ fn find_glb(dir: &Path, stem: &str) -> bool {
                 p.file_stem().is_some_and(|s| s == stem)
             }
         })
+}
+
+/// `m` holds the one route drawn (its four points, in game axes = Blender
+/// axes) and the enemy's base where it was moved.
+fn check_route_and_base(m: &mshgltf::mission::Mission, r: &Value) {
+    assert_eq!(m.routes.len(), 1);
+    assert_eq!(m.routes[0].id, 0);
+    let drawn = r["route_points"].as_array().unwrap();
+    assert_eq!(m.routes[0].points.len(), drawn.len());
+    for p in drawn {
+        let hit = m.routes[0]
+            .points
+            .iter()
+            .any(|q| (0..3).all(|a| (f64::from(q[a]) - f(&p[a])).abs() <= TOL));
+        assert!(hit, "route point {p:?} not in {:?}", m.routes[0].points);
+    }
+    near(
+        f64::from(m.clans[1].base[0]),
+        f(&r["enemy_base"][0]),
+        "enemy base x",
+    );
+    near(
+        f64::from(m.clans[1].base[1]),
+        f(&r["enemy_base"][1]),
+        "enemy base y",
+    );
 }

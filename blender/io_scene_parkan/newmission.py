@@ -186,11 +186,18 @@ class PARKAN_OT_new_mission(tools.RunsTools, bpy.types.Operator):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-class EXPORT_SCENE_OT_parkan_new_mission(missions.EXPORT_SCENE_OT_parkan_mission):
+class EXPORT_SCENE_OT_parkan_new_mission(tools.RunsTools, bpy.types.Operator):
     """Write the new mission made with File > New > Parkan mission: its objects, clans, bases
     and routes over the starting mission, into its folder (the player's clan must own a hero)"""
     bl_idname = "export_scene.parkan_new_mission"
     bl_label = "Export Parkan new mission"
+    bl_options = {"REGISTER"}
+
+    filepath: StringProperty(subtype="FILE_PATH", options={"HIDDEN"})
+    # The mission export's own steps (a registered operator class cannot be
+    # subclassed: Blender then loses the parent's Python class).
+    run = missions.EXPORT_SCENE_OT_parkan_mission.run
+    export = missions.EXPORT_SCENE_OT_parkan_mission.export
 
     def invoke(self, context, event):
         coll = missions.mission_collection(context)

@@ -18,6 +18,8 @@ the asset library, h/assets); moves the enemy's base by (+10, -10); adds a
 route (Object > Add > Parkan route, `object.parkan_add_route`) at the
 player's base; exports with File > Export > Parkan new mission
 (`export_scene.parkan_new_mission`): refused, since the player has no hero;
+exports with File > Export > Parkan mission (the ordinary edit, against
+the new data.tma) to route_edit.tma beside GAME;
 places the hero (a unit of UNITS\\UNITS\\HERO, the player's clan) and
 exports again; imports the written mission again (File > Import > Parkan
 mission) and lists every placed object where it stands. Prints one line
@@ -142,6 +144,12 @@ def main():
     sc.set_active_collection(bpy.context, coll)
     res, err = call(lambda: bpy.ops.export_scene.parkan_new_mission())
     out["heroless_result"], out["heroless_error"] = res, err
+    # The same scene through the ordinary edit (File > Export > Parkan
+    # mission against the new data.tma): no hero rule; the route and base.
+    edit = os.path.join(os.path.dirname(GAME), "route_edit.tma")
+    sc.set_active_collection(bpy.context, coll)
+    res, err = call(lambda: bpy.ops.export_scene.parkan_mission(filepath=edit))
+    out["edit_result"], out["edit_error"], out["edit"] = res, err, edit
     objs.append(place(coll, "Hero", 1, "UNITS\\UNITS\\HERO\\hero01.dat", "Player",
                       (px, py + 20.0, pz), turn=1.0, type_word=0x01020000))
     out["objects"] = objs
