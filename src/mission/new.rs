@@ -50,12 +50,12 @@ impl Extent {
             max: [f32::NEG_INFINITY; 2],
         };
         for p in &land.positions {
-            for a in 0..2 {
-                if !p[a].is_finite() {
+            for (a, v) in p[..2].iter().enumerate() {
+                if !v.is_finite() {
                     return None;
                 }
-                e.min[a] = e.min[a].min(p[a]);
-                e.max[a] = e.max[a].max(p[a]);
+                e.min[a] = e.min[a].min(*v);
+                e.max[a] = e.max[a].max(*v);
             }
         }
         (e.min[0] <= e.max[0] && e.min[1] <= e.max[1]).then_some(e)
