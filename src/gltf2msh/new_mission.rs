@@ -34,7 +34,7 @@ use crate::mission::{back, tma, Mission, MissionError, Mode};
 use crate::output::{Transaction, TxnOptions};
 use crate::run::ConvertOptions;
 
-/// Make a new Parkan mission from a template: a MISSIONS/Single.<n>
+/// Make a new Parkan mission from a template: a MISSIONS/Single.N
 /// folder with the template's files, the chosen map, the player's and an
 /// enemy clan with their bases and no placed objects; or, with a glTF, that
 /// mission with the scene's objects, clans and routes written over it.
@@ -47,7 +47,7 @@ pub struct NewMissionArgs {
     /// starting mission is written.
     pub input: Option<PathBuf>,
     /// The new mission's folder, or the game's MISSIONS folder: then its
-    /// next free Single.<n> (the game's menu lists Single.<n> in order and
+    /// next free Single.N (the game's menu lists Single.N in order and
     /// stops at the first without descr).
     #[arg(long, value_name = "DIR")]
     pub new_mission: PathBuf,
@@ -55,7 +55,7 @@ pub struct NewMissionArgs {
     /// (its folder or its data.tma).
     #[arg(long, value_name = "MISSION")]
     pub template: PathBuf,
-    /// The map folder (MAPS/<name>, holding Land.msh), as a path or
+    /// The map folder (MAPS/NAME, holding Land.msh), as a path or
     /// relative to the game folder. Default with a glTF: the scene's map.
     #[arg(long, value_name = "MAP")]
     pub map: Option<PathBuf>,
