@@ -41,6 +41,7 @@ from . import assets
 from . import compat
 from . import ground
 from . import missions
+from . import newmission
 from . import units
 from .com import ParkanPreferences
 from .ops_export import EXPORT_SCENE_OT_parkan_msh, menu_export
@@ -69,9 +70,11 @@ def register():
     bpy.types.VIEW3D_MT_object.append(ground.menu_object)
     bpy.types.VIEW3D_MT_add.append(clans.menu_add)
     bpy.types.TOPBAR_MT_file_import.append(assets.menu_import)
+    newmission.register()
 
 
 def unregister():
+    newmission.unregister()
     bpy.types.TOPBAR_MT_file_import.remove(assets.menu_import)
     bpy.types.VIEW3D_MT_add.remove(clans.menu_add)
     bpy.types.VIEW3D_MT_object.remove(ground.menu_object)

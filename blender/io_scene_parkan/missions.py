@@ -574,11 +574,8 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
             fix_text_extras(glb, parse_text(rec.get("extras")) or None,
                             names if isinstance(names, dict) else None)
             rep = os.path.join(tmp, "report.json")
-            cmd = [g2m, glb, "--base", base, "-o", out, "--report", rep]
-            if self.replace_file:
-                cmd.append("--force")
-            if self.drop_to_ground:
-                cmd.append("--drop-to-ground")
+            cmd = self.command(g2m, glb, base, out, rep, coll)
+            out = self.written_to(coll, out)
             code, err = tools.run(cmd, lambda l: (print("parkan:", l), progress.line(l)))
             progress.step(text="done")
             if code != 0:
@@ -597,6 +594,17 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
         finally:
             progress.end()
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def command(self, g2m, glb, base, out, rep, coll):
+        """The gltf2msh command writing `glb` (a subclass writes a new
+        mission: newmission.py)."""
+        return [g2m, glb, "--base", base, "-o", out, "--report", rep] + (
+            ["--force"] if self.replace_file else []) + (
+            ["--drop-to-ground"] if self.drop_to_ground else [])
+
+    def written_to(self, coll, out):
+        """The data.tma the command writes (for the report)."""
+        return out
 
     def export(self, context, glb, coll):
         from . import export_gltf

@@ -10,7 +10,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use mshgltf::gltf2msh::{self, Args, RecoverArgs};
+use mshgltf::gltf2msh::{self, Args, NewMissionArgs, RecoverArgs};
 use mshgltf::output;
 
 fn main() -> ExitCode {
@@ -18,6 +18,8 @@ fn main() -> ExitCode {
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let res = if RecoverArgs::asked(&argv) {
         gltf2msh::recover(&RecoverArgs::parse_from(argv).recover)
+    } else if NewMissionArgs::asked(&argv) {
+        gltf2msh::new_mission::run(&NewMissionArgs::parse_from(argv))
     } else {
         gltf2msh::run(&Args::parse_from(argv))
     };

@@ -25,10 +25,12 @@ mod edit;
 mod libraries;
 mod materials;
 mod mission;
+pub mod new_mission;
 mod points;
 mod unit;
 
 pub use args::{Args, RecoverArgs};
+pub use new_mission::NewMissionArgs;
 
 /// A failed run: its message, and through the variant its exit code.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

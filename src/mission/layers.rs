@@ -200,7 +200,15 @@ fn route_err(k: usize, name: &str, detail: impl Into<String>) -> MissionError {
 fn routes(user: &Scene<'_>, w: &mut Written) -> Result<(), MissionError> {
     let n = w.mission.routes.len();
     let mut seen = vec![false; n];
+    let mut added = Vec::new();
     for (i, world, x) in user.keyed(extras::ROUTE_KEY) {
+        if user.doc["nodes"][i]["extras"][extras::ROUTE_KEY]
+            .get("index")
+            .is_none()
+        {
+            added.push((i, world));
+            continue;
+        }
         let k = x
             .at("index")
             .index(n, &format!("of the base's {n} routes"))?;
@@ -246,6 +254,63 @@ fn routes(user: &Scene<'_>, w: &mut Written) -> Result<(), MissionError> {
             w.layers += 1;
         }
     }
+    for (i, world) in added {
+        new_route(user, i, world, w)?;
+    }
+    Ok(())
+}
+
+/// A route drawn in the scene (issue 38 item 2): a node whose
+/// `extras.parkan_route` has no `index`, its mesh one loop of lines of at
+/// least 3 points, appended with the next id (ids run 0..n−1 in file
+/// order, mission-notes §9 warning 1); otherwise a warning that it is not
+/// written, saying why.
+fn new_route(
+    user: &Scene<'_>,
+    i: usize,
+    world: DMat4,
+    w: &mut Written,
+) -> Result<(), MissionError> {
+    let name = user.name(i);
+    let Some(mesh) = user.doc["nodes"][i].get("mesh") else {
+        w.warnings.push(format!(
+            "{name}: a new route without a mesh: not written (draw the route as a loop of at least 3 edges)"
+        ));
+        return Ok(());
+    };
+    let Some(points) = route_points(user, i, mesh, name, &mut w.warnings)? else {
+        return Ok(());
+    };
+    if points.len() < 3 {
+        w.warnings.push(format!(
+            "{name}: a new route of {} points: not written (a route is a closed polygon on the ground, at least 3 points)",
+            points.len()
+        ));
+        return Ok(());
+    }
+    let pts: Vec<[f32; 3]> = points
+        .iter()
+        .map(|p| to_game(user.up, world.transform_point3(*p)).map(|v| v as f32))
+        .collect();
+    if pts.iter().flatten().any(|v| !v.is_finite()) {
+        return Err(node_err(name, "a new route's point is not finite"));
+    }
+    let k = w.mission.routes.len();
+    // The next id, past any the base uses (0..n−1 on shipped missions).
+    let id = w
+        .mission
+        .routes
+        .iter()
+        .map(|r| r.id.saturating_add(1))
+        .max()
+        .unwrap_or(0)
+        .max(k as u32);
+    w.warnings.push(format!(
+        "{name}: a new route, added as route {k} with id {id} and {} points",
+        pts.len()
+    ));
+    w.mission.routes.push(super::ir::Route { id, points: pts });
+    w.layers += 1;
     Ok(())
 }
 

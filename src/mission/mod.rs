@@ -26,6 +26,7 @@ pub mod ground;
 pub mod ir;
 pub mod layers;
 pub mod library;
+pub mod new;
 pub mod owners;
 pub mod pipeline;
 pub mod shapes;

@@ -251,3 +251,52 @@ pub fn map_dir(map_path: &str) -> Option<String> {
     };
     Some(dirs.join("\\"))
 }
+
+/// The Type word of a hero (mission-notes §2.5: the `.dat`'s second
+/// `u32`, also its locked `Type` property).
+pub const HERO_TYPE: u32 = 0x0102_0000;
+/// The folder of the shipped heroes' unit files (§5.5:
+/// `UNITS\UNITS\HERO\tut1_p.dat`), matched without case.
+pub const HERO_FOLDER: &str = "UNITS\\UNITS\\HERO\\";
+
+/// True when `o` is a hero (§5.5): a unit (kind 1) whose path is under
+/// [`HERO_FOLDER`] (either slash, any case), or whose `.dat` in `game`
+/// has the Type word [`HERO_TYPE`].
+pub fn is_hero(o: &PlacedObject, game: &Path) -> bool {
+    if o.kind != 1 {
+        return false;
+    }
+    let path = o.path_text().replace('/', "\\").to_ascii_uppercase();
+    if path.starts_with(HERO_FOLDER) {
+        return true;
+    }
+    find_in_game(game, &o.path_text())
+        .and_then(|p| crate::source::read_regular(&p, crate::output::MAX_UPDATE_BYTES).ok())
+        .and_then(|b| Some(u32::from_le_bytes(b.get(4..8)?.try_into().ok()?)))
+        == Some(HERO_TYPE)
+}
+
+/// The hero rule of a new mission (mission-notes §5.5: the player starts
+/// where the player clan's hero stands; there is no other start record):
+/// one `mission.hero` error for each player clan (type 1) of `m` that owns
+/// no hero ([`is_hero`]), naming the clan and how to add one.
+pub fn hero(m: &Mission, game: &Path) -> Vec<MissionError> {
+    let mut out = Vec::new();
+    for (i, c) in m.clans.iter().enumerate().filter(|(_, c)| c.kind == 1) {
+        let owns = m
+            .objects
+            .iter()
+            .any(|o| usize::try_from(o.clan).ok() == Some(i) && is_hero(o, game));
+        if !owns {
+            let name = crate::source::decode_name(&c.name);
+            out.push(MissionError::new(
+                "mission.hero",
+                Some(format!("clan {i} ({name})")),
+                format!(
+                    "the player's clan {name:?} owns no hero (a unit under {HERO_FOLDER} or whose .dat Type is {HERO_TYPE:#010x}): the game starts the player at the hero (mission-notes §5.5); place one from the asset library (Units, a hero) in the clan {name:?} and export again"
+                ),
+            ));
+        }
+    }
+    out
+}
