@@ -407,40 +407,7 @@ fn a_raised_hill_takes_land_map_along() {
         assert_eq!(changed as u64, n);
         // Only z changes.
         assert_eq!(after.cells, before.cells);
-        // In place: both files into the map's folder.
-        let game = tmp.path().join("game");
-        std::fs::create_dir(&game).unwrap();
-        for f in ["Land.msh", "Land.map", "Land1.wea", "Land2.wea"] {
-            std::fs::copy(src.join(f), game.join(f)).unwrap();
-        }
-        let o = gltf2msh(
-            tmp.path(),
-            &j,
-            &bin,
-            &[
-                "--base".as_ref(),
-                game.join("Land.msh").as_os_str(),
-                "--in-place".as_ref(),
-            ],
-        );
-        assert!(o.status.success(), "{}", common::stderr(&o));
-        assert_eq!(
-            std::fs::read(game.join("Land.msh")).unwrap(),
-            std::fs::read(out.join("Land.msh")).unwrap()
-        );
-        assert_eq!(
-            std::fs::read(game.join("Land.map")).unwrap(),
-            std::fs::read(out.join("Land.map")).unwrap()
-        );
-        strict_and_on_ground(&game.join("Land.msh"));
-        // Nothing else left behind (no journal, no temporary; the lock
-        // files stay, as every in-place run leaves them).
-        let left: Vec<_> = std::fs::read_dir(&game)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| !mshgltf::output::is_lock_file(p))
-            .collect();
-        assert_eq!(left.len(), 4, "{left:?}");
+        in_place(tmp.path(), &src, (&j, &bin), &out);
         // OUT2/Land.map exists: an output like any, refused without
         // --force before anything is written (Land.msh neither).
         let out2 = tmp.path().join("OUT2");
@@ -466,6 +433,45 @@ fn a_raised_hill_takes_land_map_along() {
         assert!(!out2.join("Land.msh").exists());
         assert_eq!(std::fs::read(out2.join("Land.map")).unwrap(), b"keep");
     }
+}
+
+/// `--in-place`: both files into a copy of the map's folder, the same bytes
+/// as the `-o` run wrote into `out`, nothing else left behind.
+fn in_place(tmp: &Path, src: &Path, (j, bin): (&serde_json::Value, &[u8]), out: &Path) {
+    // In place: both files into the map's folder.
+    let game = tmp.join("game");
+    std::fs::create_dir(&game).unwrap();
+    for f in ["Land.msh", "Land.map", "Land1.wea", "Land2.wea"] {
+        std::fs::copy(src.join(f), game.join(f)).unwrap();
+    }
+    let o = gltf2msh(
+        tmp,
+        j,
+        bin,
+        &[
+            "--base".as_ref(),
+            game.join("Land.msh").as_os_str(),
+            "--in-place".as_ref(),
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert_eq!(
+        std::fs::read(game.join("Land.msh")).unwrap(),
+        std::fs::read(out.join("Land.msh")).unwrap()
+    );
+    assert_eq!(
+        std::fs::read(game.join("Land.map")).unwrap(),
+        std::fs::read(out.join("Land.map")).unwrap()
+    );
+    strict_and_on_ground(&game.join("Land.msh"));
+    // Nothing else left behind (no journal, no temporary; the lock
+    // files stay, as every in-place run leaves them).
+    let left: Vec<_> = std::fs::read_dir(&game)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !mshgltf::output::is_lock_file(p))
+        .collect();
+    assert_eq!(left.len(), 4, "{left:?}");
 }
 
 /// A whole one-material primitive of the export given an A+B material (a

@@ -123,6 +123,14 @@ fn map_edit(corpus: &Path, blender: &Path, bpy: Option<&Path>, m: &str) {
         .count();
     assert_eq!(changed, 6);
     println!("{m} ({}): {text}", r["blender"]);
+    for l in r["reports"]["repaint"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l[0] == "WARNING")
+    {
+        println!("  warning: {}", l[1]);
+    }
     // The hill: Land.map beside, on the ground, strict.
     let text = info(&r, "hill");
     let hill_map = work.join("hill/Land.map");

@@ -114,13 +114,14 @@ pub fn follow_ground(map: &mut ArealMap, base: &Land, edited: &Land) -> FollowRe
         for (k, p) in areal.vertices.iter_mut().enumerate() {
             let (before, after) = (gb.height_at(p[0], p[1]), ge.height_at(p[0], p[1]));
             match (before, after) {
-                (b, Some(z)) if b.map(f32::to_bits) != Some(z.to_bits()) => {
-                    if z.to_bits() != p[2].to_bits() {
-                        rep.max_change = rep.max_change.max((z - p[2]).abs());
-                        p[2] = z;
-                        rep.moved_vertices += 1;
-                        changed = true;
-                    }
+                (b, Some(z))
+                    if b.map(f32::to_bits) != Some(z.to_bits())
+                        && z.to_bits() != p[2].to_bits() =>
+                {
+                    rep.max_change = rep.max_change.max((z - p[2]).abs());
+                    p[2] = z;
+                    rep.moved_vertices += 1;
+                    changed = true;
                 }
                 (Some(_), None) => rep.left_off.push((a, k)),
                 _ => {}

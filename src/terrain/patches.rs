@@ -176,8 +176,9 @@ pub fn split_borders(
             .filter(|(f, _)| !moved.contains(f))
             .min()
             .or_else(|| groups.iter().map(|(p, fs)| (fs[0], *p)).min())
-            .map(|(_, p)| p)
-            .expect("a shared vertex has faces");
+            .map(|(_, p)| p);
+        // A shared vertex has faces of two pairs at least.
+        let Some(stay) = stay else { continue };
         let pairs: Vec<(u8, u8)> = groups.keys().copied().collect();
         let keep = land.alpha_of(v);
         for (&p, faces) in groups {
