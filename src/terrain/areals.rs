@@ -177,3 +177,21 @@ pub fn describe_off(off: &[ArealVertex], max: usize) -> String {
     }
     s.join("; ")
 }
+
+/// Puts every areal vertex of `map` on `land`'s ground (a new map's
+/// Land.map, corpus convention `land_map`: "vertex z = LOD0 ground
+/// height"): z = [`Ground::height_at`] at its XY, exactly. Returns the
+/// `(areal, vertex)` pairs with no ground under them (z kept).
+pub fn place_on_ground(map: &mut ArealMap, land: &Land) -> Vec<(usize, usize)> {
+    let g = Ground::new(land);
+    let mut none = Vec::new();
+    for (a, areal) in map.areals.iter_mut().enumerate() {
+        for (k, p) in areal.vertices.iter_mut().enumerate() {
+            match g.height_at(p[0], p[1]) {
+                Some(z) => p[2] = z,
+                None => none.push((a, k)),
+            }
+        }
+    }
+    none
+}
