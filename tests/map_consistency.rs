@@ -163,7 +163,11 @@ fn areal_vertices_follow_a_height_edit_exactly() {
     }
     // A new map's areals put on the ground the same way.
     let mut placed = m0.clone();
-    placed.areals.iter_mut().flat_map(|a| a.vertices.iter_mut()).for_each(|p| p[2] = -9.0);
+    placed
+        .areals
+        .iter_mut()
+        .flat_map(|a| a.vertices.iter_mut())
+        .for_each(|p| p[2] = -9.0);
     assert!(areals::place_on_ground(&mut placed, &base).is_empty());
     assert_eq!(placed, m0);
     // No edit: nothing moves, the bytes stay.

@@ -19,7 +19,8 @@ Layout (as glTF-Blender-IO's): `ops_import` and `ops_export` hold the
 operators, thin over `imp` and `exp` (what an import and an export run);
 `com` holds what both share (preferences, converters, game folder); every
 difference between Blender versions is in `compat`. This file only
-registers. `units` and `missions` hold the unit and mission operators.
+registers. `units` and `missions` hold the unit and mission operators;
+`ground` the mission's Object > Drop to ground (Parkan).
 """
 
 bl_info = {
@@ -36,6 +37,7 @@ bl_info = {
 import bpy
 
 from . import compat
+from . import ground
 from . import missions
 from . import units
 from .com import ParkanPreferences
@@ -49,7 +51,7 @@ from .exp import export_gltf, model_collection  # noqa: F401
 
 classes = (ParkanPreferences, IMPORT_SCENE_OT_parkan_msh, EXPORT_SCENE_OT_parkan_msh,
            units.IMPORT_SCENE_OT_parkan_unit, missions.IMPORT_SCENE_OT_parkan_mission,
-           missions.EXPORT_SCENE_OT_parkan_mission)
+           missions.EXPORT_SCENE_OT_parkan_mission, ground.OBJECT_OT_parkan_drop_to_ground)
 
 
 def register():
@@ -61,9 +63,11 @@ def register():
     bpy.types.TOPBAR_MT_file_import.append(missions.menu_import)
     bpy.types.TOPBAR_MT_file_export.append(menu_export)
     bpy.types.TOPBAR_MT_file_export.append(missions.menu_export)
+    bpy.types.VIEW3D_MT_object.append(ground.menu_object)
 
 
 def unregister():
+    bpy.types.VIEW3D_MT_object.remove(ground.menu_object)
     bpy.types.TOPBAR_MT_file_export.remove(missions.menu_export)
     bpy.types.TOPBAR_MT_file_export.remove(menu_export)
     bpy.types.TOPBAR_MT_file_import.remove(missions.menu_import)

@@ -429,6 +429,13 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
         name="Replace existing file", default=False,
         description="Replace the chosen file if it exists (gltf2msh --force); off: an existing "
                     "file is kept and the export fails with a message")
+    drop_to_ground: BoolProperty(
+        name="Set moved objects on the ground", default=False,
+        description="Set every moved or copied object on the ground as the game places it "
+                    "(gltf2msh --drop-to-ground: a unit's lowest vertex on the terrain, trees and "
+                    "rocks keeping their height above it, a building on the mean ground of its "
+                    "outer ring); off: heights are written as they are, and each object left more "
+                    "than 0.25 off the ground is named in a warning")
 
     def invoke(self, context, event):
         coll = mission_collection(context)
@@ -445,6 +452,7 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
         else:
             self.layout.label(text="Make an object of the mission active", icon="ERROR")
         self.layout.prop(self, "replace_file")
+        self.layout.prop(self, "drop_to_ground")
 
     def run(self, context):
         from . import binary
@@ -477,6 +485,8 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
             cmd = [g2m, glb, "--base", base, "-o", out, "--report", rep]
             if self.replace_file:
                 cmd.append("--force")
+            if self.drop_to_ground:
+                cmd.append("--drop-to-ground")
             code, err = tools.run(cmd, lambda l: (print("parkan:", l), progress.line(l)))
             progress.step(text="done")
             if code != 0:
@@ -486,6 +496,10 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
                 r = json.load(f)
             said = reports.all_warnings(r)
             info, warnings = reports.mission_edit(r, out, base, unwritable_edits(coll, said))
+            set_down = [g for g in (r.get("import") or {}).get("ground") or []
+                        if isinstance(g, dict) and g.get("set") and abs(g.get("off") or 0) > 1e-3]
+            if set_down:
+                info += f"; {len(set_down)} object(s) set down on the ground"
             reports.finish(self, context, info, warnings)
             return {"FINISHED"}
         finally:

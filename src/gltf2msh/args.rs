@@ -120,6 +120,17 @@ pub struct Args {
     /// ([`RecoverArgs`]).
     #[arg(long, value_name = "FOLDER", exclusive = true)]
     pub recover: Option<PathBuf>,
+    /// With a mission base (data.tma): set every moved or new object on the
+    /// ground as the game places it (mission-notes §5.4): a unit's lowest
+    /// vertex on the terrain, scenery keeping its origin's offset above the
+    /// ground, a building on the mean ground of its .bas outer ring (kept
+    /// where it is when its start flag is set); units inside buildings are
+    /// not touched. Without it nothing is moved, and a warning names each
+    /// moved or new object left more than 0.25 above or below the ground.
+    /// Either way the --report's `ground` rows give each such object's z and
+    /// the rule's.
+    #[arg(long)]
+    pub drop_to_ground: bool,
 }
 
 /// `gltf2msh --recover FOLDER`, parsed on its own (the glTF input is not
@@ -211,6 +222,16 @@ impl Args {
                     o.display()
                 )));
             }
+        }
+        let mission_base = self.base.as_deref().is_some_and(|b| {
+            std::path::Path::new(b)
+                .extension()
+                .is_some_and(|x| x.eq_ignore_ascii_case("tma"))
+        });
+        if self.drop_to_ground && !mission_base {
+            return Err(usage(
+                "--drop-to-ground sets a mission's objects on the ground: it needs --base MISSIONS/.../data.tma",
+            ));
         }
         if !(1..=MAX_TEXTURE_SIDE).contains(&self.max_texture) {
             return Err(usage(format!(

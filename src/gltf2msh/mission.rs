@@ -8,6 +8,10 @@
 //! strict reader (§9 errors 1–5), every path inside the game folder, and
 //! the strict export of the new mission (every object resolves, every
 //! hosted unit's hall-way vertex exists: §9 errors 5–6; issue 36 item 7).
+//!
+//! Moved and new objects meet the ground rule of mission-notes §5.4
+//! ([`crate::mission::ground`]): `--drop-to-ground` sets them down, and
+//! without it each one left more than 0.25 off the ground is a warning.
 
 use std::path::Path;
 
@@ -75,8 +79,9 @@ pub(super) fn edit_mission(
     })?;
     let reference = scene_of(txn, base_path, &base, &game, &opts)
         .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
-    let w =
+    let mut w =
         back::apply(&doc, &base, &reference).map_err(|e| conversion(format!("{input}: {e}")))?;
+    let ground_rows = settle_on_ground(cli, txn, &mut w, &base, &reference, up, &game)?;
     let bytes = tma::write(&w.mission);
     if bytes != base_bytes {
         check_written(txn, base_path, &bytes, &game, &opts)
@@ -93,23 +98,75 @@ pub(super) fn edit_mission(
         eprintln!(
             "gltf2msh: wrote {} ({n_bytes} bytes; {})",
             out.display(),
-            summary(&w, unchanged)
+            summary(&w, unchanged, &ground_rows)
         );
     }
     super::console::print_warnings(cli, &w.warnings);
+    let set = set_count(&ground_rows);
     Ok(
         serde_json::json!({"kind": "mission", "unchanged": unchanged, "moved": w.moved,
         "edited": w.edited, "deleted": w.deleted, "added": w.added, "layers": w.layers,
-        "warnings": w.warnings}),
+        "set_on_ground": set, "ground": ground_rows, "warnings": w.warnings}),
     )
 }
 
-fn summary(w: &back::Written, unchanged: bool) -> String {
+/// The ground rule over the moved and new objects of `w`
+/// ([`crate::mission::ground::settle`]): with `--drop-to-ground` their z
+/// set on the ground, without a warning for each left off it; the map and
+/// the files the rule reads are inputs of `txn`. Returns the report's
+/// `ground` rows.
+fn settle_on_ground(
+    cli: &Args,
+    txn: &mut Transaction,
+    w: &mut back::Written,
+    base: &Mission,
+    reference: &GltfFile,
+    up: crate::convention::Up,
+    game: &Path,
+) -> Result<Vec<serde_json::Value>, RunError> {
+    use crate::mission::ground;
+    let (land, map) =
+        ground::load_land(game, base).map_err(|e| conversion(format!("base map: {e}")))?;
+    txn.add_input(&map);
+    let mut footings = ground::Footings::new(reference, up, game);
+    let rows = ground::settle(w, base, &land, &mut footings, cli.drop_to_ground);
+    for f in &footings.inputs {
+        txn.add_input(f);
+    }
+    if !cli.quiet {
+        let moved = |r: &&serde_json::Value| {
+            r["set"] == true && r["off"].as_f64().is_some_and(|d| d.abs() > 1e-3)
+        };
+        for r in rows.iter().filter(moved) {
+            eprintln!(
+                "gltf2msh: {}: set down on the ground: z {:.2} -> {:.2} ({})",
+                r["node"].as_str().unwrap_or("?"),
+                r["z"].as_f64().unwrap_or(0.0),
+                r["ground_z"].as_f64().unwrap_or(0.0),
+                r["rule"].as_str().unwrap_or("")
+            );
+        }
+    }
+    Ok(rows)
+}
+
+/// The rows whose object `--drop-to-ground` moved (by more than 1e-3).
+fn set_count(rows: &[serde_json::Value]) -> usize {
+    rows.iter()
+        .filter(|r| r["set"] == true && r["off"].as_f64().is_some_and(|d| d.abs() > 1e-3))
+        .count()
+}
+
+fn summary(w: &back::Written, unchanged: bool, ground: &[serde_json::Value]) -> String {
     if unchanged {
         return "unchanged".to_string();
     }
+    let set = match set_count(ground) {
+        0 => String::new(),
+        n => format!(" ({n} set down on the ground)"),
+    };
     format!(
-        "{} objects moved, {} edited, {} deleted, {} added; {} lodes, clan bases, zones and routes moved{}",
+        "{} objects moved, {} edited, {} deleted, {} added{set}; {} lodes, clan bases, zones and routes moved{}",
         w.moved,
         w.edited,
         w.deleted,

@@ -63,6 +63,22 @@ pub struct Written {
     pub edited: usize,
     /// Lodes, clan bases, zones and routes moved.
     pub layers: usize,
+    /// Where each object of `mission.objects` came from (same order), for
+    /// the ground rule ([`super::ground::settle`]).
+    pub origins: Vec<Origin>,
+}
+
+/// Where a written object came from: its node, the base object it was
+/// read from (`None`: a new object with no base record) and whether it is
+/// new (a copy).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin {
+    /// The node's name.
+    pub node: String,
+    /// The index of the base object it was read from.
+    pub base: Option<usize>,
+    /// A new object (a copy, or one with no base record).
+    pub new: bool,
 }
 
 pub(super) fn node_err(node: &str, detail: impl Into<String>) -> MissionError {
@@ -724,6 +740,7 @@ fn placed_objects(
     // (copies get Blender's ".001"), then the first.
     placed.sort_by_key(|(i, _)| (name_of(*i).len(), *i));
     let mut originals: Vec<Option<PlacedObject>> = vec![None; base.objects.len()];
+    let mut names = vec![String::new(); base.objects.len()];
     let mut copies = Vec::new();
     for (i, world) in placed {
         let name = name_of(i);
@@ -748,6 +765,7 @@ fn placed_objects(
                 w.moved += usize::from(moved);
                 w.edited += usize::from(fields_edited);
                 originals[index] = Some(o);
+                names[index] = name.to_string();
             }
             // A copy counts once, as added (its place is its own).
             Some(_) => copies.push((i, name.to_string(), index, o)),
@@ -755,6 +773,16 @@ fn placed_objects(
     }
     add_copies(w, &originals, copies);
     w.deleted = originals.iter().filter(|o| o.is_none()).count();
+    let mut origins: Vec<Origin> = (0..originals.len())
+        .filter(|&k| originals[k].is_some())
+        .map(|k| Origin {
+            node: std::mem::take(&mut names[k]),
+            base: Some(k),
+            new: false,
+        })
+        .collect();
+    origins.append(&mut w.origins);
+    w.origins = origins;
     let mut objects: Vec<PlacedObject> = originals.into_iter().flatten().collect();
     objects.append(&mut w.mission.objects);
     w.mission.objects = objects;
@@ -840,7 +868,13 @@ fn add_copies(
         .unwrap_or(0)
         .max(0);
     w.mission.objects.clear();
+    w.origins.clear();
     for (_, name, index, mut o) in copies {
+        w.origins.push(Origin {
+            node: name.clone(),
+            base: Some(index),
+            new: true,
+        });
         let mut id = String::new();
         if o.is_owned() {
             next += 1;

@@ -21,6 +21,7 @@
 pub mod back;
 pub mod extras;
 pub mod gltf;
+pub mod ground;
 pub mod ir;
 pub mod layers;
 pub mod owners;

@@ -10,6 +10,7 @@
 //! [`pipeline`].
 
 pub mod assemble;
+pub mod bas;
 /// The way back of clips and assembled units, part of the model import
 /// ([`crate::gltf_import::clips`]).
 pub use crate::gltf_import::clips as back;

@@ -591,7 +591,7 @@ impl<'de> Visitor<'de> for ElemSeed<'_, '_> {
 
 /// Deepest nesting of arrays and objects an `extras` may have: below
 /// serde_json's recursion limit (128), so that the tree of every accepted
-/// `extras` is made as read ([`tree_of`]), never a `null` in its place.
+/// `extras` is made as read, never a `null` in its place.
 pub const MAX_EXTRAS_DEPTH: usize = 127;
 
 /// Refuses an `extras` text nested deeper than [`MAX_EXTRAS_DEPTH`]
