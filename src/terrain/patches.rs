@@ -137,7 +137,7 @@ fn border_alpha(p: (u8, u8), others: &[(u8, u8)], keep: f32) -> f32 {
 /// whose class changed; all moved: the first face) keeps the vertex, every
 /// other pair gets a copy appended to Res3, Res4, Res5, Res18 and Res14
 /// (the same position, normal and UVs) and its faces are pointed at it. A
-/// copy's Res14 alpha follows [`border_alpha`]; the vertex that stays
+/// copy's Res14 alpha follows the border rule (terrain-notes §5.1: 0 next to first-material ground, 1 next to second-material ground, 1 on a one-material side); the vertex that stays
 /// keeps its alpha unless `alpha_kept` (vertices whose alpha the user set)
 /// lacks it and its pair is a two-material one, when the rule sets it too.
 ///
