@@ -212,11 +212,11 @@ fn reports(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
     // The repaint says so.
     let info = lines(&r, "repaint", "INFO").join("\n");
     let faces: usize = info
-        .split(" repainted faces")
+        .split(" faces repainted")
         .next()
         .and_then(|h| h.rsplit(' ').next())
         .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no repainted faces in {info}"));
+        .unwrap_or_else(|| panic!("no \"N faces repainted\" in {info}"));
     assert!(faces > 0, "{info}");
     assert!(
         info.starts_with(&format!("Wrote {}", s(&work.join("Land_edit.msh")))),

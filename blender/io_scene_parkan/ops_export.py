@@ -61,7 +61,8 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
     install: BoolProperty(
         name="Install into the game", default=False,
         description="Write the edit into the game's own archive (and its libraries) in place, "
-                    "locked from read to commit (gltf2msh --in-place); the chosen file is not used")
+                    "locked from read to commit (gltf2msh --in-place); a map: its Land.msh and "
+                    "Land.map in the map's folder; the chosen file is not used")
     replace_file: BoolProperty(
         name="Replace existing file", default=False,
         description="Replace the chosen file if it exists (gltf2msh --force); off: an existing "

@@ -78,9 +78,7 @@ def model_edit(r, target, installed, entry=""):
     warnings = all_warnings(r)
     edited_libs = libs.get("materials") or libs.get("textures") or libs.get("new_textures")
     if "repainted_faces" in imp:  # a map (terrain::import report)
-        what = (f"{imp.get('moved_vertices', 0)} moved vertices, {imp.get('repainted_faces', 0)} "
-                f"repainted faces, {imp.get('alpha_changed', 0)} alpha and "
-                f"{imp.get('uv_changed', 0)} UV edits")
+        what = map_what(imp)
     else:
         what = (f"{imp.get('moved_vertices', 0)} moved / {imp.get('new_vertices', 0)} new "
                 f"vertices, tracks changed {imp.get('changed_tracks', [])}")
@@ -91,15 +89,36 @@ def model_edit(r, target, installed, entry=""):
     if imp.get("unchanged") and not edited_libs:
         what = "unchanged"
     files = [target]
+    land_map = (imp.get("land_map") or {}).get("written")
+    if land_map:  # the map's Land.map, its areals on the edited ground
+        files.append(str(land_map))
     if imp.get("control_points") and target.lower().endswith(".msh"):
         files.append(os.path.splitext(target)[0] + ".cpt")
     lib_files = [str(p) for p in libs.get("written") or []]
-    where = (f"Installed into {target}" + (f" (entry {entry} replaced in place)" if entry else "")
+    where = (f"Installed into {', '.join(files)}" + (f" (entry {entry} replaced in place)" if entry else "")
              if installed else f"Wrote {', '.join(files)}")
     if lib_files:
         where += f" and {', '.join(lib_files)}"
     lt = _library_text(libs)
     return f"{where} ({what}{'; ' + lt if lt else ''}; {warning_count(warnings)})", warnings
+
+
+def map_what(imp):
+    """What a map edit changed (terrain::import report and its land_map
+    object): moved vertices, "N faces repainted", the patch border
+    vertices split for two-material faces (terrain-notes §1.7), alpha and
+    UV edits, and the Land.map areal vertices that follow the ground."""
+    what = (f"{imp.get('moved_vertices', 0)} moved vertices, "
+            f"{imp.get('repainted_faces', 0)} faces repainted")
+    if imp.get("split_vertices"):
+        what += (f", {imp['split_vertices']} patch border vertices split "
+                 f"({imp.get('patch_copies', 0)} copies, {imp.get('patch_alpha_set', 0)} alpha set)")
+    what += f", {imp.get('alpha_changed', 0)} alpha and {imp.get('uv_changed', 0)} UV edits"
+    lm = imp.get("land_map") or {}
+    if lm.get("written"):
+        what += (f", Land.map: {lm.get('moved_vertices', 0)} areal vertices of "
+                 f"{lm.get('changed_areals', 0)} areals follow the ground")
+    return what
 
 
 def kept_text(folded, changes):

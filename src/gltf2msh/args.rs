@@ -80,7 +80,9 @@ pub struct Args {
     pub game_dir: Option<PathBuf>,
     /// Change the game's files themselves: with --game-dir its libraries;
     /// with --base ARCHIVE:ENTRY and no -o (or -o the archive) the archive,
-    /// locked from read to commit (a mod needs no copying by hand).
+    /// locked from read to commit (a mod needs no copying by hand); with
+    /// --base MAPS/.../Land.msh and no -o the map's Land.msh and (when its
+    /// areal heights follow the edit) Land.map, one commit.
     #[arg(long)]
     pub in_place: bool,
     /// With --game-dir: texture depth: auto (565 opaque, 8888 with alpha),
@@ -172,6 +174,19 @@ impl Args {
         }
     }
 
+    /// The bare base file of `--base FILE --in-place` with no `-o` and no
+    /// `--game-dir` (a map's Land.msh, whose Land.map goes along): the
+    /// file is then replaced in place. `None` otherwise.
+    pub fn base_file_in_place(&self) -> Option<std::path::PathBuf> {
+        if !self.in_place || self.output.is_some() || self.game_dir.is_some() {
+            return None;
+        }
+        match crate::source::parse_input(self.base.as_deref()?) {
+            crate::source::InputSpec::File(p) if !self.base_is_unit_file() => Some(p),
+            _ => None,
+        }
+    }
+
     /// True when `--base` names a unit file (`.dat`): `--in-place` then
     /// changes the archives of its edited parts.
     pub fn base_is_unit_file(&self) -> bool {
@@ -194,9 +209,10 @@ impl Args {
             && self.game_dir.is_none()
             && self.base_in_place().is_none()
             && !self.base_is_unit_file()
+            && self.base_file_in_place().is_none()
         {
             return Err(usage(
-                "--in-place changes the game's libraries (with --game-dir), the base archive (with --base ARCHIVE:ENTRY and no other -o) or a unit's part archives (with --base UNITS/.../x.dat): give one of them",
+                "--in-place changes the game's libraries (with --game-dir), the base archive (with --base ARCHIVE:ENTRY and no other -o), a unit's part archives (with --base UNITS/.../x.dat) or a map's Land.msh and Land.map (with --base MAPS/.../Land.msh and no -o): give one of them",
             ));
         }
         if self.in_place && self.base_is_unit_file() {

@@ -91,6 +91,12 @@ pub(super) fn run(
         if source::classify(&bytes) == FileKind::Terrain {
             return edit_map(cli, txn, &p, &bytes);
         }
+        if cli.base_file_in_place().is_some() {
+            return Err(usage(format!(
+                "--in-place with the bare base {}: only a map's Land.msh is changed in place (a model goes into its archive with --base ARCHIVE:ENTRY --in-place, or to a new file with -o)",
+                p.display()
+            )));
+        }
         if source::is_mission_file(&bytes, p.as_os_str().as_encoded_bytes()) {
             return super::mission::edit_mission(cli, txn, &p, &bytes);
         }
@@ -334,31 +340,51 @@ fn base_siblings(base: &Base) -> crate::unit::siblings::Siblings {
 }
 
 /// `--base Land.msh`: a map (recognised by its streams) rebuilt with the
-/// glTF's edits (terrain-notes §4.6).
+/// glTF's edits (terrain-notes §4.6). Its Land.map follows the edited
+/// ground ([`map_follow`]): `OUT.map` beside `-o OUT.msh` when an areal
+/// vertex moved; with `--in-place` (no `-o`) both files replace the map's
+/// own, locked from read to commit, in one journaled transaction.
 fn edit_map(
     cli: &Args,
     txn: &mut Transaction,
     base_path: &Path,
     base_bytes: &[u8],
 ) -> Result<serde_json::Value, RunError> {
-    let out = cli
-        .output
-        .clone()
-        .unwrap_or_else(|| cli.input.with_extension("msh"));
+    let in_place = cli.base_file_in_place().is_some();
+    let out = match (&cli.output, in_place) {
+        (_, true) => base_path.to_path_buf(),
+        (Some(o), false) => o.clone(),
+        (None, false) => cli.input.with_extension("msh"),
+    };
     if cli.game_dir.is_some() {
         return Err(usage(
             "--game-dir with a map base: a map's materials are not written (give --game-dir with a model base)",
         ));
     }
-    txn.add_input(base_path);
+    // In place: the base read again under its lock (the bytes edited are
+    // the bytes replaced).
+    let locked;
+    let base_bytes = if in_place {
+        locked = txn
+            .open_for_update(base_path)
+            .map_err(output_fail)?
+            .ok_or_else(|| usage(format!("base {}: no such file", base_path.display())))?;
+        &locked[..]
+    } else {
+        txn.add_input(base_path);
+        base_bytes
+    };
     // Repaints are checked against the map's Land1.wea (an input too).
     let land1 = terrain::import::land1_beside(base_path, cli.max_work)
         .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
     if let Some(p) = &land1.path {
         txn.add_input(p);
     }
+    let map_in = map_beside(cli, txn, base_path, in_place)?;
     let (doc, _) = load_doc(cli, txn)?;
-    claim(txn, &out, " (choose another output with -o)")?;
+    if !in_place {
+        claim(txn, &out, " (choose another output with -o)")?;
+    }
     let base = terrain::read::decode(base_bytes)
         .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
     terrain::import::check_base(&base)
@@ -370,13 +396,44 @@ fn edit_map(
     rep.warnings.extend(land1.warning);
     let bytes = terrain::write::encode(&land)
         .map_err(|e| conversion(format!("the edited map is invalid: {e}")))?;
+    // The strict reader's checks on the written bytes, before the commit.
+    terrain::read::decode(&bytes)
+        .map_err(|e| conversion(format!("the edited map does not read back: {e}")))
+        .and_then(|l| {
+            terrain::validate::validate(&l, terrain::Mode::Strict)
+                .map_err(|e| conversion(format!("the edited map breaks a strict rule: {e}")))
+        })?;
+    let follow = map_follow(
+        map_in,
+        (&base, &land),
+        &out,
+        in_place,
+        (&mut rep.warnings, &mut rep.notes),
+    )?;
+    if let Some((path, b, _)) = &follow.staged {
+        if !in_place {
+            claim(
+                txn,
+                path,
+                " (the edited map's Land.map goes beside the output Land.msh; choose another output folder with -o)",
+            )?;
+        }
+        txn.stage(path, b.clone()).map_err(output_fail)?;
+    }
     commit_one(cli, txn, &out, bytes, rep.unchanged, || {
         format!(
-            "{} moved vertices, {} repainted faces, {} alpha and {} UV edits, squares rebuilt {:?}{}",
+            "{} moved vertices, {} faces repainted, {} alpha and {} UV edits{}, squares rebuilt {:?}{}",
             rep.moved_vertices,
             rep.repainted_faces,
             rep.alpha_changed,
             rep.uv_changed,
+            match rep.split_vertices {
+                0 => String::new(),
+                n => format!(
+                    ", {n} patch border vertices split ({} copies, {} alpha set)",
+                    rep.patch_copies, rep.patch_alpha_set
+                ),
+            },
             rep.changed_squares,
             match rep.material_edits_dropped + rep.scene_edits_dropped {
                 0 => String::new(),
@@ -384,13 +441,168 @@ fn edit_map(
             }
         )
     })?;
+    if let (Some((path, b, what)), false) = (&follow.staged, cli.quiet) {
+        eprintln!(
+            "gltf2msh: wrote {} ({} bytes; {what})",
+            path.display(),
+            b.len()
+        );
+    }
     super::console::print_warnings(cli, &rep.warnings);
     if cli.verbose {
         for n in &rep.notes {
             eprintln!("gltf2msh: note: {n}");
         }
     }
-    Ok(serde_json::to_value(&rep).unwrap_or_default())
+    let mut v = serde_json::to_value(&rep).unwrap_or_default();
+    v["land_map"] = follow.report;
+    Ok(v)
+}
+
+/// The base's Land.map (`<stem>.map` beside it, any case): its path and
+/// bytes, or `None` when there is none. An input of the run, or with
+/// `--in-place` opened for update (locked until the commit); its parse is
+/// counted against `--max-work` first.
+///
+/// # Errors
+/// The lock or read failure; `limits.work`.
+fn map_beside(
+    cli: &Args,
+    txn: &mut Transaction,
+    base_path: &Path,
+    in_place: bool,
+) -> Result<Option<(PathBuf, Vec<u8>)>, RunError> {
+    let dir = base_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let stem = base_path
+        .file_stem()
+        .map_or_else(|| "Land".into(), |s| s.to_string_lossy().into_owned());
+    let Some(p) = source::file_any_case(dir, &format!("{stem}.map")) else {
+        return Ok(None);
+    };
+    let bytes = if in_place {
+        txn.open_for_update(&p).map_err(output_fail)?
+    } else {
+        txn.add_input(&p);
+        source::read_regular(&p, crate::output::MAX_UPDATE_BYTES).ok()
+    };
+    let Some(bytes) = bytes else { return Ok(None) };
+    let (units, what) = terrain::source::sibling_work(true, &bytes);
+    if units > cli.max_work {
+        return Err(conversion(format!(
+            "{}: {what} make {units} work units, over the budget of {} (docs/safety.md \"Bounded work\"; raise it with --max-work)",
+            p.display(),
+            cli.max_work
+        )));
+    }
+    Ok(Some((p, bytes)))
+}
+
+/// What [`map_follow`] stages and reports.
+struct MapFollow {
+    /// `(path, bytes, what)` of the Land.map to write, when it changed.
+    staged: Option<(PathBuf, Vec<u8>, String)>,
+    /// The report's `land_map` object.
+    report: serde_json::Value,
+}
+
+/// Land.map's areal vertices made to follow the edited ground
+/// (`terrain::areals::follow_bytes`, terrain-notes §2): written as
+/// `<out stem>.map` beside `out` (in place: over the base's Land.map) when
+/// a vertex moved, checked by the
+/// strict Land.map reader first. Areal vertices the edit left with no
+/// ground under them are a warning naming each (ones off the ground in the
+/// base already, where it did not change, a note); a base without a
+/// (readable) Land.map is a warning when the map changed.
+///
+/// # Errors
+/// The written Land.map fails the strict reader (a bug: refused).
+fn map_follow(
+    map_in: Option<(PathBuf, Vec<u8>)>,
+    (base, land): (&terrain::Land, &terrain::Land),
+    out: &Path,
+    in_place: bool,
+    (warnings, notes): (&mut Vec<String>, &mut Vec<String>),
+) -> Result<MapFollow, RunError> {
+    let none = |why: &str, warnings: &mut Vec<String>| {
+        if land != base {
+            warnings.push(format!(
+                "Land.map {why}: its areal heights do not follow the edit"
+            ));
+        }
+        MapFollow {
+            staged: None,
+            report: serde_json::json!({"written": null, "why": why}),
+        }
+    };
+    let Some((path, bytes)) = map_in else {
+        return Ok(none("not found beside the base", warnings));
+    };
+    let (new, m, rep) = match terrain::areals::follow_bytes(&bytes, base, land) {
+        Ok(r) => r,
+        Err(e) => {
+            return Ok(none(
+                &format!("{} does not read ({e})", path.display()),
+                warnings,
+            ))
+        }
+    };
+    // Left off by the edit (no ground under them now): a warning naming
+    // each; off the ground already in the base, where the ground did not
+    // change: a note (`-v`).
+    let (left, before): (Vec<_>, Vec<_>) = terrain::areals::off_ground(&m, land)
+        .into_iter()
+        .partition(|v| rep.left_off.contains(&(v.areal, v.vertex)));
+    if !left.is_empty() {
+        warnings.push(format!(
+            "{} Land.map areal vertices are left off the ground: the edited map has no ground under them (they keep their height): {}",
+            left.len(),
+            terrain::areals::describe_off(&left, 20)
+        ));
+    }
+    if !before.is_empty() {
+        notes.push(format!(
+            "{} Land.map areal vertices were off the ground (more than {}) in the base already and their ground did not change (kept): {}",
+            before.len(),
+            terrain::areals::AREAL_Z_TOLERANCE,
+            terrain::areals::describe_off(&before, 20)
+        ));
+    }
+    let off = left.len() + before.len();
+    // In place: the map's own Land.map (as its name is spelled on disk).
+    let target = if in_place {
+        path.clone()
+    } else {
+        out.with_extension("map")
+    };
+    let mut report = serde_json::json!({
+        "source": path.display().to_string(),
+        "written": null,
+        "moved_vertices": rep.moved_vertices,
+        "changed_areals": rep.changed_areals,
+        "max_change": rep.max_change,
+        "off_ground": off,
+        "left_off": left.len(),
+    });
+    let Some(b) = new else {
+        return Ok(MapFollow {
+            staged: None,
+            report,
+        });
+    };
+    terrain::map::decode(&b)
+        .map_err(|e| conversion(format!("the edited Land.map does not read back: {e}")))?;
+    report["written"] = serde_json::json!(target.display().to_string());
+    let what = format!(
+        "{} areal vertices of {} areals follow the ground, by up to {}",
+        rep.moved_vertices, rep.changed_areals, rep.max_change
+    );
+    Ok(MapFollow {
+        staged: Some((target, b, what)),
+        report,
+    })
 }
 
 /// Stages `bytes` as `out`, commits the run's transaction and, unless

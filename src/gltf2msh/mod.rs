@@ -118,7 +118,7 @@ fn plan_run(cli: &Args) -> Result<Transaction, RunError> {
     if let Some(b) = cli.base.as_deref() {
         let (InputSpec::File(p) | InputSpec::Entry { archive: p, .. }) = source::parse_input(b);
         // The base archive: an input, or reserved for its in-place edit.
-        if cli.base_in_place().is_some() {
+        if cli.base_in_place().is_some() || cli.base_file_in_place().is_some() {
             txn.plan().reserve_update(&p);
         } else {
             txn.add_input(&p);

@@ -13,9 +13,14 @@
 //! - changed COLOR_0 alpha (through Blender: TEXCOORD_2.y) → Res14; changed
 //!   UVs → Res5/Res18.
 //!
+//! - a repaint next to a two-material patch → the border vertices split,
+//!   one copy per side ([`super::patches::split_borders`]).
+//!
 //! Topology edits (faces added or removed, new vertices) are refused.
-//! When the map's XY extent or its water changes, a warning says that
-//! Land.map may be stale (it is kept as is).
+//! When the map's XY extent or its water changes, a warning names what
+//! changed and says that Land.map's polygons may be stale (kept as they
+//! are); the areal vertices' heights follow the ground through
+//! [`super::areals::follow_ground`], called by `gltf2msh`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -23,7 +28,7 @@ use serde_json::Value;
 
 use super::derive;
 use super::ir::*;
-use super::{validate, Mode, TerrainError};
+use super::{patches, validate, Mode, TerrainError};
 use crate::convention::{axes, Up};
 use crate::gltf_import::read::{arr, Elem};
 use crate::gltf_import::{material_edits, GltfFile};
@@ -48,6 +53,15 @@ pub struct TerrainImportReport {
     /// whole, a mesh that is not a terrain node): not written, each a
     /// warning.
     pub scene_edits_dropped: usize,
+    /// Base vertices shared across a two-material patch border after the
+    /// repaint, split into one copy per side (terrain-notes §1.7,
+    /// [`super::patches::split_borders`]).
+    pub split_vertices: usize,
+    /// Vertex copies the split appended (Res3/4/5/18/14 grow by this).
+    pub patch_copies: usize,
+    /// Copies whose Res14 alpha the border rule set (0 next to
+    /// first-material ground, 1 next to second-material ground).
+    pub patch_alpha_set: usize,
     /// Squares whose cells were rebuilt.
     pub changed_squares: Vec<usize>,
     /// Warnings (Land.map may be stale, conflicting vertex copies, ...).
@@ -600,7 +614,12 @@ fn apply_vertices(land: &mut Land, ed: &Edits, rep: &mut TerrainImportReport) ->
 
 /// Error-level rules of the strict validator that the import repairs
 /// itself (it regenerates Res11 for every cell).
-const REPAIRED: [&str; 2] = ["terrain.res11_range", "terrain.res11_permutation"];
+const REPAIRED: [&str; 3] = [
+    "terrain.res11_range",
+    "terrain.res11_permutation",
+    // Split by the import (patches::split_borders).
+    "terrain.patch_vertices",
+];
 
 /// Checks that `base` can be rebuilt: every error-level rule of
 /// [`validate::check`] (terrain-notes §5.2: vertex indices inside Res3,
@@ -780,6 +799,13 @@ pub fn import_with_land1(
     let repainted = apply_faces(&mut land, &ed, &lods, (&skipped, land1_rows), &mut rep)?;
     split_warnings(&ed, &mut rep.warnings);
     let moved_faces = apply_vertices(&mut land, &ed, &mut rep);
+    // A repaint next to a two-material patch: its border vertices stored
+    // once per side (terrain-notes §1.7), also for a base that shares them.
+    let alpha_kept: BTreeSet<usize> = ed.alpha.keys().copied().collect();
+    let split = patches::split_borders(&mut land, &repainted, &alpha_kept)?;
+    rep.split_vertices = split.split_vertices;
+    rep.patch_copies = split.new_vertices;
+    rep.patch_alpha_set = split.alpha_set;
     let squares = squares_of(&land, &moved_faces);
     derive::cell_boxes(&mut land, &squares);
     if !moved_faces.is_empty() {
@@ -902,14 +928,39 @@ fn stale_map_warning(
         land.faces[i]
             .v
             .iter()
-            .any(|&v| land.positions[usize::from(v)] != base.positions[usize::from(v)])
+            // A patch split's copy (past the base's vertices) sits where
+            // its original is: the original tells whether it moved.
+            .any(|&v| {
+                base.positions
+                    .get(usize::from(v))
+                    .is_some_and(|b| *b != land.positions[usize::from(v)])
+            })
     });
     let water_class = water_faces(land) != water_faces(base)
         || repainted
             .iter()
             .any(|&i| land.faces[i].is_water() != base.faces[i].is_water());
-    if extent || water_moved || water_class {
-        rep.warnings.push("the map's XY extent or its water changed: Land.map (navigation areals) may be stale; it is kept as is".into());
+    let mut what = Vec::new();
+    if extent {
+        what.push(format!(
+            "its XY extent changed ({:?}..{:?} -> {:?}..{:?})",
+            &b0[..2],
+            &b1[..2],
+            &n0[..2],
+            &n1[..2]
+        ));
+    }
+    if water_moved {
+        what.push("water or liquid-bed vertices moved".to_string());
+    }
+    if water_class {
+        what.push("faces were repainted to or from water or liquid bed".to_string());
+    }
+    if !what.is_empty() {
+        rep.warnings.push(format!(
+            "{}: Land.map's navigation polygons (their XY outlines, lake areals and links) may be stale; they are kept as they are, since they cannot be regenerated faithfully (terrain-notes §3); only their vertices' heights follow the ground",
+            what.join(", ")
+        ));
     }
 }
 

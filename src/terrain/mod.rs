@@ -7,6 +7,7 @@
 //! ([`export`]) and back ([`import`], [`write`](mod@write)). A terrain file is recognised
 //! by its streams ([`crate::source::looks_like_terrain`]), never by its name.
 
+pub mod areals;
 pub mod batch;
 pub mod convert;
 pub mod derive;
@@ -15,6 +16,7 @@ pub mod ground;
 pub mod import;
 pub mod ir;
 pub mod map;
+pub mod patches;
 pub mod read;
 pub mod source;
 pub mod validate;

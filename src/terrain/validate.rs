@@ -10,7 +10,9 @@
 //! `terrain.slot_word`, `terrain.slot_range`, `terrain.slot_chain`,
 //! `terrain.face_vertex_range`, `terrain.neighbour_range`,
 //! `terrain.neighbour_mutual`, `terrain.res11_range`,
-//! `terrain.res11_permutation`, `terrain.float.non_finite`. Everything else
+//! `terrain.res11_permutation`, `terrain.float.non_finite`,
+//! `terrain.patch_vertices` (a two-material patch's border vertex shared
+//! with a face of another pair: [`super::patches`]). Everything else
 //! is a warning (retail data satisfies it; edited or seed-style files may
 //! not).
 
@@ -95,6 +97,17 @@ pub fn check(land: &Land) -> Findings {
     adjacency(land, &mut f);
     draw_order(land, &mut f);
     vertices(land, &mut f);
+    // Rule `terrain.patch_vertices` (terrain-notes §1.7, §5.1): only on
+    // faces whose vertices are all in range (rule 5 reports the rest).
+    if !f
+        .errors
+        .iter()
+        .any(|e| e.rule == "terrain.face_vertex_range")
+    {
+        for e in super::patches::check(land) {
+            f.error(e);
+        }
+    }
     f
 }
 
