@@ -36,6 +36,7 @@ bl_info = {
 import bpy
 
 from . import compat
+from . import install
 from . import missions
 from . import units
 from .com import ParkanPreferences
@@ -49,7 +50,7 @@ from .exp import export_gltf, model_collection  # noqa: F401
 
 classes = (ParkanPreferences, IMPORT_SCENE_OT_parkan_msh, EXPORT_SCENE_OT_parkan_msh,
            units.IMPORT_SCENE_OT_parkan_unit, missions.IMPORT_SCENE_OT_parkan_mission,
-           missions.EXPORT_SCENE_OT_parkan_mission)
+           missions.EXPORT_SCENE_OT_parkan_mission, install.PARKAN_OT_restore_game)
 
 
 def register():
@@ -61,9 +62,11 @@ def register():
     bpy.types.TOPBAR_MT_file_import.append(missions.menu_import)
     bpy.types.TOPBAR_MT_file_export.append(menu_export)
     bpy.types.TOPBAR_MT_file_export.append(missions.menu_export)
+    bpy.types.TOPBAR_MT_file_export.append(install.menu_export)
 
 
 def unregister():
+    bpy.types.TOPBAR_MT_file_export.remove(install.menu_export)
     bpy.types.TOPBAR_MT_file_export.remove(missions.menu_export)
     bpy.types.TOPBAR_MT_file_export.remove(menu_export)
     bpy.types.TOPBAR_MT_file_import.remove(missions.menu_import)

@@ -164,12 +164,16 @@ def prepare_base(op, context, g2m, out, tmp):
     export(op, context, glb, coll, ex, selection=False)
     if held.kept and edits.patch_glb(glb, held.kept):
         raise tools.ToolError(edits.refusal(held.changes, scene.frame_current))
-    if op.install and os.path.exists(base):
+    # A map's Land.msh is installed over itself (and its Land.map beside it).
+    is_map = bool(ex.get("terrain"))
+    if op.install and os.path.exists(base) and not is_map:
         raise tools.ToolError(f"Install into the game needs a model from an archive "
                               f"(ARCHIVE:ENTRY base); {base} is a bare model")
-    # Installing: the base archive itself, in place.
+    # Installing: the base archive (or the map) itself, in place; the game's
+    # originals are kept (install.py).
     target = arch if op.install else out
-    op._wrote = ("model", target, base.rpartition(":")[2] if op.install else "")
+    entry = base.rpartition(":")[2] if op.install and not is_map else ""
+    op._wrote = ("model", target, entry)
     cmd = [g2m, glb, "--base", base, "-o", target, "--fps", repr(fps_for(op, ex))]
     if op.install:
         cmd.append("--in-place")
@@ -177,7 +181,6 @@ def prepare_base(op, context, g2m, out, tmp):
     gd = bpy.path.abspath(op.game_dir) if op.game_dir else (imported or game_dir(context, ""))
     # A map's materials are Land1.wea rows, never library entries: gltf2msh
     # refuses --game-dir with a map base, so a map edit goes without it.
-    is_map = bool(ex.get("terrain"))
     if gd and os.path.isdir(gd) and not is_map and tools.supports(g2m, "--game-dir"):
         # Material and texture edits go into the game's libraries (copies
         # beside the output unless the user asks for the game's own).

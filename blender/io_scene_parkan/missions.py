@@ -429,6 +429,11 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
         name="Replace existing file", default=False,
         description="Replace the chosen file if it exists (gltf2msh --force); off: an existing "
                     "file is kept and the export fails with a message")
+    install: BoolProperty(
+        name="Install into the game", default=False,
+        description="Write the mission over its own data.tma in the game's mission folder "
+                    "(gltf2msh --in-place); the original is kept once (File > Export > Parkan: "
+                    "restore the game puts it back); the chosen file is not used")
 
     def invoke(self, context, event):
         coll = mission_collection(context)
@@ -444,7 +449,9 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
             self.layout.label(text=str(coll[RECORD]["source"])[-60:])
         else:
             self.layout.label(text="Make an object of the mission active", icon="ERROR")
-        self.layout.prop(self, "replace_file")
+        self.layout.prop(self, "install")
+        if not self.install:
+            self.layout.prop(self, "replace_file")
 
     def run(self, context):
         from . import binary
@@ -474,8 +481,13 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
             fix_text_extras(glb, parse_text(rec.get("extras")) or None,
                             names if isinstance(names, dict) else None)
             rep = os.path.join(tmp, "report.json")
-            cmd = [g2m, glb, "--base", base, "-o", out, "--report", rep]
-            if self.replace_file:
+            if self.install:
+                # Over its own data.tma, the original kept (install.py).
+                out = base
+                cmd = [g2m, glb, "--base", base, "--in-place", "--report", rep]
+            else:
+                cmd = [g2m, glb, "--base", base, "-o", out, "--report", rep]
+            if self.replace_file and not self.install:
                 cmd.append("--force")
             code, err = tools.run(cmd, lambda l: (print("parkan:", l), progress.line(l)))
             progress.step(text="done")
@@ -485,7 +497,8 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
             with open(rep, encoding="utf-8") as f:
                 r = json.load(f)
             said = reports.all_warnings(r)
-            info, warnings = reports.mission_edit(r, out, base, unwritable_edits(coll, said))
+            info, warnings = reports.mission_edit(r, out, base, unwritable_edits(coll, said),
+                                                  installed=self.install)
             reports.finish(self, context, info, warnings)
             return {"FINISHED"}
         finally:

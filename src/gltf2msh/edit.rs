@@ -87,7 +87,14 @@ pub(super) fn run(
     // input cap (a FIFO or a device is refused, never opened).
     let mut read = None;
     if let InputSpec::File(p) = source::parse_input(base_spec) {
-        let bytes = read_input(&p, "base")?;
+        // Written over in place: read under its lock (held to the commit).
+        let bytes = match cli.file_in_place() {
+            Some(b) => txn
+                .open_for_update(&b)
+                .map_err(super::output_fail)?
+                .ok_or_else(|| usage(format!("base {}: no such file", b.display())))?,
+            None => read_input(&p, "base")?,
+        };
         if source::classify(&bytes) == FileKind::Terrain {
             return edit_map(cli, txn, &p, &bytes);
         }
@@ -96,6 +103,12 @@ pub(super) fn run(
         }
         if crate::unit::assemble::is_unit_file(&bytes) {
             return super::unit::run(cli, txn, &p, &bytes);
+        }
+        if cli.file_in_place().is_some() {
+            return Err(usage(format!(
+                "--in-place with the bare model base {}: a model is installed into its archive (--base ARCHIVE:ENTRY --in-place)",
+                p.display()
+            )));
         }
         read = Some(bytes);
     }
@@ -341,16 +354,20 @@ fn edit_map(
     base_path: &Path,
     base_bytes: &[u8],
 ) -> Result<serde_json::Value, RunError> {
+    let in_place = cli.file_in_place();
     let out = cli
         .output
         .clone()
+        .or_else(|| in_place.clone())
         .unwrap_or_else(|| cli.input.with_extension("msh"));
     if cli.game_dir.is_some() {
         return Err(usage(
             "--game-dir with a map base: a map's materials are not written (give --game-dir with a model base)",
         ));
     }
-    txn.add_input(base_path);
+    if in_place.is_none() {
+        txn.add_input(base_path);
+    }
     // Repaints are checked against the map's Land1.wea (an input too).
     let land1 = terrain::import::land1_beside(base_path, cli.max_work)
         .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
@@ -358,7 +375,13 @@ fn edit_map(
         txn.add_input(p);
     }
     let (doc, _) = load_doc(cli, txn)?;
-    claim(txn, &out, " (choose another output with -o)")?;
+    if in_place.is_none() {
+        claim(
+            txn,
+            &out,
+            " (choose another output with -o, or install it with --in-place)",
+        )?;
+    }
     let base = terrain::read::decode(base_bytes)
         .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
     terrain::import::check_base(&base)
