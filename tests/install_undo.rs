@@ -242,12 +242,15 @@ fn manifest(path: &str, bytes: &[u8]) -> Vec<u8> {
     .unwrap()
 }
 
+/// A zip's entries: name, bytes.
+type Entries = Vec<(String, Vec<u8>)>;
+
 #[test]
 fn hostile_mod_zips_are_refused_by_name_with_nothing_written() {
     let t = tempfile::tempdir().unwrap();
     let g = game(t.path(), "game");
     let evil = b"evil".to_vec();
-    let cases: Vec<(&str, Vec<(String, Vec<u8>)>, &str)> = vec![
+    let cases: Vec<(&str, Entries, &str)> = vec![
         (
             "parent",
             vec![
