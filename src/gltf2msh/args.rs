@@ -80,7 +80,7 @@ pub struct Args {
     pub game_dir: Option<PathBuf>,
     /// Change the game's files themselves: with --game-dir its libraries;
     /// with --base ARCHIVE:ENTRY and no -o (or -o the archive) the archive;
-    /// with --base MAPS/<map>/Land.msh or MISSIONS/<...>/data.tma and no -o
+    /// with --base MAPS/m01/Land.msh or MISSIONS/.../data.tma and no -o
     /// the map or mission itself; locked from read to commit (a mod needs no
     /// copying by hand). An install: the game's original of each file
     /// replaced is kept, once, in GAME/.mshgltf-originals

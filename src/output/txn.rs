@@ -361,6 +361,10 @@ impl Transaction {
     /// [`OutputError::Journal`] when an interrupted commit in a folder of
     /// the run cannot be completed (nothing is written). A commit of two or
     /// more files is journaled (journal.rs): all or nothing across a kill.
+    /// After [`Transaction::install_into`], the install step comes first
+    /// (`output::install`: the originals' backups and the manifest staged
+    /// with the files); its failures (a game file or the store that does
+    /// not read, `install.manifest`) leave everything as it was.
     pub fn commit(&mut self) -> Result<Committed, OutputError> {
         self.installed = None;
         if let Some(game) = self.install.clone() {
