@@ -444,9 +444,10 @@ mod tests {
         };
         let p = Path::new("G/.mshgltf-originals/manifest.json");
         assert_eq!(Manifest::parse(&m.to_bytes(), p).unwrap(), m);
-        let bad = String::from_utf8(m.to_bytes())
-            .unwrap()
-            .replace("\"size\": 3,", "\"size\": \"3\",");
+        let bad =
+            String::from_utf8(m.to_bytes())
+                .unwrap()
+                .replacen("\"size\": 3", "\"size\": \"3\"", 1);
         let e = Manifest::parse(bad.as_bytes(), p).unwrap_err().to_string();
         assert!(
             e.contains("install.manifest") && e.contains("at /files/0/original/size"),
