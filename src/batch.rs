@@ -110,6 +110,16 @@ fn walk(
         let ft = e.file_type()?;
         if ft.is_dir() {
             let sub = e.path();
+            // The store of the originals an install replaced: not game
+            // content, one row that says so (output::install).
+            if let Some(own @ crate::output::OwnFile::Originals) = crate::output::own_file(&sub) {
+                skipped.push(ReportRow::skip(
+                    sub.display().to_string(),
+                    "own-file",
+                    own.reason().to_string(),
+                ));
+                continue;
+            }
             match walk(&sub, files, skipped, failed, budget) {
                 Ok(()) => {}
                 Err(stop @ WalkStop::Work(_)) => return Err(stop),

@@ -40,6 +40,7 @@ from . import clans
 from . import assets
 from . import compat
 from . import ground
+from . import install
 from . import missions
 from . import newmission
 from . import units
@@ -55,7 +56,7 @@ from .exp import export_gltf, model_collection  # noqa: F401
 classes = (ParkanPreferences, IMPORT_SCENE_OT_parkan_msh, EXPORT_SCENE_OT_parkan_msh,
            units.IMPORT_SCENE_OT_parkan_unit, missions.IMPORT_SCENE_OT_parkan_mission,
            missions.EXPORT_SCENE_OT_parkan_mission, ground.OBJECT_OT_parkan_drop_to_ground,
-           clans.OBJECT_OT_parkan_add_clan) + assets.classes
+           clans.OBJECT_OT_parkan_add_clan, install.PARKAN_OT_restore_game) + assets.classes
 
 
 def register():
@@ -70,11 +71,13 @@ def register():
     bpy.types.VIEW3D_MT_object.append(ground.menu_object)
     bpy.types.VIEW3D_MT_add.append(clans.menu_add)
     bpy.types.TOPBAR_MT_file_import.append(assets.menu_import)
+    bpy.types.TOPBAR_MT_file_export.append(install.menu_export)
     newmission.register()
 
 
 def unregister():
     newmission.unregister()
+    bpy.types.TOPBAR_MT_file_export.remove(install.menu_export)
     bpy.types.TOPBAR_MT_file_import.remove(assets.menu_import)
     bpy.types.VIEW3D_MT_add.remove(clans.menu_add)
     bpy.types.VIEW3D_MT_object.remove(ground.menu_object)

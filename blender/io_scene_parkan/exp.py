@@ -164,18 +164,16 @@ def prepare_base(op, context, g2m, out, tmp):
     export(op, context, glb, coll, ex, selection=False)
     if held.kept and edits.patch_glb(glb, held.kept):
         raise tools.ToolError(edits.refusal(held.changes, scene.frame_current))
+    # A map's Land.msh is installed over itself (and its Land.map beside it).
     is_map = bool(ex.get("terrain"))
     if op.install and os.path.exists(base) and not is_map:
         raise tools.ToolError(f"Install into the game needs a model from an archive "
                               f"(ARCHIVE:ENTRY base); {base} is a bare model")
-    if is_map and op.install:
-        # A map in place: Land.msh and (when its areals follow the edit)
-        # Land.map replaced in the map's folder, one commit.
-        op._wrote = ("model", base, "")
-        return [g2m, glb, "--base", base, "--in-place"], f"map {base}"
-    # Installing: the base archive itself, in place.
+    # Installing: the base archive (or the map) itself, in place; the game's
+    # originals are kept (install.py).
     target = arch if op.install else out
-    op._wrote = ("model", target, base.rpartition(":")[2] if op.install else "")
+    entry = base.rpartition(":")[2] if op.install and not is_map else ""
+    op._wrote = ("model", target, entry)
     cmd = [g2m, glb, "--base", base, "-o", target, "--fps", repr(fps_for(op, ex))]
     if op.install:
         cmd.append("--in-place")

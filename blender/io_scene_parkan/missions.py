@@ -526,6 +526,11 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
                     "rocks keeping their height above it, a building on the mean ground of its "
                     "outer ring); off: heights are written as they are, and each object left more "
                     "than 0.25 off the ground is named in a warning")
+    install: BoolProperty(
+        name="Install into the game", default=False,
+        description="Write the mission over its own data.tma in the game's mission folder "
+                    "(gltf2msh --in-place); the original is kept once (File > Export > Parkan: "
+                    "restore the game puts it back); the chosen file is not used")
 
     def invoke(self, context, event):
         coll = mission_collection(context)
@@ -541,7 +546,9 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
             self.layout.label(text=str(coll[RECORD]["source"])[-60:])
         else:
             self.layout.label(text="Make an object of the mission active", icon="ERROR")
-        self.layout.prop(self, "replace_file")
+        self.layout.prop(self, "install")
+        if not self.install:
+            self.layout.prop(self, "replace_file")
         self.layout.prop(self, "drop_to_ground")
 
     def run(self, context):
@@ -584,7 +591,8 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
             with open(rep, encoding="utf-8") as f:
                 r = json.load(f)
             said = reports.all_warnings(r)
-            info, warnings = reports.mission_edit(r, out, base, unwritable_edits(coll, said))
+            info, warnings = reports.mission_edit(r, out, base, unwritable_edits(coll, said),
+                                                  installed=getattr(self, "install", False))
             set_down = [g for g in (r.get("import") or {}).get("ground") or []
                         if isinstance(g, dict) and g.get("set") and abs(g.get("off") or 0) > 1e-3]
             if set_down:
@@ -598,12 +606,19 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
     def command(self, g2m, glb, base, out, rep, coll):
         """The gltf2msh command writing `glb` (a subclass writes a new
         mission: newmission.py)."""
-        return [g2m, glb, "--base", base, "-o", out, "--report", rep] + (
-            ["--force"] if self.replace_file else []) + (
-            ["--drop-to-ground"] if self.drop_to_ground else [])
+        if self.install:
+            # Over its own data.tma, the original kept (install.py).
+            cmd = [g2m, glb, "--base", base, "--in-place", "--report", rep]
+        else:
+            cmd = [g2m, glb, "--base", base, "-o", out, "--report", rep] + (
+                ["--force"] if self.replace_file else [])
+        return cmd + (["--drop-to-ground"] if self.drop_to_ground else [])
 
     def written_to(self, coll, out):
-        """The data.tma the command writes (for the report)."""
+        """The data.tma the command writes (for the report): with Install,
+        the mission's own."""
+        if self.install:
+            return sc.idprop_dict(coll[RECORD]).get("source", out)
         return out
 
     def export(self, context, glb, coll):

@@ -60,9 +60,10 @@ class EXPORT_SCENE_OT_parkan_msh(tools.RunsTools, bpy.types.Operator, ExportHelp
                     "Textures.lib themselves (gltf2msh --in-place) instead of copies beside the output")
     install: BoolProperty(
         name="Install into the game", default=False,
-        description="Write the edit into the game's own archive (and its libraries) in place, "
-                    "locked from read to commit (gltf2msh --in-place); a map: its Land.msh and "
-                    "Land.map in the map's folder; the chosen file is not used")
+        description="Write the edit into the game's own archive, map (its Land.msh and Land.map) "
+                    "and libraries in place, locked from read to commit (gltf2msh --in-place); the game's original "
+                    "of each file replaced is kept once (File > Export > Parkan: restore the game "
+                    "puts it back); the chosen file is not used")
     replace_file: BoolProperty(
         name="Replace existing file", default=False,
         description="Replace the chosen file if it exists (gltf2msh --force); off: an existing "

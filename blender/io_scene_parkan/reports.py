@@ -160,7 +160,7 @@ def unit_edit(r, unit, installed):
     return f"{text}; {warning_count(warnings)})", warnings
 
 
-def mission_edit(r, out, base, extra_warnings):
+def mission_edit(r, out, base, extra_warnings, installed=False):
     """(Info line, warnings) of a mission edit: the data.tma written and
     what changed, each object counted once per kind of change (gltf2msh
     counts: moved = originals moved, turned or rescaled; edited = other
@@ -177,8 +177,9 @@ def mission_edit(r, out, base, extra_warnings):
         what += " (objects)"
         if imp.get("layers"):
             what += f"; {imp['layers']} lodes, clan bases, zones and routes moved"
-    return (f"Wrote {out} (mission {os.path.basename(base)}: {what}; "
-            f"{warning_count(warnings)})"), warnings
+    verb = "Installed into" if installed else "Wrote"
+    return (f"{verb} {out} (mission {os.path.basename(base)}: {what}; "
+            f"{warning_count(warnings)}){install_clause(r)}"), warnings
 
 
 def base_export(op, context, r, wrote, held):
@@ -198,4 +199,12 @@ def base_export(op, context, r, wrote, held):
         written = {(None, n) for n in imp.get("baked_nodes") or []}
     if held is not None and held.saved:
         info += kept_text(held.fold(written), held.changes)
+    info += install_clause(r)
     finish(op, context, info, warnings)
+
+
+def install_clause(r):
+    """"; " and what an install kept (install.install_text), or ""."""
+    from . import install
+    text = install.install_text(r)
+    return f"; {text}" if text else ""

@@ -10,13 +10,15 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use mshgltf::gltf2msh::{self, Args, NewMissionArgs, RecoverArgs};
+use mshgltf::gltf2msh::{self, Args, NewMissionArgs, RecoverArgs, StoreArgs};
 use mshgltf::output;
 
 fn main() -> ExitCode {
     output::install_signal_cleanup();
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let res = if RecoverArgs::asked(&argv) {
+    let res = if StoreArgs::asked(&argv) {
+        gltf2msh::store::run(&StoreArgs::parse_from(argv))
+    } else if RecoverArgs::asked(&argv) {
         gltf2msh::recover(&RecoverArgs::parse_from(argv).recover)
     } else if NewMissionArgs::asked(&argv) {
         gltf2msh::new_mission::run(&NewMissionArgs::parse_from(argv))

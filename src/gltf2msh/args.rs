@@ -17,7 +17,7 @@ use super::{usage, RunError};
 /// archive.
 #[derive(Debug, Parser)]
 #[command(name = "gltf2msh", version, about, long_about = None,
-    after_help = "Examples:\n  gltf2msh tank.glb --base tank.msh            (writes tank.msh beside tank.glb unless that is the base)\n  gltf2msh tank.glb --base tank.msh -o tank2.msh\n  gltf2msh tank.glb --base units.rlb:R_L_89.msh -o units_new.rlb   (archive copy, one entry replaced)\n  gltf2msh tank.glb --base GAME/units.rlb:R_L_89.msh -o out/units.rlb --game-dir GAME   (also out/Material.lib, out/Textures.lib: recoloured materials, painted textures)\n  gltf2msh unit.glb --base GAME/UNITS/BATTLE/w_b_wlk1.dat -o out/   (each edited part into a copy of its archive in out/)\n  gltf2msh scene.glb -o NEW.msh                 (new model: NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW -o units_new.rlb   (archive copy with NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW --force             (replaces units.rlb in place)\n  gltf2msh scene.glb -o out/NEW.msh --game-dir GAME   (also out/Material.lib, out/Textures.lib: copies with the new materials and textures)\n  gltf2msh --new-mission MISSIONS --template MISSIONS/Single.01 --map MAPS/m01 --name \"Iron Dawn\"   (a new mission: gltf2msh --new-mission DIR --help)\n\nExit codes: 0 ok, 1 conversion error (including glTF content MSH cannot hold: skins, morph targets, points, lines), 2 usage error.")]
+    after_help = "Examples:\n  gltf2msh tank.glb --base tank.msh            (writes tank.msh beside tank.glb unless that is the base)\n  gltf2msh tank.glb --base tank.msh -o tank2.msh\n  gltf2msh tank.glb --base units.rlb:R_L_89.msh -o units_new.rlb   (archive copy, one entry replaced)\n  gltf2msh tank.glb --base GAME/units.rlb:R_L_89.msh -o out/units.rlb --game-dir GAME   (also out/Material.lib, out/Textures.lib: recoloured materials, painted textures)\n  gltf2msh unit.glb --base GAME/UNITS/BATTLE/w_b_wlk1.dat -o out/   (each edited part into a copy of its archive in out/)\n  gltf2msh scene.glb -o NEW.msh                 (new model: NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW -o units_new.rlb   (archive copy with NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW --force             (replaces units.rlb in place)\n  gltf2msh scene.glb -o out/NEW.msh --game-dir GAME   (also out/Material.lib, out/Textures.lib: copies with the new materials and textures)\n  gltf2msh map.glb --base GAME/MAPS/m01/Land.msh --in-place   (an install: the original kept in GAME/.mshgltf-originals)\n  gltf2msh mission.glb --base GAME/MISSIONS/Single.01/data.tma --in-place\n  gltf2msh --new-mission MISSIONS --template MISSIONS/Single.01 --map MAPS/m01 --name \"Iron Dawn\"   (a new mission: gltf2msh --new-mission DIR --help)\n\nInstalls: gltf2msh --installed GAME | --restore GAME | --pack MOD.zip GAME | --apply MOD.zip GAME (their options: gltf2msh --restore GAME --help)\n\nExit codes: 0 ok, 1 conversion error (including glTF content MSH cannot hold: skins, morph targets, points, lines), 2 usage error.")]
 pub struct Args {
     /// The edited glTF: .glb, or .gltf with its buffers.
     pub input: PathBuf,
@@ -79,10 +79,13 @@ pub struct Args {
     #[arg(long, value_name = "GAME")]
     pub game_dir: Option<PathBuf>,
     /// Change the game's files themselves: with --game-dir its libraries;
-    /// with --base ARCHIVE:ENTRY and no -o (or -o the archive) the archive,
-    /// locked from read to commit (a mod needs no copying by hand); with
-    /// --base MAPS/.../Land.msh and no -o the map's Land.msh and (when its
-    /// areal heights follow the edit) Land.map, one commit.
+    /// with --base ARCHIVE:ENTRY and no -o (or -o the archive) the archive;
+    /// with --base MAPS/m01/Land.msh or MISSIONS/.../data.tma and no -o
+    /// the map (its Land.msh and, when its areal heights follow the edit,
+    /// Land.map, one commit) or mission itself; locked from read to commit (a mod needs no
+    /// copying by hand). An install: the game's original of each file
+    /// replaced is kept, once, in GAME/.mshgltf-originals
+    /// (`gltf2msh --restore GAME` puts it back).
     #[arg(long)]
     pub in_place: bool,
     /// With --game-dir: texture depth: auto (565 opaque, 8888 with alpha),
@@ -144,6 +147,96 @@ pub struct RecoverArgs {
     pub recover: PathBuf,
 }
 
+/// `gltf2msh --installed GAME`, `--restore GAME [--force]`, `--pack
+/// MOD.zip GAME`, `--apply MOD.zip GAME`: the installs into a game folder
+/// listed, undone, packed and applied (docs/safety.md "An install keeps
+/// the game's originals"), parsed on their own (no glTF input): the binary
+/// uses it when its arguments hold one of the four.
+#[derive(Debug, Parser)]
+#[command(name = "gltf2msh", version, long_about = None,
+    about = "List, undo, pack and apply the installs into a game folder (docs/safety.md)",
+    group(clap::ArgGroup::new("what").required(true).args(["installed", "restore", "pack", "apply"])),
+    after_help = "Every install (gltf2msh ... --in-place, the add-on's Install into the game) keeps the game's original of each file it replaces, once, in GAME/.mshgltf-originals.\n\nExamples:\n  gltf2msh --installed GAME\n  gltf2msh --restore GAME\n  gltf2msh --pack mymod.zip GAME\n  gltf2msh --apply mymod.zip OTHER_GAME\n\nExit codes: 0 ok, 1 something could not be restored or read (named), 2 usage, or a mod refused (its originals differ).")]
+pub struct StoreArgs {
+    /// List what is installed over the game's originals: each file,
+    /// replaced or added, its original's SHA-256, and whether it still
+    /// holds what was installed.
+    #[arg(long, value_name = "GAME")]
+    pub installed: Option<PathBuf>,
+    /// Put every replaced file back byte-identical (its backup's SHA-256
+    /// checked), remove every file an install added, empty the store. A
+    /// file changed since its install is refused by name (nothing is
+    /// restored) unless --force.
+    #[arg(long, value_name = "GAME")]
+    pub restore: Option<PathBuf>,
+    /// Pack the installed files and their originals' SHA-256 into MOD.zip
+    /// (then the GAME folder: `--pack MOD.zip GAME`).
+    #[arg(long, value_name = "MOD.zip", requires = "game")]
+    pub pack: Option<PathBuf>,
+    /// Apply MOD.zip to the GAME folder (`--apply MOD.zip GAME`), keeping
+    /// its originals as any install does; refused, naming each file, when an
+    /// original there differs from the one the mod was made over.
+    #[arg(long, value_name = "MOD.zip", requires = "game")]
+    pub apply: Option<PathBuf>,
+    /// The game folder, with --pack and --apply.
+    #[arg(value_name = "GAME")]
+    pub game: Option<PathBuf>,
+    /// --restore: also put back files changed since their install;
+    /// --pack: replace an existing MOD.zip.
+    #[arg(long)]
+    pub force: bool,
+    /// Write a JSON report (what was listed, restored, packed or applied).
+    #[arg(long, value_name = "FILE.json")]
+    pub report: Option<PathBuf>,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+impl StoreArgs {
+    /// Whether `args` (program name first) ask for one of the store
+    /// commands: then they are parsed as [`StoreArgs`], not [`Args`].
+    pub fn asked(args: &[std::ffi::OsString]) -> bool {
+        args.iter().skip(1).any(|a| {
+            a.to_str().is_some_and(|a| {
+                ["--installed", "--restore", "--pack", "--apply"]
+                    .iter()
+                    .any(|f| a == *f || a.starts_with(&format!("{f}=")))
+            })
+        })
+    }
+
+    /// The command and its game folder.
+    ///
+    /// # Errors
+    /// [`RunError::Usage`]: a second game folder given.
+    pub fn command(&self) -> Result<(super::store::Command, PathBuf), RunError> {
+        use super::store::Command;
+        let one = |flag: &str, g: &PathBuf| match &self.game {
+            Some(extra) => Err(usage(format!(
+                "{flag} {}: a second folder {} given; {flag} takes one game folder",
+                g.display(),
+                extra.display()
+            ))),
+            None => Ok(g.clone()),
+        };
+        let game = || self.game.clone().unwrap_or_default();
+        if let Some(g) = &self.installed {
+            return Ok((Command::Installed, one("--installed", g)?));
+        }
+        if let Some(g) = &self.restore {
+            return Ok((Command::Restore, one("--restore", g)?));
+        }
+        if let Some(z) = &self.pack {
+            return Ok((Command::Pack(z.clone()), game()));
+        }
+        match &self.apply {
+            Some(z) => Ok((Command::Apply(z.clone()), game())),
+            None => Err(usage("give --installed, --restore, --pack or --apply")),
+        }
+    }
+}
+
 impl RecoverArgs {
     /// Whether `args` (the process's, program name first) ask for
     /// `--recover`: then they are parsed as [`RecoverArgs`], not [`Args`].
@@ -174,16 +267,22 @@ impl Args {
         }
     }
 
-    /// The bare base file of `--base FILE --in-place` with no `-o` and no
-    /// `--game-dir` (a map's Land.msh, whose Land.map goes along): the
-    /// file is then replaced in place. `None` otherwise.
-    pub fn base_file_in_place(&self) -> Option<std::path::PathBuf> {
-        if !self.in_place || self.output.is_some() || self.game_dir.is_some() {
+    /// The bare base file (a map's `Land.msh`, a mission's `data.tma`)
+    /// when `--in-place` writes over it itself: `--base FILE` (not a unit
+    /// file) and no `-o`, or `-o` naming it. Its kind decides later whether
+    /// that is allowed (a bare model is refused: its home is an archive).
+    pub fn file_in_place(&self) -> Option<std::path::PathBuf> {
+        if !self.in_place || self.base_is_unit_file() {
             return None;
         }
-        match crate::source::parse_input(self.base.as_deref()?) {
-            crate::source::InputSpec::File(p) if !self.base_is_unit_file() => Some(p),
-            _ => None,
+        let crate::source::InputSpec::File(p) = crate::source::parse_input(self.base.as_deref()?)
+        else {
+            return None;
+        };
+        match &self.output {
+            None => Some(p),
+            Some(o) if crate::output::same_file(o, &p) => Some(p),
+            Some(_) => None,
         }
     }
 
@@ -208,11 +307,11 @@ impl Args {
         if self.in_place
             && self.game_dir.is_none()
             && self.base_in_place().is_none()
+            && self.file_in_place().is_none()
             && !self.base_is_unit_file()
-            && self.base_file_in_place().is_none()
         {
             return Err(usage(
-                "--in-place changes the game's libraries (with --game-dir), the base archive (with --base ARCHIVE:ENTRY and no other -o), a unit's part archives (with --base UNITS/.../x.dat) or a map's Land.msh and Land.map (with --base MAPS/.../Land.msh and no -o): give one of them",
+                "--in-place changes the game's libraries (with --game-dir), the base archive (with --base ARCHIVE:ENTRY and no other -o), a map or mission base itself (with --base Land.msh or data.tma and no other -o) or a unit's part archives (with --base UNITS/.../x.dat): give one of them",
             ));
         }
         if self.in_place && self.base_is_unit_file() {

@@ -87,21 +87,28 @@ pub(super) fn run(
     // input cap (a FIFO or a device is refused, never opened).
     let mut read = None;
     if let InputSpec::File(p) = source::parse_input(base_spec) {
-        let bytes = read_input(&p, "base")?;
+        // Written over in place: read under its lock (held to the commit).
+        let bytes = match cli.file_in_place() {
+            Some(b) => txn
+                .open_for_update(&b)
+                .map_err(super::output_fail)?
+                .ok_or_else(|| usage(format!("base {}: no such file", b.display())))?,
+            None => read_input(&p, "base")?,
+        };
         if source::classify(&bytes) == FileKind::Terrain {
             return edit_map(cli, txn, &p, &bytes);
-        }
-        if cli.base_file_in_place().is_some() {
-            return Err(usage(format!(
-                "--in-place with the bare base {}: only a map's Land.msh is changed in place (a model goes into its archive with --base ARCHIVE:ENTRY --in-place, or to a new file with -o)",
-                p.display()
-            )));
         }
         if source::is_mission_file(&bytes, p.as_os_str().as_encoded_bytes()) {
             return super::mission::edit_mission(cli, txn, &p, &bytes);
         }
         if crate::unit::assemble::is_unit_file(&bytes) {
             return super::unit::run(cli, txn, &p, &bytes);
+        }
+        if cli.file_in_place().is_some() {
+            return Err(usage(format!(
+                "--in-place with the bare model base {}: a model is installed into its archive (--base ARCHIVE:ENTRY --in-place)",
+                p.display()
+            )));
         }
         read = Some(bytes);
     }
@@ -350,30 +357,21 @@ fn edit_map(
     base_path: &Path,
     base_bytes: &[u8],
 ) -> Result<serde_json::Value, RunError> {
-    let in_place = cli.base_file_in_place().is_some();
-    let out = match (&cli.output, in_place) {
-        (_, true) => base_path.to_path_buf(),
-        (Some(o), false) => o.clone(),
-        (None, false) => cli.input.with_extension("msh"),
-    };
+    let in_place = cli.file_in_place();
+    let out = cli
+        .output
+        .clone()
+        .or_else(|| in_place.clone())
+        .unwrap_or_else(|| cli.input.with_extension("msh"));
+    let in_place = in_place.is_some();
     if cli.game_dir.is_some() {
         return Err(usage(
             "--game-dir with a map base: a map's materials are not written (give --game-dir with a model base)",
         ));
     }
-    // In place: the base read again under its lock (the bytes edited are
-    // the bytes replaced).
-    let locked;
-    let base_bytes = if in_place {
-        locked = txn
-            .open_for_update(base_path)
-            .map_err(output_fail)?
-            .ok_or_else(|| usage(format!("base {}: no such file", base_path.display())))?;
-        &locked[..]
-    } else {
+    if !in_place {
         txn.add_input(base_path);
-        base_bytes
-    };
+    }
     // Repaints are checked against the map's Land1.wea (an input too).
     let land1 = terrain::import::land1_beside(base_path, cli.max_work)
         .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;
@@ -383,7 +381,11 @@ fn edit_map(
     let map_in = map_beside(cli, txn, base_path, in_place)?;
     let (doc, _) = load_doc(cli, txn)?;
     if !in_place {
-        claim(txn, &out, " (choose another output with -o)")?;
+        claim(
+            txn,
+            &out,
+            " (choose another output with -o, or install it with --in-place)",
+        )?;
     }
     let base = terrain::read::decode(base_bytes)
         .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;

@@ -22,7 +22,8 @@ use crate::mission::{back, tma, validate, Mission, MissionError, Mode};
 use crate::output::Transaction;
 use crate::run::ConvertOptions;
 
-/// Writes `-o` (default: the input with `.tma`) from the glTF's objects
+/// Writes `-o` (default: the input with `.tma`; with `--in-place` the
+/// base itself, an install whose original is kept) from the glTF's objects
 /// over the base mission `base_path` (bytes `base_bytes`), checked before
 /// it is committed (module docs). Returns the report's `import` object.
 ///
@@ -35,25 +36,30 @@ use crate::run::ConvertOptions;
 /// (a new object's, an edited one) that does not resolve in the game
 /// folder (`mission.resolve`, naming the node, the path and the kind:
 /// [`crate::mission::assets::refuse_unresolved`]), the output is refused, or
-/// `--in-place` was given (a mission is written to `-o`, never over the
-/// game's own `data.tma`, issue 36 item 11).
+/// `--in-place` was given with another `-o`.
 pub(super) fn edit_mission(
     cli: &Args,
     txn: &mut Transaction,
     base_path: &Path,
     base_bytes: &[u8],
 ) -> Result<serde_json::Value, RunError> {
+    // In place (an install, its original kept: output::install) or to -o.
+    let in_place = cli.file_in_place();
     let out = cli
         .output
         .clone()
+        .or_else(|| in_place.clone())
         .unwrap_or_else(|| cli.input.with_extension("tma"));
-    if cli.in_place {
+    if cli.in_place && in_place.is_none() {
         return Err(super::usage(format!(
-            "--in-place with the mission base {}: a mission edit is written to -o (default: the glTF's name with .tma), never over the game's data.tma; copy it over the original yourself, keeping a backup (--game-dir only says where the game's files are)",
-            base_path.display()
+            "--in-place with the mission base {} and -o {}: --in-place writes the mission over its own data.tma (its original kept in the game's .mshgltf-originals); give one of the two",
+            base_path.display(),
+            out.display()
         )));
     }
-    txn.add_input(base_path);
+    if in_place.is_none() {
+        txn.add_input(base_path);
+    }
     // The text files beside the base are the mission's too (issue 36 item 1).
     for f in crate::mission::pipeline::text_file_paths(base_path) {
         txn.add_input(&f);
@@ -61,7 +67,13 @@ pub(super) fn edit_mission(
     let (doc, _) = read_doc(cli, txn)?;
     let input = cli.input.display().to_string();
     back::check_budget(&doc, cli.max_work).map_err(|e| conversion(format!("{input}: {e}")))?;
-    claim(txn, &out, " (choose another output with -o)")?;
+    if in_place.is_none() {
+        claim(
+            txn,
+            &out,
+            " (choose another output with -o, or install it with --in-place)",
+        )?;
+    }
     let mut budget = crate::limits::Budget::new(cli.max_work);
     let (base, _) = tma::read_counted(base_bytes, Mode::Tolerant, &mut budget)
         .map_err(|e| conversion(format!("base {}: {e}", base_path.display())))?;

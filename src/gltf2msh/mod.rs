@@ -27,9 +27,10 @@ mod materials;
 mod mission;
 pub mod new_mission;
 mod points;
+pub mod store;
 mod unit;
 
-pub use args::{Args, RecoverArgs};
+pub use args::{Args, RecoverArgs, StoreArgs};
 pub use new_mission::NewMissionArgs;
 
 /// A failed run: its message, and through the variant its exit code.
@@ -70,6 +71,9 @@ pub fn run(args: &Args) -> Result<(), RunError> {
     }
     let mut txn = plan_run(args)?;
     let res = run_planned(args, &mut txn);
+    if let (Ok(_), Some(s), false) = (&res, txn.installed(), args.quiet) {
+        eprintln!("gltf2msh: {s}");
+    }
     if let Some(p) = &args.report {
         write_report(p, args, &mut txn, &res);
     }
@@ -118,7 +122,7 @@ fn plan_run(cli: &Args) -> Result<Transaction, RunError> {
     if let Some(b) = cli.base.as_deref() {
         let (InputSpec::File(p) | InputSpec::Entry { archive: p, .. }) = source::parse_input(b);
         // The base archive: an input, or reserved for its in-place edit.
-        if cli.base_in_place().is_some() || cli.base_file_in_place().is_some() {
+        if cli.base_in_place().is_some() || cli.file_in_place().is_some() {
             txn.plan().reserve_update(&p);
         } else {
             txn.add_input(&p);
@@ -147,6 +151,22 @@ fn plan_run(cli: &Args) -> Result<Transaction, RunError> {
     }
     if let Some(r) = &cli.report {
         txn.claim(r).map_err(|e| usage(format!("--report: {e}")))?;
+    }
+    // An in-place run is an install: the originals it replaces are kept
+    // (output::install, docs/safety.md).
+    let into_in_place = cli
+        .into
+        .as_ref()
+        .filter(|a| output::same_file(cli.output.as_deref().unwrap_or(a.as_path()), a));
+    if cli.in_place || into_in_place.is_some() {
+        let base = cli.base.as_deref().map(|b| {
+            let (InputSpec::File(p) | InputSpec::Entry { archive: p, .. }) = source::parse_input(b);
+            p
+        });
+        let from = base.as_deref().or(into_in_place.map(PathBuf::as_path));
+        if let Some(g) = store::install_game(from, cli.game_dir.as_deref()) {
+            txn.install_into(&g);
+        }
     }
     Ok(txn)
 }
@@ -282,7 +302,7 @@ fn write_report(
         );
         return;
     }
-    let v = match res {
+    let mut v = match res {
         Ok(r) => {
             if cli.base.is_some() {
                 serde_json::json!({"ok": true, "input": cli.input, "base": cli.base, "output": cli.output, "import": r})
@@ -294,6 +314,9 @@ fn write_report(
             serde_json::json!({"ok": false, "input": cli.input, "base": cli.base, "exit_code": f.exit_code(), "error": f.to_string()})
         }
     };
+    if let (Ok(_), Some(s)) = (res, txn.installed()) {
+        v["install"] = serde_json::to_value(s).unwrap_or_default();
+    }
     let text = serde_json::to_vec_pretty(&v).unwrap_or_default();
     let mut t = Transaction::new(txn.options().clone());
     if let Err(e) = t.stage(path, text).and_then(|()| t.commit().map(|_| ())) {

@@ -49,7 +49,12 @@
 //! - The tools' own file names (`names.rs`, [`own_file`]) are made and
 //!   recognised in one place: a batch skips them, a recovery touches no
 //!   other file.
+//! - **Installs** (`install.rs`): a transaction told its game folder
+//!   ([`Transaction::install_into`]) keeps, in the same commit, the
+//!   game's original of each file it replaces there, once, in
+//!   `GAME/.mshgltf-originals/` with a manifest (`gltf2msh --restore`).
 
+pub mod install;
 mod journal;
 mod lock;
 mod names;
@@ -60,9 +65,10 @@ mod txn;
 
 use std::path::PathBuf;
 
+pub use install::{InstallSummary, Manifest};
 pub use journal::{recover_dir_once, recover_folder, Recovered, MAX_JOURNAL_BYTES};
 pub use lock::{is_lock_file, lock_file};
-pub use names::{own_file, OwnFile};
+pub use names::{own_file, OwnFile, ORIGINALS_DIR};
 pub use plan::{check_target, normalized, same_file, Folders, WritePlan};
 pub use temp::install_signal_cleanup;
 pub use txn::{

@@ -11,6 +11,8 @@
 //!   being written.
 //! - `.mshgltf-journal-ID`, `.mshgltf-journal-ID-committed`,
 //!   `.mshgltf-journal-ID-ref`: a commit journal (`journal.rs`).
+//! - `GAME/.mshgltf-originals/`: the store of the game's originals an
+//!   install replaced (`install.rs`): `manifest.json` and `files/REL`.
 
 use std::path::{Path, PathBuf};
 
@@ -31,6 +33,13 @@ pub(crate) const COMMITTED_SUFFIX: &str = "-committed";
 /// Suffix of a journal's pointer in another folder of the same commit.
 pub(crate) const REF_SUFFIX: &str = "-ref";
 
+/// The folder of a game's originals kept by installs (`install.rs`).
+pub const ORIGINALS_DIR: &str = ".mshgltf-originals";
+/// The manifest inside [`ORIGINALS_DIR`].
+pub(crate) const ORIGINALS_MANIFEST: &str = "manifest.json";
+/// The folder of the backup copies inside [`ORIGINALS_DIR`].
+pub(crate) const ORIGINALS_FILES: &str = "files";
+
 /// Which of the tools' own files a name is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OwnFile {
@@ -42,6 +51,8 @@ pub enum OwnFile {
     Temp,
     /// `.mshgltf-journal-*`.
     Journal,
+    /// `.mshgltf-originals` (a folder), or anything inside it.
+    Originals,
 }
 
 impl OwnFile {
@@ -58,13 +69,23 @@ impl OwnFile {
             OwnFile::Journal => {
                 "the tools' own commit journal (.mshgltf-journal-*), not a game file"
             }
+            OwnFile::Originals => {
+                "the tools' own store of the game's originals an install replaced (.mshgltf-originals; gltf2msh --restore GAME puts them back), not game files"
+            }
         }
     }
 }
 
 /// Which of the tools' own files `path` is named as, by its last
-/// component alone (no file-system access); `None` for any other name.
+/// component alone (no file-system access), or [`OwnFile::Originals`] when
+/// any component is [`ORIGINALS_DIR`]; `None` for any other name.
 pub fn own_file(path: &Path) -> Option<OwnFile> {
+    if path
+        .components()
+        .any(|c| c.as_os_str().eq_ignore_ascii_case(ORIGINALS_DIR))
+    {
+        return Some(OwnFile::Originals);
+    }
     let name = path.file_name()?.to_str()?;
     if !name.starts_with('.') {
         return None;
@@ -156,6 +177,14 @@ mod tests {
         assert_eq!(
             own_file(Path::new(".Material.lib.mshgltf-lock")),
             Some(OwnFile::Lock)
+        );
+        assert_eq!(
+            own_file(Path::new("G/.mshgltf-originals/files/MAPS/m01/Land.msh")),
+            Some(OwnFile::Originals)
+        );
+        assert_eq!(
+            own_file(Path::new("G/.mshgltf-originals")),
+            Some(OwnFile::Originals)
         );
         for other in [
             "animals.rlb",

@@ -211,6 +211,10 @@ pub struct Transaction {
     opts: TxnOptions,
     staged: Vec<Staged>,
     locks: Vec<Locked>,
+    /// The game folder this run installs into (install.rs).
+    install: Option<PathBuf>,
+    /// What the last commit installed.
+    installed: Option<super::InstallSummary>,
 }
 
 impl Transaction {
@@ -221,6 +225,8 @@ impl Transaction {
             opts,
             staged: Vec::new(),
             locks: Vec::new(),
+            install: None,
+            installed: None,
         }
     }
 
@@ -232,6 +238,8 @@ impl Transaction {
             opts,
             staged: Vec::new(),
             locks: Vec::new(),
+            install: None,
+            installed: None,
         }
     }
 
@@ -299,6 +307,36 @@ impl Transaction {
         Ok(())
     }
 
+    /// Makes this run an install into the game folder `game`
+    /// (`output::install`, docs/safety.md "An install keeps the game's
+    /// originals"): at [`Transaction::commit`], every staged file inside
+    /// `game` (outside its store) whose bytes differ from the game's gets
+    /// its original kept, the first time, in `GAME/.mshgltf-originals/`
+    /// with the manifest, all in the same commit.
+    pub fn install_into(&mut self, game: &Path) {
+        self.install = Some(game.to_path_buf());
+    }
+
+    /// The game folder given to [`Transaction::install_into`].
+    pub fn install_game(&self) -> Option<&Path> {
+        self.install.as_deref()
+    }
+
+    /// What the last successful commit installed into the game folder
+    /// (`None`: no install, or nothing differed).
+    pub fn installed(&self) -> Option<&super::InstallSummary> {
+        self.installed.as_ref()
+    }
+
+    /// The staged files, paths and bytes (copies: the install step reads
+    /// them while it stages more).
+    pub(crate) fn staged_files(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        self.staged
+            .iter()
+            .map(|s| (s.path.clone(), s.bytes.clone()))
+            .collect()
+    }
+
     /// Number of staged files.
     pub fn len(&self) -> usize {
         self.staged.len()
@@ -323,13 +361,31 @@ impl Transaction {
     /// [`OutputError::Journal`] when an interrupted commit in a folder of
     /// the run cannot be completed (nothing is written). A commit of two or
     /// more files is journaled (journal.rs): all or nothing across a kill.
+    /// After [`Transaction::install_into`], the install step comes first
+    /// (`output::install`: the originals' backups and the manifest staged
+    /// with the files); its failures (a game file or the store that does
+    /// not read, `install.manifest`) leave everything as it was.
     pub fn commit(&mut self) -> Result<Committed, OutputError> {
+        self.installed = None;
+        if let Some(game) = self.install.clone() {
+            match super::install::stage_backups(self, &game) {
+                Ok(s) => self.installed = s,
+                Err(e) => {
+                    self.staged.clear();
+                    self.locks.clear();
+                    return Err(e);
+                }
+            }
+        }
         let staged = std::mem::take(&mut self.staged);
         let res = self
             .plan
             .check_journals()
             .and_then(|()| self.commit_staged(staged));
         self.locks.clear();
+        if res.is_err() {
+            self.installed = None;
+        }
         res
     }
 
