@@ -25,6 +25,7 @@ mod edit;
 mod libraries;
 mod materials;
 mod mission;
+mod new_map;
 mod points;
 mod unit;
 
@@ -101,6 +102,9 @@ pub fn recover(dir: &Path) -> Result<(), RunError> {
 /// Returns the `import` or `author` object of the report.
 fn run_planned(args: &Args, txn: &mut Transaction) -> Result<serde_json::Value, RunError> {
     args.validate()?;
+    if let Some(dir) = &args.new_map {
+        return new_map::run(args, txn, dir);
+    }
     match args.base.as_deref() {
         Some(base) => edit::run(args, txn, base),
         None => author::run(args, txn),

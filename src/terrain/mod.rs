@@ -7,6 +7,8 @@
 //! ([`export`]) and back ([`import`], [`write`](mod@write)). A terrain file is recognised
 //! by its streams ([`crate::source::looks_like_terrain`]), never by its name.
 
+pub mod areals;
+pub mod author;
 pub mod batch;
 pub mod convert;
 pub mod derive;
