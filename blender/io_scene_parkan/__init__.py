@@ -37,6 +37,7 @@ import bpy
 
 from . import compat
 from . import missions
+from . import newmap
 from . import units
 from .com import ParkanPreferences
 from .ops_export import EXPORT_SCENE_OT_parkan_msh, menu_export
@@ -61,9 +62,11 @@ def register():
     bpy.types.TOPBAR_MT_file_import.append(missions.menu_import)
     bpy.types.TOPBAR_MT_file_export.append(menu_export)
     bpy.types.TOPBAR_MT_file_export.append(missions.menu_export)
+    newmap.register()
 
 
 def unregister():
+    newmap.unregister()
     bpy.types.TOPBAR_MT_file_export.remove(missions.menu_export)
     bpy.types.TOPBAR_MT_file_export.remove(menu_export)
     bpy.types.TOPBAR_MT_file_import.remove(missions.menu_import)

@@ -286,7 +286,9 @@ fn write_report(
     }
     let v = match res {
         Ok(r) => {
-            if cli.base.is_some() {
+            if cli.new_map.is_some() {
+                serde_json::json!({"ok": true, "input": cli.input, "new_map": r})
+            } else if cli.base.is_some() {
                 serde_json::json!({"ok": true, "input": cli.input, "base": cli.base, "output": cli.output, "import": r})
             } else {
                 serde_json::json!({"ok": true, "input": cli.input, "into": cli.into, "output": cli.output, "author": r})
