@@ -149,8 +149,8 @@ class OBJECT_OT_parkan_new_map(bpy.types.Operator, tools.RunsTools):
     quads: IntProperty(name="Quads a square", default=2, min=1, max=15,
                        description="Each square cut into this many quads a side, two triangles each "
                                    "(16x16 squares: at most 7, the game's 65535-face limit)")
-    side: FloatProperty(name="Side", default=1600.0, min=392.0, max=4992.0,
-                        description="Map side in world units (square side 49..312 units, as retail)")
+    side: FloatProperty(name="Side", default=1600.0, min=790.0, max=2500.0,
+                        description="Map side in world units (790..2500, square side 49..312 units, as retail)")
     palette: StringProperty(name="Palette map", subtype="DIR_PATH", default="",
                             description="An existing map folder (MAPS/<name>) whose Land1.wea rows "
                                         "are the materials to paint with (empty: the game folder's first map)")
@@ -171,9 +171,9 @@ class OBJECT_OT_parkan_new_map(bpy.types.Operator, tools.RunsTools):
     def run(self, context):
         pal = self.palette_dir(context)
         cell = self.side / int(self.squares)
-        if not 49.0 <= cell <= 312.0:
+        if not 49.0 <= cell <= 312.0 or not 790.0 <= self.side <= 2500.0:
             raise tools.ToolError(f"a square side of {cell:g} units: the game's are 49..312 "
-                                  f"(side {49 * int(self.squares)}..{312 * int(self.squares)})")
+                                  f"(a map side of {max(790, 49 * int(self.squares))}..{min(2500, 312 * int(self.squares))})")
         if int(self.squares) * self.quads * int(self.squares) * self.quads * 4 > 65535:
             raise tools.ToolError(f"{self.squares}x{self.squares} squares of {self.quads}x{self.quads} "
                                   "quads exceed the game's 65535 faces: choose fewer quads")

@@ -113,8 +113,15 @@ pub(super) fn run(
     let (doc, _) = load_doc(cli, txn)?;
     let pdir = palette_dir(cli, author::palette_hint(&doc), out)?;
     let (palette, land1, land2) = read_palette(txn, &pdir)?;
-    let grid = author::read_grid(&doc, &palette)
-        .map_err(|e| usage(format!("{}: {e}", cli.input.display())))?;
+    let grid = author::read_grid(&doc, &palette).map_err(|e| {
+        let msg = format!("{}: {e}", cli.input.display());
+        // A mesh that is not a map grid is refused (2); unreadable data fails (1).
+        if e.rule.starts_with("terrain.new_map.") {
+            usage(msg)
+        } else {
+            conversion(msg)
+        }
+    })?;
     let spec = grid.spec;
     let made =
         author::make(grid).map_err(|e| conversion(format!("the new map is invalid: {e}")))?;

@@ -44,6 +44,9 @@ pub const MAX_CELL: f32 = 312.0;
 pub const UV_TURN: f64 = 200.0;
 /// Raw Res18 units per world unit (terrain-notes §1.6).
 pub const MICRO_PER_UNIT: f64 = 51.2;
+/// Map side range in world units (terrain-notes §5.1: 800 to 2,500;
+/// retail 798 to 2,490).
+pub const SIDE: std::ops::RangeInclusive<f32> = 790.0..=2500.0;
 /// How far (in units of the quad side) a vertex may lie off its node.
 pub const NODE_TOLERANCE: f64 = 1e-3;
 
@@ -78,7 +81,7 @@ impl GridSpec {
     ///
     /// # Errors
     /// `terrain.new_map.size`: squares not 8 or 16, no quads, a cell side
-    /// outside `MIN_CELL..=MAX_CELL`, or more than 65,535 faces or vertices.
+    /// outside `MIN_CELL..=MAX_CELL` or a map side outside [`SIDE`], or more than 65,535 faces or vertices.
     pub fn check(&self) -> Result<(), TerrainError> {
         let cell = self.side / self.squares.max(1) as f32;
         let bad = |d: String| Err(TerrainError::file("terrain.new_map.size", d));
@@ -88,12 +91,12 @@ impl GridSpec {
                 self.squares
             ));
         }
-        if self.quads == 0 || !(MIN_CELL..=MAX_CELL).contains(&cell) {
+        if self.quads == 0 || !(MIN_CELL..=MAX_CELL).contains(&cell) || !SIDE.contains(&self.side) {
             return bad(format!(
-                "{} quads a square, square side {cell} units: a square needs at least one quad and a side of {MIN_CELL}..{MAX_CELL} units (the retail range; map side {}..{})",
+                "{} quads a square, square side {cell} units: a square needs at least one quad and a side of {MIN_CELL}..{MAX_CELL} units, the map a side of {}..{} (the retail ranges, terrain-notes §5.1)",
                 self.quads,
-                MIN_CELL * self.squares as f32,
-                MAX_CELL * self.squares as f32
+                (MIN_CELL * self.squares as f32).max(*SIDE.start()),
+                (MAX_CELL * self.squares as f32).min(*SIDE.end())
             ));
         }
         let nodes = (self.n() + 1) * (self.n() + 1);
