@@ -350,3 +350,34 @@ fn a_repainted_texture_drawn_through_the_default_fallback_warns_naming_the_model
         "{line}"
     );
 }
+
+#[test]
+fn extras_nested_too_deep_are_refused_never_read_as_null() {
+    let (_, mut json, bin) = exported("static_box.msh");
+    json["nodes"][0]["extras"] = json!("@@");
+    // 127 levels are read as they are; 200 are refused, not read as null.
+    for (depth, read) in [(127usize, true), (200, false)] {
+        let raw = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let r = parse_raw(&json, &bin, &raw);
+        match (read, r) {
+            (true, Ok(f)) => {
+                let doc = f.to_json();
+                let mut v = &doc["nodes"][0]["extras"];
+                let mut n = 0;
+                while let Some(inner) = v.as_array() {
+                    n += 1;
+                    match inner.first() {
+                        Some(x) => v = x,
+                        None => break,
+                    }
+                }
+                assert_eq!(n, depth, "the extras' tree as written");
+            }
+            (false, Err(e)) => assert!(
+                e.to_string().contains("deep") || e.to_string().contains("recursion"),
+                "{e}"
+            ),
+            (read, r) => panic!("depth {depth}: read={read}, got {:?}", r.map(|_| ())),
+        }
+    }
+}

@@ -576,6 +576,7 @@ impl<'de> Visitor<'de> for ElemSeed<'_, '_> {
                 Key::Extras => {
                     let raw: Box<RawValue> = map.next_value()?;
                     check_raw_numbers(&raw, self.1).map_err(de::Error::custom)?;
+                    check_raw_depth(&raw).map_err(de::Error::custom)?;
                     o.extras = Some(Extras::Raw(raw, OnceLock::new()));
                 }
                 Key::Other(k) => {
@@ -586,6 +587,43 @@ impl<'de> Visitor<'de> for ElemSeed<'_, '_> {
         }
         Ok(None)
     }
+}
+
+/// Deepest nesting of arrays and objects an `extras` may have: below
+/// serde_json's recursion limit (128), so that the tree of every accepted
+/// `extras` is made as read ([`tree_of`]), never a `null` in its place.
+pub const MAX_EXTRAS_DEPTH: usize = 127;
+
+/// Refuses an `extras` text nested deeper than [`MAX_EXTRAS_DEPTH`]
+/// (one pass over the bytes, strings skipped).
+fn check_raw_depth(raw: &RawValue) -> Result<(), String> {
+    let (mut depth, mut deepest, mut in_str, mut esc) = (0usize, 0usize, false, false);
+    for &b in raw.get().as_bytes() {
+        if in_str {
+            match (esc, b) {
+                (true, _) => esc = false,
+                (false, b'\\') => esc = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if deepest > MAX_EXTRAS_DEPTH {
+        return Err(format!(
+            "extras nested {deepest} levels deep (at most {MAX_EXTRAS_DEPTH} are read)"
+        ));
+    }
+    Ok(())
 }
 
 /// Sets `big` when a number of the JSON text `raw` overflows f32, as
