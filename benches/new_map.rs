@@ -20,7 +20,7 @@ use mshgltf::terrain::{map, read, validate, Mode};
 
 fn glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
     let mut j = serde_json::to_vec(json).unwrap();
-    while j.len() % 4 != 0 {
+    while !j.len().is_multiple_of(4) {
         j.push(b' ');
     }
     let total = 28 + j.len() + bin.len();

@@ -235,7 +235,7 @@ fn check_streams(land: &Land, grid: &HeightGrid) {
     assert!(!patch.is_empty());
     assert_eq!(
         land.positions.len(),
-        nodes + patch.len() - 0 - (patch.len() - border_copies(land, &patch, &plain))
+        nodes + border_copies(land, &patch, &plain)
     );
     for (v, &a) in alpha.iter().enumerate() {
         if !patch.contains(&(v as u16)) {
@@ -272,6 +272,11 @@ fn check_streams(land: &Land, grid: &HeightGrid) {
         .filter(|&b| b == NONE)
         .count();
     assert_eq!(free, 4 * n, "only the map's border edges are free");
+    check_uv_and_order(land);
+}
+
+/// Res5 T=200, Res18 x51.2, Res11 grouped by pair.
+fn check_uv_and_order(land: &Land) {
     // Res5 T=200 and Res18 x51.2.
     for (v, p) in land.positions.iter().enumerate() {
         let u = (f64::from(p[0]) / 200.0 * 1024.0).round() as i64;

@@ -150,6 +150,16 @@ impl Paint {
     }
 }
 
+/// A grid node `(i, j)`: x index, y index (0..=n).
+pub type Node = (usize, usize);
+/// A triangle of a quad: three nodes, CCW seen from +Z.
+pub type Tri = [Node; 3];
+/// A quad's two triangles and their paints.
+pub type Quad = [(Tri, Paint); 2];
+/// What [`read_mesh`] gives: the map node, its vertices, its triangles
+/// (vertex indices and material name).
+type MeshRead = (usize, Vec<Vert>, Vec<([usize; 3], String)>);
+
 /// The height grid read from the glTF: a height per node, two triangles
 /// per quad with their paint.
 #[derive(Debug, Clone, PartialEq)]
@@ -160,7 +170,7 @@ pub struct HeightGrid {
     pub z: Vec<f32>,
     /// Per quad `(i, j)` at `i * n + j`: its two triangles as node
     /// triples `[(i, j); 3]`, CCW seen from +Z, and their paint.
-    pub quads: Vec<[([(usize, usize); 3], Paint); 2]>,
+    pub quads: Vec<Quad>,
 }
 
 impl HeightGrid {
@@ -285,7 +295,7 @@ fn spec_of(
     cols.dedup();
     let n = cols.len().saturating_sub(1).max(1);
     let side = xy.iter().map(|p| p[0]).fold(0.0f32, f32::max);
-    let squares = if n % 16 == 0 { 16 } else { 8 };
+    let squares = if n.is_multiple_of(16) { 16 } else { 8 };
     Ok(GridSpec {
         squares,
         quads: (n / squares).max(1),
@@ -302,9 +312,7 @@ struct Vert {
 /// Reads the map mesh of `doc`: the one node with a mesh, its world
 /// transform applied, glTF axes back to game axes (`up` from the scene
 /// extras `parkan_terrain.up`, default y).
-fn read_mesh(
-    doc: &GltfFile,
-) -> Result<(usize, Vec<Vert>, Vec<([usize; 3], String)>), TerrainError> {
+fn read_mesh(doc: &GltfFile) -> Result<MeshRead, TerrainError> {
     let nodes = doc.nodes();
     let with_mesh: Vec<usize> = (0..nodes.len())
         .filter(|&i| nodes[i].get("mesh").is_some())
@@ -464,9 +472,9 @@ fn quads_of(
     node_of: &[(usize, usize)],
     tris: &[([usize; 3], String)],
     palette: &Palette,
-) -> Result<Vec<[([(usize, usize); 3], Paint); 2]>, TerrainError> {
+) -> Result<Vec<Quad>, TerrainError> {
     let n = spec.n();
-    let mut per: Vec<Vec<([(usize, usize); 3], Paint, usize)>> = vec![Vec::new(); n * n];
+    let mut per: Vec<Vec<(Tri, Paint, usize)>> = vec![Vec::new(); n * n];
     let mut paints: HashMap<&str, Paint> = HashMap::new();
     for (t, (v, name)) in tris.iter().enumerate() {
         let nodes = v.map(|k| node_of[k]);
