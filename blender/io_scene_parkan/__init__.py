@@ -42,6 +42,7 @@ from . import compat
 from . import ground
 from . import install
 from . import missions
+from . import newmap
 from . import newmission
 from . import units
 from .com import ParkanPreferences
@@ -73,9 +74,11 @@ def register():
     bpy.types.TOPBAR_MT_file_import.append(assets.menu_import)
     bpy.types.TOPBAR_MT_file_export.append(install.menu_export)
     newmission.register()
+    newmap.register()
 
 
 def unregister():
+    newmap.unregister()
     newmission.unregister()
     bpy.types.TOPBAR_MT_file_export.remove(install.menu_export)
     bpy.types.TOPBAR_MT_file_import.remove(assets.menu_import)

@@ -167,3 +167,18 @@ def asset_library(context, name, directory):
     lib.name = name
     lib.path = directory
     return lib
+def sculpt_lock_xy(scene):
+    """Locks X and Y in Sculpt mode (`Sculpt.lock_x` / `lock_y`, Blender
+    2.8+; the sculpt settings exist once Sculpt mode was entered: the
+    caller enters it once first): a new map's brushes then change heights
+    only, and its vertices stay on the grid nodes. Returns whether locked."""
+    ts = scene.tool_settings
+    sculpt = getattr(ts, "sculpt", None)
+    if sculpt is None:
+        return False
+    done = False
+    for k in ("lock_x", "lock_y"):
+        if hasattr(sculpt, k):
+            setattr(sculpt, k, True)
+            done = True
+    return done

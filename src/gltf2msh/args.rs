@@ -17,7 +17,7 @@ use super::{usage, RunError};
 /// archive.
 #[derive(Debug, Parser)]
 #[command(name = "gltf2msh", version, about, long_about = None,
-    after_help = "Examples:\n  gltf2msh tank.glb --base tank.msh            (writes tank.msh beside tank.glb unless that is the base)\n  gltf2msh tank.glb --base tank.msh -o tank2.msh\n  gltf2msh tank.glb --base units.rlb:R_L_89.msh -o units_new.rlb   (archive copy, one entry replaced)\n  gltf2msh tank.glb --base GAME/units.rlb:R_L_89.msh -o out/units.rlb --game-dir GAME   (also out/Material.lib, out/Textures.lib: recoloured materials, painted textures)\n  gltf2msh unit.glb --base GAME/UNITS/BATTLE/w_b_wlk1.dat -o out/   (each edited part into a copy of its archive in out/)\n  gltf2msh scene.glb -o NEW.msh                 (new model: NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW -o units_new.rlb   (archive copy with NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW --force             (replaces units.rlb in place)\n  gltf2msh scene.glb -o out/NEW.msh --game-dir GAME   (also out/Material.lib, out/Textures.lib: copies with the new materials and textures)\n  gltf2msh map.glb --base GAME/MAPS/m01/Land.msh --in-place   (an install: the original kept in GAME/.mshgltf-originals)\n  gltf2msh mission.glb --base GAME/MISSIONS/Single.01/data.tma --in-place\n  gltf2msh --new-mission MISSIONS --template MISSIONS/Single.01 --map MAPS/m01 --name \"Iron Dawn\"   (a new mission: gltf2msh --new-mission DIR --help)\n\nInstalls: gltf2msh --installed GAME | --restore GAME | --pack MOD.zip GAME | --apply MOD.zip GAME (their options: gltf2msh --restore GAME --help)\n\nExit codes: 0 ok, 1 conversion error (including glTF content MSH cannot hold: skins, morph targets, points, lines), 2 usage error.")]
+    after_help = "Examples:\n  gltf2msh tank.glb --base tank.msh            (writes tank.msh beside tank.glb unless that is the base)\n  gltf2msh tank.glb --base tank.msh -o tank2.msh\n  gltf2msh tank.glb --base units.rlb:R_L_89.msh -o units_new.rlb   (archive copy, one entry replaced)\n  gltf2msh tank.glb --base GAME/units.rlb:R_L_89.msh -o out/units.rlb --game-dir GAME   (also out/Material.lib, out/Textures.lib: recoloured materials, painted textures)\n  gltf2msh unit.glb --base GAME/UNITS/BATTLE/w_b_wlk1.dat -o out/   (each edited part into a copy of its archive in out/)\n  gltf2msh scene.glb -o NEW.msh                 (new model: NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW -o units_new.rlb   (archive copy with NEW.msh and NEW.wea)\n  gltf2msh scene.glb --into units.rlb --name NEW --force             (replaces units.rlb in place)\n  gltf2msh scene.glb -o out/NEW.msh --game-dir GAME   (also out/Material.lib, out/Textures.lib: copies with the new materials and textures)\n  gltf2msh map.glb --base GAME/MAPS/m01/Land.msh --in-place   (an install: the original kept in GAME/.mshgltf-originals)\n  gltf2msh mission.glb --base GAME/MISSIONS/Single.01/data.tma --in-place\n  gltf2msh --new-mission MISSIONS --template MISSIONS/Single.01 --map MAPS/m01 --name \"Iron Dawn\"   (a new mission: gltf2msh --new-mission DIR --help)\n  gltf2msh terrain.glb --new-map GAME/MAPS/mymap --palette GAME/MAPS/m01   (a new map folder from Blender's New Parkan map grid)\n\nInstalls: gltf2msh --installed GAME | --restore GAME | --pack MOD.zip GAME | --apply MOD.zip GAME (their options: gltf2msh --restore GAME --help)\n\nExit codes: 0 ok, 1 conversion error (including glTF content MSH cannot hold: skins, morph targets, points, lines), 2 usage error.")]
 pub struct Args {
     /// The edited glTF: .glb, or .gltf with its buffers.
     pub input: PathBuf,
@@ -134,6 +134,18 @@ pub struct Args {
     /// the rule's.
     #[arg(long)]
     pub drop_to_ground: bool,
+    /// Make a new map folder (MAPS/<name>: Land.msh, Land.map, Land1.wea,
+    /// Land2.wea) from a grid mesh: the object the Blender add-on's "New
+    /// Parkan map" makes, sculpted (heights only) and painted with the
+    /// palette's materials (issue 38; docs/modding.md "Make a new level").
+    /// An existing map there is replaced only with --force.
+    #[arg(long, value_name = "MAPS/NAME", conflicts_with_all = ["base", "into", "output"])]
+    pub new_map: Option<PathBuf>,
+    /// With --new-map: the existing map folder whose Land1.wea/Land2.wea
+    /// rows are the palette (default: the map the glTF names, else the
+    /// first map folder beside the new one).
+    #[arg(long, value_name = "MAPS/EXISTING", requires = "new_map")]
+    pub palette: Option<PathBuf>,
 }
 
 /// `gltf2msh --recover FOLDER`, parsed on its own (the glTF input is not

@@ -26,6 +26,7 @@ mod libraries;
 mod materials;
 mod mission;
 pub mod new_mission;
+mod new_map;
 mod points;
 pub mod store;
 mod unit;
@@ -107,6 +108,9 @@ pub fn recover(dir: &Path) -> Result<(), RunError> {
 /// Returns the `import` or `author` object of the report.
 fn run_planned(args: &Args, txn: &mut Transaction) -> Result<serde_json::Value, RunError> {
     args.validate()?;
+    if let Some(dir) = &args.new_map {
+        return new_map::run(args, txn, dir);
+    }
     match args.base.as_deref() {
         Some(base) => edit::run(args, txn, base),
         None => author::run(args, txn),
@@ -304,7 +308,9 @@ fn write_report(
     }
     let mut v = match res {
         Ok(r) => {
-            if cli.base.is_some() {
+            if cli.new_map.is_some() {
+                serde_json::json!({"ok": true, "input": cli.input, "new_map": r})
+            } else if cli.base.is_some() {
                 serde_json::json!({"ok": true, "input": cli.input, "base": cli.base, "output": cli.output, "import": r})
             } else {
                 serde_json::json!({"ok": true, "input": cli.input, "into": cli.into, "output": cli.output, "author": r})

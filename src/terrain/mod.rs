@@ -8,6 +8,7 @@
 //! by its streams ([`crate::source::looks_like_terrain`]), never by its name.
 
 pub mod areals;
+pub mod author;
 pub mod batch;
 pub mod convert;
 pub mod derive;
