@@ -278,8 +278,14 @@ fn new_route(
         ));
         return Ok(());
     };
-    let Some(points) = route_points(user, i, mesh, name, &mut w.warnings)? else {
-        return Ok(());
+    let points = match route_points(user, i, mesh, name) {
+        Ok(p) => p,
+        Err(RouteMesh::Read(e)) => return Err(e),
+        Err(RouteMesh::NotALoop(d)) => {
+            w.warnings
+                .push(format!("{name}: a new route: not written ({d})"));
+            return Ok(());
+        }
     };
     if points.len() < 3 {
         w.warnings.push(format!(
