@@ -134,7 +134,7 @@ pub struct Args {
     /// the rule's.
     #[arg(long)]
     pub drop_to_ground: bool,
-    /// Make a new map folder (MAPS/<name>: Land.msh, Land.map, Land1.wea,
+    /// Make a new map folder (MAPS/NAME: Land.msh, Land.map, Land1.wea,
     /// Land2.wea) from a grid mesh: the object the Blender add-on's "New
     /// Parkan map" makes, sculpted (heights only) and painted with the
     /// palette's materials (issue 38; docs/modding.md "Make a new level").
