@@ -264,7 +264,15 @@ fn check_installed(
         "{r}"
     );
     let inst = &r["installed"];
-    assert_eq!(inst["new"], serde_json::json!([]), "{inst}");
+    // What appears is the install's backup of each archive it replaced and
+    // the store's manifest (issue 37 item 5: docs/safety.md), nothing else.
+    let mut backups: Vec<String> = scaled
+        .iter()
+        .map(|a| format!(".mshgltf-originals/files/{a}"))
+        .collect();
+    backups.push(".mshgltf-originals/manifest.json".into());
+    backups.sort();
+    assert_eq!(inst["new"], serde_json::json!(backups), "{inst}");
     // Only the commit's lock files beside the game's archives (docs/safety.md).
     for l in inst["locks"].as_array().unwrap() {
         let l = l.as_str().unwrap();
