@@ -870,3 +870,42 @@ fn a_pair_repeated_in_a_cell_is_warned_once_per_return() {
         .collect();
     assert_eq!(repeats, vec![Some(3), Some(4)], "{:?}", f.warnings);
 }
+
+/// The scene's `extras.parkan_terrain.up` of the wrong type is refused
+/// naming its pointer (`gltf.json`), never read as Y; `"y"` and `"z"` are
+/// read (terrain::import::scene_up, shared with the new-map writer).
+#[test]
+fn a_scene_up_of_the_wrong_type_is_refused_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let land = tiny_land(2);
+    let g = exported(tmp.path(), &land);
+    assert_eq!(
+        g.json["scenes"][0]["extras"]["parkan_terrain"]["up"],
+        Value::from("y")
+    );
+    for bad in [
+        Value::from(7),
+        Value::from("x"),
+        Value::from(vec![Value::from("z")]),
+    ] {
+        let edited = with_json(&g, |j| {
+            j["scenes"][0]["extras"]["parkan_terrain"]["up"] = bad.clone()
+        });
+        let e = import::scene_up(&doc(&edited)).unwrap_err();
+        assert!(
+            e.rule == "gltf.json" && e.detail.starts_with("/scenes/0/extras/parkan_terrain/up: "),
+            "{bad}: {e}"
+        );
+    }
+    let z = with_json(&g, |j| {
+        j["scenes"][0]["extras"]["parkan_terrain"]["up"] = "z".into()
+    });
+    assert_eq!(
+        import::scene_up(&doc(&z)).unwrap(),
+        mshgltf::convention::Up::Z
+    );
+    assert_eq!(
+        import::scene_up(&doc(&g)).unwrap(),
+        mshgltf::convention::Up::Y
+    );
+}

@@ -344,14 +344,7 @@ fn read_mesh(doc: &GltfFile) -> Result<MeshRead, TerrainError> {
         world = crate::gltf_import::matching::local_matrix(&nodes[p]) * world;
         at = p;
     }
-    let up = match doc
-        .scenes()
-        .first()
-        .map(|s| &s["extras"]["parkan_terrain"]["up"])
-    {
-        Some(Value::String(s)) if s == "z" => Up::Z,
-        _ => Up::Y,
-    };
+    let up = super::import::scene_up(doc)?;
     let mesh = nodes[node]["mesh"].as_u64().unwrap_or(0) as usize;
     let mesh_j = doc.meshes().get(mesh).ok_or_else(|| {
         refuse(

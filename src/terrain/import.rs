@@ -403,17 +403,35 @@ fn read_primitive(
     Ok(())
 }
 
-/// Reads every terrain node (node extras `lod`) of the scene.
-fn read_edits(doc: &GltfFile, base: &Land) -> Result<(Edits, Vec<usize>), TerrainError> {
-    let scene_x = doc
+/// The axes of a map's glTF: its first scene's `extras.parkan_terrain.up`
+/// (terrain-notes §4.5, written by [`super::export`]): `"z"` is Z up,
+/// `"y"` or no such value Y up (the default of every export).
+///
+/// # Errors
+/// `gltf.json` naming `/scenes/0/extras/parkan_terrain/up` when it is
+/// there but is neither `"y"` nor `"z"` (a wrong type is never read as the
+/// default).
+pub fn scene_up(doc: &GltfFile) -> Result<Up, TerrainError> {
+    let v = doc
         .scenes()
         .first()
         .and_then(|s| s.get("extras"))
-        .and_then(|e| e.get("parkan_terrain"));
-    let up = match scene_x.and_then(|x| x.get("up")).and_then(Value::as_str) {
-        Some("z") => Up::Z,
-        _ => Up::Y,
-    };
+        .and_then(|e| e.get("parkan_terrain"))
+        .and_then(|x| x.get("up"));
+    match v.map(|v| (v, v.as_str())) {
+        None => Ok(Up::Y),
+        Some((_, Some("y"))) => Ok(Up::Y),
+        Some((_, Some("z"))) => Ok(Up::Z),
+        Some((v, _)) => Err(TerrainError::file(
+            "gltf.json",
+            format!("/scenes/0/extras/parkan_terrain/up: {v} is not \"y\" or \"z\""),
+        )),
+    }
+}
+
+/// Reads every terrain node (node extras `lod`) of the scene.
+fn read_edits(doc: &GltfFile, base: &Land) -> Result<(Edits, Vec<usize>), TerrainError> {
+    let up = scene_up(doc)?;
     let mut ed = Edits::default();
     let mut lods = Vec::new();
     for node in doc.nodes() {
