@@ -199,8 +199,10 @@ fn summary(w: &back::Written, unchanged: bool, ground: &[serde_json::Value]) -> 
 }
 
 /// The scene msh2gltf makes of `mission` (its bytes `path`'s, or about to
-/// be), every file it reads an input of `txn`.
-fn scene_of(
+/// be), every file it reads an input of `txn` (but `path` itself: the base,
+/// registered by the caller, or the output about to be written). Shared
+/// with the new-mission writer.
+pub(super) fn scene_of(
     txn: &mut Transaction,
     path: &Path,
     mission: &Mission,
@@ -216,14 +218,17 @@ fn scene_of(
         files: Vec::new(),
     };
     let s = src.scene(None, opts, &crate::source::SharedFiles::default())?;
-    for f in &s.inputs {
+    for f in s.inputs.iter().filter(|f| f.as_path() != path) {
         txn.add_input(f);
     }
     Ok(GltfFile::new(s.json, vec![s.bin]))
 }
 
-/// The checks msh2gltf would make of `bytes` (module docs).
-fn check_written(
+/// The checks msh2gltf would make of `bytes` (module docs): the strict
+/// reader, every path inside the game folder, every record resolving
+/// (mission-notes §9 errors 1–6) and the strict scene. Shared with the
+/// new-mission writer.
+pub(super) fn check_written(
     txn: &mut Transaction,
     path: &Path,
     bytes: &[u8],
@@ -231,7 +236,10 @@ fn check_written(
     opts: &ConvertOptions,
 ) -> Result<(), MissionError> {
     let (m, _) = tma::read(bytes, Mode::Strict)?;
-    if let Some(e) = validate::confined(&m).into_iter().next() {
+    let found = validate::confined(&m)
+        .into_iter()
+        .chain(validate::resolve(&m, game));
+    if let Some(e) = found.into_iter().next() {
         return Err(e);
     }
     let strict = ConvertOptions {

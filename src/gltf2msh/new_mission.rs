@@ -28,9 +28,9 @@ use serde_json::{json, Value};
 use super::{conversion, output_fail, usage, RunError};
 use crate::gltf_import::{self, GltfFile};
 use crate::mission::new::{self as newm, Extent};
-use crate::mission::pipeline::{game_of, MissionSource};
+use crate::mission::pipeline::game_of;
 use crate::mission::validate::{self, find_in_game};
-use crate::mission::{back, tma, Mission, MissionError, Mode};
+use crate::mission::{back, tma, Mission, Mode};
 use crate::output::{Transaction, TxnOptions};
 use crate::run::ConvertOptions;
 
@@ -167,7 +167,7 @@ fn run_planned(args: &NewMissionArgs, txn: &mut Transaction) -> Result<Value, Ru
         None => start,
         Some(doc) => {
             let input = args.input.as_deref().unwrap_or(Path::new("")).display();
-            let reference = scene_of(txn, &tma_path, &start, &plan.game, &opts)
+            let reference = super::mission::scene_of(txn, &tma_path, &start, &plan.game, &opts)
                 .map_err(|e| conversion(format!("the starting mission: {e}")))?;
             let w = back::apply(doc, &start, &reference)
                 .map_err(|e| conversion(format!("{input}: {e}")))?;
@@ -185,7 +185,7 @@ fn run_planned(args: &NewMissionArgs, txn: &mut Transaction) -> Result<Value, Ru
         }
     };
     let bytes = tma::write(&mission);
-    check_written(txn, &tma_path, &bytes, &plan.game, &opts)
+    super::mission::check_written(txn, &tma_path, &bytes, &plan.game, &opts)
         .map_err(|e| conversion(format!("the new mission is invalid: {e}")))?;
     let files = stage_files(txn, &plan, bytes)?;
     txn.commit().map_err(output_fail)?;
@@ -445,52 +445,4 @@ fn stage_files(
         put(txn, name, bytes)?;
     }
     Ok(names)
-}
-
-/// The scene msh2gltf would make of `mission` written at `path` (not read:
-/// it is an output), every file it reads an input of `txn`.
-fn scene_of(
-    txn: &mut Transaction,
-    path: &Path,
-    mission: &Mission,
-    game: &Path,
-    opts: &ConvertOptions,
-) -> Result<GltfFile, MissionError> {
-    let src = MissionSource {
-        path: path.to_path_buf(),
-        bytes: Vec::new(),
-        mission: mission.clone(),
-        warnings: Vec::new(),
-        game: game.to_path_buf(),
-        files: Vec::new(),
-    };
-    let s = src.scene(None, opts, &crate::source::SharedFiles::default())?;
-    for f in s.inputs.iter().filter(|f| f.as_path() != path) {
-        txn.add_input(f);
-    }
-    Ok(GltfFile::new(s.json, vec![s.bin]))
-}
-
-/// The new mission's bytes as msh2gltf would read them (mission-notes §9):
-/// the strict reader (errors 1–5), every path inside the game folder, and
-/// its strict scene (every object resolves, errors 5–6).
-fn check_written(
-    txn: &mut Transaction,
-    path: &Path,
-    bytes: &[u8],
-    game: &Path,
-    opts: &ConvertOptions,
-) -> Result<(), MissionError> {
-    let (m, _) = tma::read(bytes, Mode::Strict)?;
-    let found = validate::confined(&m)
-        .into_iter()
-        .chain(validate::resolve(&m, game));
-    if let Some(e) = found.into_iter().next() {
-        return Err(e);
-    }
-    let strict = ConvertOptions {
-        mode: crate::msh::read::Mode::Strict,
-        ..opts.clone()
-    };
-    scene_of(txn, path, &m, game, &strict).map(|_| ())
 }
