@@ -148,7 +148,8 @@ fn settle_on_ground(
         ground::load_land(game, base).map_err(|e| conversion(format!("base map: {e}")))?;
     txn.add_input(&map);
     let mut footings = ground::Footings::new(reference, up, game);
-    let rows = ground::settle(w, base, &land, &mut footings, cli.drop_to_ground);
+    let rows = ground::settle(w, base, &land, &mut footings, cli.drop_to_ground)
+        .map_err(|e| conversion(format!("base scene: {e}")))?;
     for f in &footings.inputs {
         txn.add_input(f);
     }
