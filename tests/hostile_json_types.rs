@@ -381,3 +381,140 @@ fn extras_nested_too_deep_are_refused_never_read_as_null() {
         }
     }
 }
+
+/// Asserts `r` refused with `gltf.json` naming `pointer` (`rule`,
+/// `detail` of a mission or terrain error).
+fn refused_with<T, E: std::fmt::Display>(
+    r: Result<T, E>,
+    rule: impl Fn(&E) -> (&'static str, String),
+    pointer: &str,
+    case: &str,
+) {
+    match r {
+        Ok(_) => panic!("{case}: read (a wrong type read as absent), not refused at {pointer}"),
+        Err(e) => {
+            let (r, d) = rule(&e);
+            assert!(
+                r == "gltf.json" && d.starts_with(&format!("{pointer}: ")),
+                "{case}: {e}"
+            );
+        }
+    }
+}
+
+/// A mission reference scene: placed unit node 0 (`children`) over a
+/// node with `mesh`, one triangle (issue: lenient reads of node links).
+fn unit_reference(children: Value, mesh: Value) -> GltfFile {
+    let pts: [[f32; 3]; 3] = [[0.0, -1.25, 0.0], [1.0, 0.5, 0.0], [0.0, 2.0, -1.0]];
+    let bin: Vec<u8> = pts.iter().flatten().flat_map(|v| v.to_le_bytes()).collect();
+    GltfFile::new(
+        json!({
+            "asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}],
+            "nodes": [
+                {"name": "U0 tank", "children": children,
+                 "extras": {"parkan_object": {"index": 0}}},
+                {"name": "body", "mesh": mesh}],
+            "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}],
+            "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3"}],
+            "bufferViews": [{"buffer": 0, "byteLength": 36}],
+            "buffers": [{"byteLength": 36}],
+        }),
+        vec![bin],
+    )
+}
+
+#[test]
+fn a_models_child_or_mesh_that_is_not_an_index_is_refused_not_skipped() {
+    use mshgltf::convention::Up;
+    use mshgltf::mission::ground::model_points;
+    let e = |e: &mshgltf::mission::MissionError| (e.rule, e.detail.clone());
+    let good = model_points(&unit_reference(json!([1]), json!(0)), 0, Up::Y).unwrap();
+    assert_eq!(good.len(), 3, "the unit's triangle");
+    for (children, mesh, at) in [
+        (json!(["1"]), json!(0), "/nodes/0/children/0"),
+        (json!([1, 7]), json!(0), "/nodes/0/children/1"),
+        (json!({"0": 1}), json!(0), "/nodes/0/children"),
+        (json!([1]), json!("0"), "/nodes/1/mesh"),
+        (json!([1]), json!(3), "/nodes/1/mesh"),
+    ] {
+        let r = model_points(&unit_reference(children.clone(), mesh.clone()), 0, Up::Y);
+        refused_with(r, e, at, &format!("children {children} mesh {mesh}"));
+    }
+}
+
+#[test]
+fn a_map_nodes_mesh_or_mode_of_the_wrong_type_is_refused_naming_it() {
+    use mshgltf::terrain::author::{read_grid, Palette};
+    let palette = Palette {
+        rows: vec!["FOOT".into(), "GRASS".into()],
+    };
+    let e = |e: &mshgltf::terrain::TerrainError| (e.rule, e.detail.clone());
+    let doc = |mesh: Value, mode: Value| {
+        GltfFile::new(
+            json!({
+                "asset": {"version": "2.0"}, "scenes": [{"nodes": [0]}],
+                "nodes": [{"name": "map", "mesh": mesh}],
+                "meshes": [{"primitives": [{"attributes": {}, "mode": mode}]}],
+            }),
+            vec![],
+        )
+    };
+    for (mesh, mode, at) in [
+        (json!("0"), json!(4), "/nodes/0/mesh"),
+        (Value::Null, json!(4), "/nodes/0/mesh"),
+        (json!(1), json!(4), "/nodes/0/mesh"),
+        (json!(0), json!("5"), "/meshes/0/primitives/0/mode"),
+        (
+            json!(0),
+            json!(4),
+            "/meshes/0/primitives/0/attributes/POSITION",
+        ),
+    ] {
+        let mut d = doc(mesh.clone(), mode.clone());
+        if at.ends_with("POSITION") {
+            let mut t = d.to_json();
+            t["meshes"][0]["primitives"][0]["attributes"]["POSITION"] = json!([0]);
+            d = GltfFile::new(t, vec![]);
+        }
+        refused_with(
+            read_grid(&d, &palette),
+            e,
+            at,
+            &format!("mesh {mesh} mode {mode}"),
+        );
+    }
+}
+
+#[test]
+fn a_mission_scene_index_of_the_wrong_type_is_refused_not_read_as_0() {
+    use mshgltf::mission::{back, Mission};
+    let e = |e: &mshgltf::mission::MissionError| (e.rule, e.detail.clone());
+    let doc = |scene: Value, roots: Value| {
+        GltfFile::new(
+            json!({
+                "asset": {"version": "2.0"}, "scene": scene,
+                "scenes": [{"nodes": roots,
+                            "extras": {"parkan_mission": {"conventions": {"up": "y"}}}}],
+                "nodes": [{"name": "group"}],
+            }),
+            vec![],
+        )
+    };
+    let base = Mission::default();
+    let ok = doc(json!(0), json!([0]));
+    assert!(back::apply(&ok, &base, &ok).is_ok());
+    for (scene, at) in [
+        (json!("0"), "/scene"),
+        (json!(0.5), "/scene"),
+        (json!(1), "/scene"),
+    ] {
+        let d = doc(scene.clone(), json!([0]));
+        refused_with(
+            back::apply(&d, &base, &ok),
+            e,
+            at,
+            &format!("scene {scene}"),
+        );
+        refused_with(back::conventions_up(&d.to_json()), e, at, "conventions_up");
+    }
+}

@@ -909,3 +909,61 @@ fn a_scene_up_of_the_wrong_type_is_refused_naming_it() {
         mshgltf::convention::Up::Y
     );
 }
+
+/// A terrain node's `extras.lod`, a mesh reference, an attribute or the
+/// scene's `skipped_faces` of the wrong type is refused naming its
+/// pointer (`gltf.json`), never read as absent (a node's edits dropped,
+/// a `_VERTEX_ID` ignored, no faces listed).
+#[test]
+fn terrain_references_of_the_wrong_type_are_refused_naming_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let land = tiny_land(2);
+    let g = exported(tmp.path(), &land);
+    let (node, mesh) = {
+        let n = g.json["nodes"].as_array().unwrap();
+        let i = n.iter().position(|n| n["extras"]["lod"] == 0).unwrap();
+        (i, n[i]["mesh"].as_u64().unwrap() as usize)
+    };
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(Edit, String)> = vec![
+        (
+            Box::new(move |j| j["nodes"][node]["extras"]["lod"] = "0".into()),
+            format!("/nodes/{node}/extras/lod"),
+        ),
+        (
+            Box::new(move |j| j["nodes"][node]["mesh"] = format!("{mesh}").into()),
+            format!("/nodes/{node}/mesh"),
+        ),
+        (
+            Box::new(move |j| {
+                j["meshes"][mesh]["primitives"][0]["attributes"]["POSITION"] = "0".into()
+            }),
+            format!("/meshes/{mesh}/primitives/0/attributes/POSITION"),
+        ),
+        (
+            Box::new(move |j| j["meshes"][mesh]["primitives"][0]["indices"] = "0".into()),
+            format!("/meshes/{mesh}/primitives/0/indices"),
+        ),
+        (
+            Box::new(|j| {
+                j["scenes"][0]["extras"]["parkan_terrain"]["skipped_faces"] =
+                    serde_json::json!([0, "1"])
+            }),
+            "/scenes/0/extras/parkan_terrain/skipped_faces/1".into(),
+        ),
+    ];
+    // Built without the schema check of `parse` (which refuses the
+    // references already): the importer's own reads are what is tested.
+    let read = doc(&g);
+    assert!(import::import_with_land1(&read, &land, None).is_ok());
+    for (edit, at) in cases {
+        let mut j = read.to_json();
+        edit(&mut j);
+        let d = GltfFile::new(j, read.buffers.clone());
+        let e = import::import_with_land1(&d, &land, None).unwrap_err();
+        assert!(
+            e.rule == "gltf.json" && e.detail.starts_with(&format!("{at}: ")),
+            "{at}: {e}"
+        );
+    }
+}

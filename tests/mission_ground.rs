@@ -172,7 +172,7 @@ fn reference() -> GltfFile {
 #[test]
 fn model_points_are_in_the_objects_frame_in_game_axes() {
     let r = reference();
-    let p = ground::model_points(&r, 0, Up::Y);
+    let p = ground::model_points(&r, 0, Up::Y).unwrap();
     // The child's +0.25 (glTF y = game z) is kept, the placement left out.
     let want = [[0.0, 0.0, -1.0], [1.0, 0.0, 0.75], [0.0, 1.0, 2.25]];
     assert_eq!(p.len(), 3);
@@ -226,7 +226,7 @@ fn settle_warns_without_drop_and_sets_down_with_it() {
     let game = std::path::Path::new("/nonexistent");
     let (base, mut w) = written();
     let mut f = Footings::new(&r, Up::Y, game);
-    let rows = ground::settle(&mut w, &base, &l, &mut f, false);
+    let rows = ground::settle(&mut w, &base, &l, &mut f, false).unwrap();
     // The building did not move: no row.
     let nodes: Vec<&str> = rows.iter().map(|r| r["node"].as_str().unwrap()).collect();
     assert_eq!(nodes, ["U0 tank", "V1 tree", "V1 tree.001"]);
@@ -265,7 +265,7 @@ fn settle_warns_without_drop_and_sets_down_with_it() {
     // With drop: set down, no warning about heights.
     let (base, mut w) = written();
     let mut f = Footings::new(&r, Up::Y, game);
-    let rows = ground::settle(&mut w, &base, &l, &mut f, true);
+    let rows = ground::settle(&mut w, &base, &l, &mut f, true).unwrap();
     assert!(rows.iter().all(|r| r["set"] == true));
     assert!(w.warnings.is_empty(), "{:?}", w.warnings);
     for (k, want) in [(0, unit_z), (1, tree_z), (3, copy_z)] {

@@ -147,7 +147,7 @@ fn shipped_placements_meet_the_rule() {
         let mut worst = [0.0f32; 4];
         let mut ring_offsets = Vec::new();
         for (i, o) in src.mission.objects.iter().enumerate() {
-            let footing = f.of(o, Some(i), &src.mission).clone();
+            let footing = f.of(o, Some(i), &src.mission).unwrap().clone();
             let offset = ground::scenery_offset(&g, o.position).unwrap_or(0.0);
             let (z, rule) = match ground::grounded_z(&g, o, &footing, offset) {
                 Height::Ground { z, rule } => (z, rule),

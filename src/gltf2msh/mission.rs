@@ -171,7 +171,8 @@ pub(super) fn settle_on_ground(
         ground::load_land(g.game, base).map_err(|e| conversion(format!("base map: {e}")))?;
     txn.add_input(&map);
     let mut footings = ground::Footings::new(g.reference, g.up, g.game).with_edited(g.edited);
-    let rows = ground::settle(w, base, &land, &mut footings, g.drop);
+    let rows = ground::settle(w, base, &land, &mut footings, g.drop)
+        .map_err(|e| conversion(format!("base scene: {e}")))?;
     for f in &footings.inputs {
         txn.add_input(f);
     }

@@ -111,7 +111,9 @@ pub(super) fn run(
         )));
     }
     let (doc, _) = load_doc(cli, txn)?;
-    let pdir = palette_dir(cli, author::palette_hint(&doc), out)?;
+    let hint = author::palette_hint(&doc)
+        .map_err(|e| conversion(format!("{}: {e}", cli.input.display())))?;
+    let pdir = palette_dir(cli, hint, out)?;
     let (palette, land1, land2) = read_palette(txn, &pdir)?;
     let grid = author::read_grid(&doc, &palette).map_err(|e| {
         let msg = format!("{}: {e}", cli.input.display());

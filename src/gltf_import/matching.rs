@@ -147,7 +147,12 @@ pub(crate) fn child_links<N: Props>(nodes: &[N]) -> Result<Vec<Option<usize>>, I
 pub fn parents(doc: &GltfFile) -> Result<Vec<Option<usize>>, ImportError> {
     let nodes = doc.nodes();
     let scenes = doc.scenes();
-    let scene = idx(&doc.json, "scene").unwrap_or(0);
+    // `/scene` of the wrong type is refused naming it, never read as 0
+    // (without scenes, whatever it is is refused below).
+    let scene = match scenes.len() {
+        0 => idx(&doc.json, "scene").unwrap_or(0),
+        n => super::read::refs::default_scene(&doc.json, n)?,
+    };
     if scenes.is_empty() || scene >= scenes.len() {
         return Err(err(
             "gltf.hierarchy",

@@ -25,6 +25,7 @@ use serde_json::Value;
 
 use super::ImportError;
 
+pub mod refs;
 pub mod schema;
 pub mod typed;
 pub mod vocabulary;

@@ -49,6 +49,7 @@ use super::ir::{Mission, PlacedObject, Property};
 use super::{layers, owners, shapes, MissionError};
 use crate::convention::Up;
 use crate::gltf_import::matching::local_matrix;
+use crate::gltf_import::read::refs;
 use crate::gltf_import::GltfFile;
 
 /// What [`apply`] wrote.
@@ -260,10 +261,94 @@ impl<'a> Field<'a> {
     }
 }
 
+/// The `gltf.json` error of a reference of the wrong type
+/// ([`refs`]) as a mission error.
+fn gltf_err(e: crate::gltf_import::ImportError) -> MissionError {
+    MissionError::new(e.rule, None, e.detail)
+}
+
+/// The default scene of the mission document `doc`
+/// ([`refs::default_scene`]: `/scene`, else 0).
+///
+/// # Errors
+/// `gltf.json` naming `/scene` when it is there and not a scene index.
+pub(super) fn default_scene(doc: &Value) -> Result<usize, MissionError> {
+    let scenes = doc["scenes"].as_array().map_or(0, Vec::len);
+    refs::default_scene(doc, scenes).map_err(gltf_err)
+}
+
+/// The root nodes of `doc`'s default scene, as indices of its `nodes`
+/// nodes (none without scenes).
+///
+/// # Errors
+/// `gltf.json` naming `/scene`, or `/scenes/{s}/nodes[/k]` when it is not
+/// an array of node indices.
+fn scene_roots(doc: &Value, nodes: usize) -> Result<Vec<usize>, MissionError> {
+    let scene = default_scene(doc)?;
+    let at = format!("/scenes/{scene}/nodes");
+    refs::node_list(doc["scenes"][scene].get("nodes"), &at, nodes).map_err(gltf_err)
+}
+
+/// The children of node `i` of `nodes`.
+///
+/// # Errors
+/// `gltf.json` naming `/nodes/{i}/children[/k]` when they are not an
+/// array of node indices.
+pub(super) fn node_children(nodes: &[Value], i: usize) -> Result<Vec<usize>, MissionError> {
+    let at = format!("/nodes/{i}/children");
+    refs::node_list(nodes[i].get("children"), &at, nodes.len()).map_err(gltf_err)
+}
+
+/// The mesh of node `i` of `doc` (`None`: it has none).
+///
+/// # Errors
+/// `gltf.json` naming `/nodes/{i}/mesh` when it is not a mesh index.
+pub(super) fn node_mesh(doc: &Value, i: usize) -> Result<Option<usize>, MissionError> {
+    let meshes = doc["meshes"].as_array().map_or(0, Vec::len);
+    let at = format!("/nodes/{i}/mesh");
+    refs::index_at(doc["nodes"][i].get("mesh"), &at, meshes, "meshes").map_err(gltf_err)
+}
+
+/// The `POSITION` accessor of each primitive of mesh `m` of `doc` (`None`
+/// for a primitive without one), with its JSON pointer.
+///
+/// # Errors
+/// `gltf.json` naming `/meshes/{m}/primitives` when it is not an array, or
+/// a `POSITION` that is not an accessor index.
+pub(super) fn mesh_positions(
+    doc: &Value,
+    m: usize,
+) -> Result<Vec<(Option<usize>, String)>, MissionError> {
+    let accessors = doc["accessors"].as_array().map_or(0, Vec::len);
+    let prims = match doc["meshes"][m].get("primitives") {
+        None => &[][..],
+        Some(Value::Array(a)) => a.as_slice(),
+        Some(v) => {
+            return Err(MissionError::new(
+                "gltf.json",
+                None,
+                format!("/meshes/{m}/primitives: {} is not an array", short(v)),
+            ))
+        }
+    };
+    prims
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let at = format!("/meshes/{m}/primitives/{k}/attributes/POSITION");
+            let a = p.get("attributes").and_then(|a| a.get("POSITION"));
+            let a = refs::index_at(a, &at, accessors, "accessors").map_err(gltf_err)?;
+            Ok((a, at))
+        })
+        .collect()
+}
+
 /// The reachable nodes of the scene, with their world matrices, after
 /// checking the hierarchy is a forest (`gltf.hierarchy`: a child that is
 /// not a node index, a node with two parents, a cycle, a scene root that
-/// is a child) and every node's transform is numbers (`gltf.json`).
+/// is a child) and every node's transform is numbers (`gltf.json`; a
+/// `/scene`, scene root or child that is not an index, naming its
+/// pointer, never skipped).
 pub(super) fn scene_nodes(
     file: &GltfFile,
     doc: &Value,
@@ -291,25 +376,18 @@ pub(super) fn scene_nodes(
             }
         }
     }
-    let scene = doc["scene"].as_u64().unwrap_or(0) as usize;
-    let mut stack: Vec<(usize, DMat4)> = doc["scenes"][scene]["nodes"]
-        .as_array()
+    let mut stack: Vec<(usize, DMat4)> = scene_roots(doc, nodes.len())?
         .into_iter()
-        .flatten()
-        .filter_map(|r| r.as_u64().map(|r| (r as usize, DMat4::IDENTITY)))
+        .map(|r| (r, DMat4::IDENTITY))
         .collect();
     let mut seen = vec![false; nodes.len()];
     let mut out = Vec::new();
     while let Some((i, parent)) = stack.pop() {
-        if i >= nodes.len() || std::mem::replace(&mut seen[i], true) {
+        if std::mem::replace(&mut seen[i], true) {
             continue;
         }
         let w = parent * local_matrix(&nodes[i]);
-        for c in nodes[i]["children"].as_array().into_iter().flatten() {
-            if let Some(c) = c.as_u64() {
-                stack.push((c as usize, w));
-            }
-        }
+        stack.extend(node_children(nodes, i)?.into_iter().map(|c| (c, w)));
         out.push((i, w));
     }
     out.sort_by_key(|(i, _)| *i);
@@ -552,8 +630,8 @@ pub fn check_budget(file: &GltfFile, max_work: u64) -> Result<(), MissionError> 
 /// `gltf.json` naming the pointer when `conventions.up` is not `"y"` or
 /// `"z"`.
 pub fn conventions_up(doc: &Value) -> Result<Up, MissionError> {
-    let scene = doc["scene"].as_u64().unwrap_or(0);
-    let x = &doc["scenes"][scene as usize]["extras"][extras::MISSION_KEY];
+    let scene = default_scene(doc)?;
+    let x = &doc["scenes"][scene]["extras"][extras::MISSION_KEY];
     if !x.is_object() {
         return Err(MissionError::new(
             "mission.gltf",
@@ -603,7 +681,19 @@ fn too_deep(v: &Value) -> bool {
 /// as "no such node", which would delete the object).
 fn keyed_extras(doc: &Value) -> Result<(), MissionError> {
     for (i, n) in doc["nodes"].as_array().into_iter().flatten().enumerate() {
-        let name = n["name"].as_str().unwrap_or("");
+        // A name tells an original from its copies and a piece from
+        // another: one of the wrong type is never read as "".
+        let name = match n.get("name") {
+            None => "",
+            Some(Value::String(s)) => s.as_str(),
+            Some(v) => {
+                return Err(MissionError::new(
+                    "gltf.json",
+                    None,
+                    format!("/nodes/{i}/name: {} is not a string", short(v)),
+                ))
+            }
+        };
         if n.get("extras").is_some_and(Value::is_null) {
             // What the reader could not make a tree of (nested past the
             // JSON reader's depth) reads as null: never as "no extras",
@@ -684,7 +774,7 @@ fn check_up(
         }
     }
     if fit == 0 && fit_other > 0 {
-        let scene = doc["scene"].as_u64().unwrap_or(0);
+        let scene = default_scene(doc)?;
         return Err(MissionError::new(
             "gltf.json",
             Some("scene extras".into()),
@@ -748,7 +838,7 @@ pub fn apply(
     // New objects from the asset library (nodes with extras.parkan_asset),
     // owned by the clans as written (after the layers).
     super::assets::add_assets(&doc, &nodes, up, &mut w)?;
-    w.warnings.extend(foreign_nodes(&doc).into_iter().map(|name| {
+    w.warnings.extend(foreign_nodes(&doc)?.into_iter().map(|name| {
         format!(
             "{name}: not a placed object of the mission (no extras.{}): not written; data.tma places the game's models by name, so to add a building, unit, tree or rock drag one in from the game's asset library (or duplicate a placed one of that model, Shift+D) and move it",
             extras::OBJECT_KEY
@@ -835,30 +925,22 @@ fn placed_objects(
 /// neither one of the mission's nodes ([`extras::NODE_KEYS`], with what is
 /// under them) nor a group holding some (the mission and kind groups).
 /// Iterative (no recursion on a deep hierarchy); each node visited once.
-fn foreign_nodes(doc: &Value) -> Vec<String> {
+///
+/// # Errors
+/// `gltf.json` naming `/scene`, a scene root or a child that is not an
+/// index ([`scene_roots`], [`node_children`]).
+fn foreign_nodes(doc: &Value) -> Result<Vec<String>, MissionError> {
     let nodes = doc["nodes"].as_array().map_or(&[][..], Vec::as_slice);
-    let children = |i: usize| -> Vec<usize> {
-        nodes[i]["children"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| c.as_u64().map(|c| c as usize))
-            .filter(|&c| c < nodes.len())
-            .collect()
-    };
+    let kids = (0..nodes.len())
+        .map(|i| node_children(nodes, i))
+        .collect::<Result<Vec<_>, _>>()?;
+    let children = |i: usize| kids[i].iter().copied();
     let keyed = |i: usize| {
         extras::NODE_KEYS
             .iter()
             .any(|k| nodes[i]["extras"][*k].is_object())
     };
-    let scene = doc["scene"].as_u64().unwrap_or(0) as usize;
-    let roots: Vec<usize> = doc["scenes"][scene]["nodes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|r| r.as_u64().map(|r| r as usize))
-        .filter(|&r| r < nodes.len())
-        .collect();
+    let roots = scene_roots(doc, nodes.len())?;
     // Pre-order from the roots; flags filled bottom-up in reverse.
     let (mut order, mut seen, mut stack) = (Vec::new(), vec![false; nodes.len()], roots.clone());
     while let Some(i) = stack.pop() {
@@ -889,7 +971,7 @@ fn foreign_nodes(doc: &Value) -> Vec<String> {
         }
     }
     out.sort();
-    out
+    Ok(out)
 }
 
 /// Appends the copies (in node order) to `w.mission.objects` (emptied

@@ -39,6 +39,7 @@ use super::validate::{find_in_game, map_dir};
 use super::MissionError;
 use crate::convention::Up;
 use crate::gltf_import::matching::local_matrix;
+use crate::gltf_import::read::refs;
 use crate::gltf_import::GltfFile;
 use crate::terrain::ground::Ground;
 use crate::terrain::ir::Land;
@@ -200,39 +201,53 @@ pub fn record_offset(ground: &Ground<'_>, mission: &Mission, path: &[u8]) -> f32
 /// The vertices of every mesh below glTF node `node` of `file`, in that
 /// node's own frame (its own transform left out: it is the placement),
 /// in game axes (`up`, §5.7): a unit's model as placed, for [`Footing`].
-/// Each node is visited once; a vertex accessor that does not read is
-/// skipped.
-pub fn model_points(file: &GltfFile, node: usize, up: Up) -> Vec<[f32; 3]> {
+/// Each node is visited once; a primitive without `POSITION` has none.
+///
+/// # Errors
+/// `gltf.json` naming the pointer of a child, mesh, primitive list or
+/// `POSITION` that is not an index (or not an array) of its kind, never
+/// skipped; the accessor's `gltf.*` rule when `POSITION` does not read, or
+/// is not VEC3.
+pub fn model_points(file: &GltfFile, node: usize, up: Up) -> Result<Vec<[f32; 3]>, MissionError> {
     let nodes = file.nodes();
     let mut seen = vec![false; nodes.len()];
     let mut out = Vec::new();
-    let mut stack: Vec<(usize, DMat4)> = children(file, node)
+    let mut stack: Vec<(usize, DMat4)> = children(file, node)?
         .into_iter()
         .map(|c| (c, DMat4::IDENTITY))
         .collect();
     while let Some((i, parent)) = stack.pop() {
-        if i >= nodes.len() || std::mem::replace(&mut seen[i], true) {
+        if std::mem::replace(&mut seen[i], true) {
             continue;
         }
         let m = parent * local_matrix(&nodes[i]);
-        stack.extend(children(file, i).into_iter().map(|c| (c, m)));
-        let Some(mesh) = nodes[i].get("mesh").and_then(Value::as_u64) else {
+        stack.extend(children(file, i)?.into_iter().map(|c| (c, m)));
+        let at = format!("/nodes/{i}/mesh");
+        let n_meshes = file.meshes().len();
+        let Some(mesh) =
+            refs::index_at(nodes[i].get("mesh"), &at, n_meshes, "meshes").map_err(gltf_err)?
+        else {
             continue;
         };
-        let prims = file
-            .meshes()
-            .get(mesh as usize)
-            .and_then(|me| me.get("primitives"))
-            .and_then(Value::as_array);
-        for p in prims.into_iter().flatten() {
-            let Some(a) = p["attributes"]["POSITION"].as_u64() else {
+        for (k, p) in primitives(file, mesh)?.iter().enumerate() {
+            let at = format!("/meshes/{mesh}/primitives/{k}/attributes/POSITION");
+            let a = p.get("attributes").and_then(|a| a.get("POSITION"));
+            let n_acc = file.accessor_count();
+            let Some(a) = refs::index_at(a, &at, n_acc, "accessors").map_err(gltf_err)? else {
                 continue;
             };
-            let Ok(acc) = file.accessor(a as usize) else {
-                continue;
-            };
+            let acc = file
+                .accessor(a)
+                .map_err(|e| MissionError::new(e.rule, None, format!("{at}: {}", e.detail)))?;
             if acc.ncomp != 3 {
-                continue;
+                return Err(MissionError::new(
+                    "gltf.accessor",
+                    None,
+                    format!(
+                        "{at}: accessor {a} has {} components, not 3 (VEC3)",
+                        acc.ncomp
+                    ),
+                ));
             }
             for v in acc.to_f32().chunks_exact(3) {
                 let w = m.transform_point3(DVec3::new(
@@ -245,18 +260,45 @@ pub fn model_points(file: &GltfFile, node: usize, up: Up) -> Vec<[f32; 3]> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
-fn children(file: &GltfFile, i: usize) -> Vec<usize> {
-    file.nodes()
-        .get(i)
-        .and_then(|n| n.get("children"))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c.as_u64().map(|c| c as usize))
-        .collect()
+/// The `gltf.json` error of a reference of the wrong type as a mission
+/// error.
+fn gltf_err(e: crate::gltf_import::ImportError) -> MissionError {
+    MissionError::new(e.rule, None, e.detail)
+}
+
+/// The primitives of mesh `mesh` (none when absent).
+///
+/// # Errors
+/// `gltf.json` naming `/meshes/{mesh}/primitives` when it is not an array.
+fn primitives(file: &GltfFile, mesh: usize) -> Result<&[Value], MissionError> {
+    match file.meshes()[mesh].get("primitives") {
+        None => Ok(&[]),
+        Some(Value::Array(a)) => Ok(a),
+        Some(v) => Err(MissionError::new(
+            "gltf.json",
+            None,
+            format!("/meshes/{mesh}/primitives: {v} is not an array"),
+        )),
+    }
+}
+
+/// The children of node `i` of `file` (an index of its nodes).
+///
+/// # Errors
+/// `gltf.json` naming `/nodes/{i}/children[/k]` when they are not an
+/// array of node indices ([`refs::node_list`]).
+fn children(file: &GltfFile, i: usize) -> Result<Vec<usize>, MissionError> {
+    let nodes = file.nodes();
+    let at = format!("/nodes/{i}/children");
+    refs::node_list(
+        nodes.get(i).and_then(|n| n.get("children")),
+        &at,
+        nodes.len(),
+    )
+    .map_err(gltf_err)
 }
 
 /// The `.bas` outer ring (x, y in the building's frame) of the building
@@ -404,25 +446,37 @@ impl<'a> Footings<'a> {
 
     /// The footing of `o`'s model; `like` is a base object of the same
     /// model shown in the reference (its index), if known.
-    pub fn of(&mut self, o: &PlacedObject, like: Option<usize>, base: &Mission) -> &Footing {
+    ///
+    /// # Errors
+    /// [`model_points`]' errors for a unit's model in the reference.
+    pub fn of(
+        &mut self,
+        o: &PlacedObject,
+        like: Option<usize>,
+        base: &Mission,
+    ) -> Result<&Footing, MissionError> {
         self.of_node(o, like, base, "")
     }
 
     /// [`Footings::of`], with `node` the name of `o`'s node in the edited
     /// scene ([`Footings::with_edited`]; empty: none).
+    ///
+    /// # Errors
+    /// [`model_points`]' errors for a unit's model in the reference or
+    /// under its node in the edited scene.
     pub fn of_node(
         &mut self,
         o: &PlacedObject,
         like: Option<usize>,
         base: &Mission,
         node: &str,
-    ) -> &Footing {
+    ) -> Result<&Footing, MissionError> {
         let key = (o.kind, o.path_text().to_lowercase());
         if !self.cache.contains_key(&key) {
-            let f = self.find(o, like, base, node);
+            let f = self.find(o, like, base, node)?;
             self.cache.insert(key.clone(), f);
         }
-        &self.cache[&key]
+        Ok(&self.cache[&key])
     }
 
     fn find(
@@ -431,8 +485,8 @@ impl<'a> Footings<'a> {
         like: Option<usize>,
         base: &Mission,
         node: &str,
-    ) -> Footing {
-        match o.kind {
+    ) -> Result<Footing, MissionError> {
+        Ok(match o.kind {
             0 => match outer_ring(self.game, &o.path_text()) {
                 Ok((ring, files)) => {
                     self.inputs.extend(files);
@@ -458,11 +512,13 @@ impl<'a> Footings<'a> {
                             .find_map(|k| self.nodes.get(&k))
                     })
                     .copied();
-                let mut points =
-                    at.map_or_else(Vec::new, |n| model_points(self.reference, n, self.up));
+                let mut points = match at {
+                    Some(n) => model_points(self.reference, n, self.up)?,
+                    None => Vec::new(),
+                };
                 if let (true, Some((doc, by_name))) = (points.is_empty(), &self.edited) {
                     if let Some(&n) = by_name.get(node) {
-                        points = model_points(doc, n, self.up);
+                        points = model_points(doc, n, self.up)?;
                     }
                 }
                 let note = points.is_empty().then(|| {
@@ -476,7 +532,7 @@ impl<'a> Footings<'a> {
                 }
             }
             _ => Footing::default(),
-        }
+        })
     }
 }
 
@@ -499,13 +555,17 @@ fn describe(node: &str, o: &PlacedObject) -> String {
 /// set}`; the warnings (an object off the ground, or off the map, or set
 /// down by the approximate rule of a building without a ring) go to
 /// `w.warnings`.
+///
+/// # Errors
+/// [`Footings::of`]'s (a unit's model in the reference that does not
+/// read).
 pub fn settle(
     w: &mut Written,
     base: &Mission,
     land: &Land,
     footings: &mut Footings<'_>,
     drop: bool,
-) -> Vec<Value> {
+) -> Result<Vec<Value>, MissionError> {
     let ground = Ground::new(land);
     let mut rows = Vec::new();
     let mut notes = Vec::new();
@@ -524,7 +584,7 @@ pub fn settle(
             None => record_offset(&ground, base, &o.path),
         };
         let footing = footings
-            .of_node(&o, origin.base, base, &origin.node)
+            .of_node(&o, origin.base, base, &origin.node)?
             .clone();
         let name = describe(&origin.node, &o);
         let (z, rule) = match grounded_z(&ground, &o, &footing, offset) {
@@ -568,5 +628,5 @@ pub fn settle(
         }));
     }
     w.warnings.extend(notes);
-    rows
+    Ok(rows)
 }

@@ -96,28 +96,24 @@ fn stem(name: &str) -> &str {
 }
 
 /// The nodes below `root` (not `root`), in pre-order.
-fn below(s: &Scene<'_>, root: usize) -> Vec<usize> {
+///
+/// # Errors
+/// `gltf.json` naming a child that is not a node index
+/// ([`super::back::node_children`]).
+fn below(s: &Scene<'_>, root: usize) -> Result<Vec<usize>, MissionError> {
     let nodes = s.doc["nodes"].as_array().map_or(&[][..], Vec::as_slice);
-    let kids = |i: usize| -> Vec<usize> {
-        nodes[i]["children"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| c.as_u64().map(|c| c as usize))
-            .filter(|&c| c < nodes.len())
-            .collect()
-    };
+    let kids = |i: usize| super::back::node_children(nodes, i);
     let mut out = Vec::new();
     let mut seen = vec![false; nodes.len()];
-    let mut stack: Vec<usize> = kids(root).into_iter().rev().collect();
+    let mut stack: Vec<usize> = kids(root)?.into_iter().rev().collect();
     while let Some(i) = stack.pop() {
         if std::mem::replace(&mut seen[i], true) {
             continue;
         }
         out.push(i);
-        stack.extend(kids(i).into_iter().rev());
+        stack.extend(kids(i)?.into_iter().rev());
     }
-    out
+    Ok(out)
 }
 
 /// The sorted, distinct vertex positions of each mesh, read once.
@@ -130,20 +126,13 @@ struct Meshes {
 
 fn positions(s: &Scene<'_>, m: usize) -> Result<Vec<[u32; 3]>, MissionError> {
     let mut out = Vec::new();
-    for (k, p) in s.doc["meshes"][m]["primitives"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let Some(a) = p["attributes"]["POSITION"].as_u64() else {
-            continue;
-        };
-        let xyz = s.file.floats(a as usize, 3, "positions").map_err(|e| {
+    for (a, at) in super::back::mesh_positions(s.doc, m)? {
+        let Some(a) = a else { continue };
+        let xyz = s.file.floats(a, 3, "positions").map_err(|e| {
             MissionError::new(
                 "mission.node",
                 Some(format!("mesh {m}")),
-                format!("/meshes/{m}/primitives/{k}/attributes/POSITION: {e}"),
+                format!("{at}: {e}"),
             )
         })?;
         // +0.0: a sign flip of zero (an axis conversion) is no edit.
@@ -170,10 +159,10 @@ fn pieces(
     w: &mut Written,
 ) -> Result<(), MissionError> {
     let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
-    for i in below(user, u).into_iter().rev() {
+    for i in below(user, u)?.into_iter().rev() {
         by_name.entry(stem(user.name(i))).or_default().push(i);
     }
-    for ri in below(shown, r) {
+    for ri in below(shown, r)? {
         let rn = &shown.doc["nodes"][ri];
         // Of the pieces of one name (renumbered by a re-import), the first
         // standing where this one stood, else the first.
@@ -198,9 +187,11 @@ fn pieces(
                 user.name(ui)
             ));
         }
-        match (un["mesh"].as_u64(), rn["mesh"].as_u64()) {
+        match (
+            super::back::node_mesh(user.doc, ui)?,
+            super::back::node_mesh(shown.doc, ri)?,
+        ) {
             (Some(um), Some(rm)) => {
-                let (um, rm) = (um as usize, rm as usize);
                 if meshes.warned.contains(&um) {
                     continue;
                 }

@@ -31,6 +31,7 @@ use super::derive;
 use super::ir::*;
 use super::TerrainError;
 use crate::convention::{axes, Up};
+use crate::gltf_import::read::refs::index_at;
 use crate::gltf_import::GltfFile;
 
 /// Squares along a side of a map the game supports (terrain-notes §5.1:
@@ -263,18 +264,15 @@ fn refuse(rule: &'static str, detail: impl Into<String>) -> TerrainError {
 /// `parkan_map_quads`, `parkan_map_side`, what the add-on's New map sets),
 /// else from the vertices: `n` quads a side from their count, 16 squares
 /// when `n` is a multiple of 16, else 8, the side from their X extent.
-fn spec_of(
-    node: &crate::gltf_import::read::Elem,
-    xy: &[[f32; 2]],
-) -> Result<GridSpec, TerrainError> {
-    let x = &node["extras"];
+fn spec_of(doc: &GltfFile, node: usize, xy: &[[f32; 2]]) -> Result<GridSpec, TerrainError> {
+    let x = &doc.nodes()[node]["extras"];
     let num = |k: &str| -> Result<Option<f64>, TerrainError> {
-        match &x[k] {
-            Value::Null => Ok(None),
-            v => v.as_f64().map(Some).ok_or_else(|| {
+        match x.get(k) {
+            None => Ok(None),
+            Some(v) => v.as_f64().map(Some).ok_or_else(|| {
                 refuse(
-                    "gltf.json_type",
-                    format!("node extras /{k}: {v} is not a number"),
+                    "gltf.json",
+                    format!("/nodes/{node}/extras/{k}: {v} is not a number"),
                 )
             }),
         }
@@ -307,6 +305,33 @@ fn spec_of(
 struct Vert {
     p: [f32; 3],
     at: (usize, usize, usize),
+}
+
+/// A reference of the wrong type ([`crate::gltf_import::read::refs`]) as
+/// a terrain error (`gltf.json` naming its pointer).
+fn json(e: crate::gltf_import::ImportError) -> TerrainError {
+    refuse(e.rule, e.detail)
+}
+
+/// The name of the material a primitive's `material` (at pointer `at`)
+/// names: `""` without one, or for a material without a name.
+///
+/// # Errors
+/// `gltf.json` naming `at` when it is not a material index, or
+/// `/materials/{m}/name` when that is not a string.
+fn material_name(doc: &GltfFile, v: Option<&Value>, at: &str) -> Result<String, TerrainError> {
+    let mats = doc.materials();
+    let Some(m) = index_at(v, at, mats.len(), "materials").map_err(json)? else {
+        return Ok(String::new());
+    };
+    match mats[m].get("name") {
+        None => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(v) => Err(refuse(
+            "gltf.json",
+            format!("/materials/{m}/name: {v} is not a string"),
+        )),
+    }
 }
 
 /// Reads the map mesh of `doc`: the one node with a mesh, its world
@@ -345,20 +370,27 @@ fn read_mesh(doc: &GltfFile) -> Result<MeshRead, TerrainError> {
         at = p;
     }
     let up = super::import::scene_up(doc)?;
-    let mesh = nodes[node]["mesh"].as_u64().unwrap_or(0) as usize;
-    let mesh_j = doc.meshes().get(mesh).ok_or_else(|| {
-        refuse(
-            "gltf.index",
-            format!("node {node}: mesh {mesh} does not exist"),
-        )
-    })?;
+    let (n_meshes, n_acc) = (doc.meshes().len(), doc.accessor_count());
+    let at = format!("/nodes/{node}/mesh");
+    let mesh = index_at(nodes[node].get("mesh"), &at, n_meshes, "meshes").map_err(json)?;
+    let mesh = mesh.ok_or_else(|| refuse("gltf.json", format!("{at}: no mesh")))?;
+    let mesh_j = &doc.meshes()[mesh];
     let ge = |e: crate::gltf_import::ImportError| refuse("gltf.accessor", e.to_string());
     let (mut verts, mut tris) = (Vec::new(), Vec::new());
     for (pi, p) in crate::gltf_import::read::arr(mesh_j, "primitives")
         .iter()
         .enumerate()
     {
-        let mode = p.get("mode").and_then(Value::as_u64).unwrap_or(4);
+        let at = format!("/meshes/{mesh}/primitives/{pi}");
+        let mode = match p.get("mode") {
+            None => 4,
+            Some(v) => crate::gltf_import::read::extra_u64(v).ok_or_else(|| {
+                refuse(
+                    "gltf.json",
+                    format!("{at}/mode: {v} is not an integer (a primitive mode)"),
+                )
+            })?,
+        };
         if mode != 4 {
             return Err(refuse(
                 "terrain.new_map.faces",
@@ -367,13 +399,15 @@ fn read_mesh(doc: &GltfFile) -> Result<MeshRead, TerrainError> {
                 ),
             ));
         }
-        let Some(pa) = p["attributes"]["POSITION"].as_u64() else {
+        let pa = p.get("attributes").and_then(|a| a.get("POSITION"));
+        let pa = index_at(pa, &format!("{at}/attributes/POSITION"), n_acc, "accessors");
+        let Some(pa) = pa.map_err(json)? else {
             return Err(refuse(
                 "terrain.new_map.faces",
                 format!("mesh {mesh} primitive {pi}: no POSITION"),
             ));
         };
-        let pos = doc.floats(pa as usize, 3, "POSITION").map_err(ge)?;
+        let pos = doc.floats(pa, 3, "POSITION").map_err(ge)?;
         let first = verts.len();
         for (k, c) in pos.chunks_exact(3).enumerate() {
             let w = world.transform_point3(glam::DVec3::new(c[0].into(), c[1].into(), c[2].into()));
@@ -384,17 +418,18 @@ fn read_mesh(doc: &GltfFile) -> Result<MeshRead, TerrainError> {
             });
         }
         let n = verts.len() - first;
-        let idx = match p.get("indices").and_then(Value::as_u64) {
-            Some(a) => doc.indices(a as usize).map_err(ge)?,
+        let idx = match index_at(
+            p.get("indices"),
+            &format!("{at}/indices"),
+            n_acc,
+            "accessors",
+        )
+        .map_err(json)?
+        {
+            Some(a) => doc.indices(a).map_err(ge)?,
             None => (0..n as u32).collect(),
         };
-        let name = p
-            .get("material")
-            .and_then(Value::as_u64)
-            .and_then(|m| doc.materials().get(m as usize))
-            .and_then(|m| m["name"].as_str())
-            .unwrap_or("")
-            .to_owned();
+        let name = material_name(doc, p.get("material"), &format!("{at}/material"))?;
         for t in idx.chunks(3) {
             if t.len() < 3 || t.iter().any(|&i| i as usize >= n) {
                 return Err(refuse("terrain.new_map.faces", format!("mesh {mesh} primitive {pi}: a partial triangle or an index past its {n} vertices")));
@@ -420,7 +455,7 @@ fn read_mesh(doc: &GltfFile) -> Result<MeshRead, TerrainError> {
 pub fn read_grid(doc: &GltfFile, palette: &Palette) -> Result<HeightGrid, TerrainError> {
     let (node, verts, tris) = read_mesh(doc)?;
     let xy: Vec<[f32; 2]> = verts.iter().map(|v| [v.p[0], v.p[1]]).collect();
-    let spec = spec_of(&doc.nodes()[node], &xy)?;
+    let spec = spec_of(doc, node, &xy)?;
     spec.check()?;
     let n = spec.n();
     let step = f64::from(spec.side) / n as f64;
@@ -858,13 +893,27 @@ pub fn make(grid: HeightGrid) -> Result<NewMap, TerrainError> {
     })
 }
 
-/// The palette map the glTF names (node extras `parkan_map_palette`, the
-/// map folder name the add-on's New map was made with), if any.
-pub fn palette_hint(doc: &GltfFile) -> Option<String> {
-    doc.nodes()
-        .iter()
-        .find_map(|n| n["extras"]["parkan_map_palette"].as_str())
-        .map(str::to_owned)
+/// The palette map the glTF names (the first node extras
+/// `parkan_map_palette`, the map folder name the add-on's New map was made
+/// with), if any.
+///
+/// # Errors
+/// `gltf.json` naming `/nodes/{i}/extras/parkan_map_palette` when it is
+/// not text (never read as absent, which would choose another palette).
+pub fn palette_hint(doc: &GltfFile) -> Result<Option<String>, TerrainError> {
+    for (i, n) in doc.nodes().iter().enumerate() {
+        match n.get("extras").and_then(|e| e.get("parkan_map_palette")) {
+            None => continue,
+            Some(Value::String(s)) => return Ok(Some(s.clone())),
+            Some(v) => {
+                return Err(refuse(
+                    "gltf.json",
+                    format!("/nodes/{i}/extras/parkan_map_palette: {v} is not a string"),
+                ))
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// The glTF form of `grid` (the inverse of [`read_grid`]; what the

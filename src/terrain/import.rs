@@ -30,6 +30,7 @@ use super::derive;
 use super::ir::*;
 use super::{patches, validate, Mode, TerrainError};
 use crate::convention::{axes, Up};
+use crate::gltf_import::read::refs::index_at;
 use crate::gltf_import::read::{arr, Elem};
 use crate::gltf_import::{material_edits, GltfFile};
 
@@ -74,6 +75,44 @@ pub struct TerrainImportReport {
 
 fn err(detail: impl Into<String>) -> TerrainError {
     TerrainError::file("terrain.import", detail)
+}
+
+/// A reference of the wrong type ([`crate::gltf_import::read::refs`]) as
+/// a terrain error (`gltf.json` naming its pointer).
+fn json(e: crate::gltf_import::ImportError) -> TerrainError {
+    TerrainError::file(e.rule, e.detail)
+}
+
+/// The attributes of primitive `prim` of mesh `mesh` (`p`), each an
+/// accessor index.
+///
+/// # Errors
+/// `gltf.json` naming `/meshes/{mesh}/primitives/{prim}/attributes[/NAME]`
+/// when it is not an object of accessor indices (never read as absent: a
+/// `_VERTEX_ID` so read would match every vertex to the wrong base one).
+fn attributes(
+    doc: &GltfFile,
+    p: &Value,
+    (mesh, prim): (usize, usize),
+) -> Result<HashMap<String, usize>, TerrainError> {
+    let at = format!("/meshes/{mesh}/primitives/{prim}/attributes");
+    let o = match p.get("attributes") {
+        None => return Ok(HashMap::new()),
+        Some(Value::Object(o)) => o,
+        Some(v) => {
+            return Err(TerrainError::file(
+                "gltf.json",
+                format!("{at}: {v} is not an object"),
+            ))
+        }
+    };
+    let n = doc.accessor_count();
+    o.iter()
+        .map(|(k, v)| {
+            let a = index_at(Some(v), &format!("{at}/{k}"), n, "accessors").map_err(json)?;
+            Ok((k.clone(), a.unwrap_or_default()))
+        })
+        .collect()
 }
 
 fn class_of(material: &Elem) -> Option<FaceClass> {
@@ -247,16 +286,30 @@ fn read_triangles(
     (mesh, prim): (usize, usize),
 ) -> Result<Vec<u32>, TerrainError> {
     let at = format!("mesh {mesh} primitive {prim}");
-    let mode = p.get("mode").and_then(Value::as_u64).unwrap_or(4);
+    let ptr = format!("/meshes/{mesh}/primitives/{prim}");
+    let mode = match p.get("mode") {
+        None => 4,
+        Some(v) => crate::gltf_import::read::extra_u64(v).ok_or_else(|| {
+            TerrainError::file(
+                "gltf.json",
+                format!("{ptr}/mode: {v} is not an integer (a primitive mode)"),
+            )
+        })?,
+    };
     if mode != 4 {
         return Err(err(format!(
             "{at}: mode {mode}; a terrain primitive is a triangle list (mode 4)"
         )));
     }
-    let idx = match p.get("indices").and_then(Value::as_u64) {
-        Some(a) => doc
-            .indices(a as usize)
-            .map_err(|e| err(format!("{at}: {e}")))?,
+    let n_acc = doc.accessor_count();
+    let indices = index_at(
+        p.get("indices"),
+        &format!("{ptr}/indices"),
+        n_acc,
+        "accessors",
+    );
+    let idx = match indices.map_err(json)? {
+        Some(a) => doc.indices(a).map_err(|e| err(format!("{at}: {e}")))?,
         None => (0..n as u32).collect(),
     };
     if idx.len() % 3 != 0 {
@@ -284,16 +337,12 @@ fn read_primitive(
     ed: &mut Edits,
 ) -> Result<(), TerrainError> {
     let ge = |e: crate::gltf_import::ImportError| err(e.to_string());
-    let attr = |k: &str| {
-        p["attributes"]
-            .get(k)
-            .and_then(Value::as_u64)
-            .map(|a| a as usize)
-    };
-    let mat = p
-        .get("material")
-        .and_then(Value::as_u64)
-        .and_then(|m| doc.materials().get(m as usize));
+    let attrs = attributes(doc, p, (mesh, prim))?;
+    let attr = |k: &str| attrs.get(k).copied();
+    let ptr = format!("/meshes/{mesh}/primitives/{prim}/material");
+    let mat = index_at(p.get("material"), &ptr, doc.materials().len(), "materials")
+        .map_err(json)?
+        .map(|m| &doc.materials()[m]);
     let class = mat.and_then(class_of).ok_or_else(|| err(format!("mesh {mesh} primitive {prim}: its material has no extras.parkan_terrain class (tex1, tex2, flags, surface, word3)")))?;
     let pos = doc
         .floats(
@@ -403,6 +452,31 @@ fn read_primitive(
     Ok(())
 }
 
+/// The first scene's `extras.parkan_terrain` (terrain-notes §4.5;
+/// `None` when absent).
+///
+/// # Errors
+/// `gltf.json` naming `/scenes/0/extras/parkan_terrain` when it is there
+/// and neither an object nor text. Text is read as absent, as before:
+/// Blender may keep a nested extra it cannot hold as a custom property as
+/// its Python text (compat.py "Custom properties"), and a map edited in
+/// Blender must still import (its `up` is then the default, y).
+fn terrain_extras(doc: &GltfFile) -> Result<Option<&serde_json::Map<String, Value>>, TerrainError> {
+    let v = doc
+        .scenes()
+        .first()
+        .and_then(|s| s.get("extras"))
+        .and_then(|e| e.get("parkan_terrain"));
+    match v {
+        None | Some(Value::String(_)) => Ok(None),
+        Some(Value::Object(o)) => Ok(Some(o)),
+        Some(v) => Err(TerrainError::file(
+            "gltf.json",
+            format!("/scenes/0/extras/parkan_terrain: {v} is not an object"),
+        )),
+    }
+}
+
 /// The axes of a map's glTF: its first scene's `extras.parkan_terrain.up`
 /// (terrain-notes §4.5, written by [`super::export`]): `"z"` is Z up,
 /// `"y"` or no such value Y up (the default of every export).
@@ -412,12 +486,7 @@ fn read_primitive(
 /// there but is neither `"y"` nor `"z"` (a wrong type is never read as the
 /// default).
 pub fn scene_up(doc: &GltfFile) -> Result<Up, TerrainError> {
-    let v = doc
-        .scenes()
-        .first()
-        .and_then(|s| s.get("extras"))
-        .and_then(|e| e.get("parkan_terrain"))
-        .and_then(|x| x.get("up"));
+    let v = terrain_extras(doc)?.and_then(|x| x.get("up"));
     match v.map(|v| (v, v.as_str())) {
         None => Ok(Up::Y),
         Some((_, Some("y"))) => Ok(Up::Y),
@@ -429,29 +498,86 @@ pub fn scene_up(doc: &GltfFile) -> Result<Up, TerrainError> {
     }
 }
 
+/// The `extras.lod` of node `i` (`None`: not a terrain node).
+///
+/// # Errors
+/// `gltf.json` naming `/nodes/{i}/extras/lod` when it is there and not an
+/// integer >= 0 (never read as "not a terrain node", which would drop
+/// the node's edits).
+fn lod_of(node: &Elem, i: usize) -> Result<Option<u64>, TerrainError> {
+    let Some(v) = node.get("extras").and_then(|e| e.get("lod")) else {
+        return Ok(None);
+    };
+    crate::gltf_import::read::extra_u64(v)
+        .map(Some)
+        .ok_or_else(|| {
+            TerrainError::file(
+                "gltf.json",
+                format!("/nodes/{i}/extras/lod: {v} is not an integer >= 0 (a terrain LOD)"),
+            )
+        })
+}
+
+/// The mesh of node `i` (`None`: it has none).
+///
+/// # Errors
+/// `gltf.json` naming `/nodes/{i}/mesh` when it is not a mesh index.
+fn mesh_of(doc: &GltfFile, node: &Elem, i: usize) -> Result<Option<usize>, TerrainError> {
+    let at = format!("/nodes/{i}/mesh");
+    index_at(node.get("mesh"), &at, doc.meshes().len(), "meshes").map_err(json)
+}
+
+/// The faces a tolerant export left out (first scene's
+/// `extras.parkan_terrain.skipped_faces`, terrain-notes §4.5; none when
+/// absent).
+///
+/// # Errors
+/// `gltf.json` naming the pointer when it, or one of its entries, is not
+/// a list of face indices (never read as "none skipped").
+fn skipped_faces(doc: &GltfFile) -> Result<BTreeSet<usize>, TerrainError> {
+    let at = "/scenes/0/extras/parkan_terrain/skipped_faces";
+    let v = terrain_extras(doc)?.and_then(|t| t.get("skipped_faces"));
+    let bad = |at: &str, v: &Value, what: &str| {
+        TerrainError::file("gltf.json", format!("{at}: {v} is not {what}"))
+    };
+    match v {
+        None => Ok(BTreeSet::new()),
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(k, x)| {
+                crate::gltf_import::read::extra_u64(x)
+                    .map(|x| x as usize)
+                    .ok_or_else(|| bad(&format!("{at}/{k}"), x, "a face index"))
+            })
+            .collect(),
+        Some(v) => Err(bad(at, v, "an array of face indices")),
+    }
+}
+
 /// Reads every terrain node (node extras `lod`) of the scene.
 fn read_edits(doc: &GltfFile, base: &Land) -> Result<(Edits, Vec<usize>), TerrainError> {
     let up = scene_up(doc)?;
     let mut ed = Edits::default();
     let mut lods = Vec::new();
-    for node in doc.nodes() {
-        let (Some(lod), Some(mesh)) = (
-            node.get("extras")
-                .and_then(|e| e.get("lod"))
-                .and_then(Value::as_u64),
-            node.get("mesh").and_then(Value::as_u64),
-        ) else {
+    for (i, node) in doc.nodes().iter().enumerate() {
+        let (Some(lod), Some(mesh)) = (lod_of(node, i)?, mesh_of(doc, node, i)?) else {
             continue;
         };
         let lod = lod.min(1) as usize;
         lods.push(lod);
-        let mesh_j = doc.meshes().get(mesh as usize);
-        for (k, p) in mesh_j
-            .map_or(&[][..], |m| arr(m, "primitives"))
-            .iter()
-            .enumerate()
-        {
-            read_primitive(doc, p, (lod, mesh as usize, k), up, base, &mut ed)?;
+        let prims = match doc.meshes()[mesh].get("primitives") {
+            None => &[][..],
+            Some(Value::Array(a)) => a.as_slice(),
+            Some(v) => {
+                return Err(TerrainError::file(
+                    "gltf.json",
+                    format!("/meshes/{mesh}/primitives: {v} is not an array"),
+                ))
+            }
+        };
+        for (k, p) in prims.iter().enumerate() {
+            read_primitive(doc, p, (lod, mesh, k), up, base, &mut ed)?;
         }
     }
     if lods.is_empty() {
@@ -799,19 +925,7 @@ pub fn import_with_land1(
         check_base_rows(base, n)?;
     }
     let (ed, lods) = read_edits(doc, base)?;
-    let scene0 = doc.scenes().first();
-    let skipped: BTreeSet<usize> = scene0
-        .map_or(&Value::Null, |s| {
-            &s["extras"]["parkan_terrain"]["skipped_faces"]
-        })
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_u64)
-                .map(|x| x as usize)
-                .collect()
-        })
-        .unwrap_or_default();
+    let skipped = skipped_faces(doc)?;
     let mut land = base.clone();
     let mut rep = TerrainImportReport::default();
     let repainted = apply_faces(&mut land, &ed, &lods, (&skipped, land1_rows), &mut rep)?;

@@ -150,7 +150,8 @@ fn is_unique_variant(name: &str, label: &str) -> bool {
 ///
 /// # Errors
 /// `cpt.edit` (non-finite transforms, an index past the base's points),
-/// `cpt.name` (a new name that is not Windows-1251 or over 31 bytes).
+/// `cpt.name` (a new name that is not Windows-1251 or over 31 bytes),
+/// `gltf.json` naming a point's `index` that is not an integer >= 0.
 pub fn read_points(
     doc: &GltfFile,
     parent: &[Option<usize>],
@@ -162,9 +163,19 @@ pub fn read_points(
     let mut claims: Vec<Vec<usize>> = vec![Vec::new(); base.points.len()];
     for (g, n) in nodes.iter().enumerate() {
         let cp = &n["extras"]["msh"][CONTROL_POINT_KEY];
-        let Some(i) = cp.get("index").and_then(Value::as_u64) else {
+        let Some(v) = cp.get("index") else {
             continue;
         };
+        // `3.0` is 3 (as the extras vocabulary reads it); a wrong type is
+        // never read as "not a point", which would delete the base's.
+        let i = crate::gltf_import::read::extra_u64(v).ok_or_else(|| {
+            UnitError::new(
+                "gltf.json",
+                format!(
+                    "/nodes/{g}/extras/msh/{CONTROL_POINT_KEY}/index: {v} is not an integer >= 0"
+                ),
+            )
+        })?;
         let slot = usize::try_from(i)
             .ok()
             .and_then(|i| claims.get_mut(i))
@@ -280,6 +291,24 @@ mod tests {
     /// glTF node of point `i` in [`exported`].
     fn node(i: usize) -> usize {
         [3, 2, 4][i]
+    }
+
+    #[test]
+    fn an_integral_float_index_is_the_point_and_a_wrong_type_is_refused() {
+        let mut doc = exported(&base());
+        doc["nodes"][node(1)]["extras"]["msh"][CONTROL_POINT_KEY]["index"] = json!(1.0);
+        let e = run(doc.clone()).unwrap();
+        assert_eq!(cpt::write(&e.cpt), cpt::write(&base()), "{:?}", e.changes);
+        doc["nodes"][node(1)]["extras"]["msh"][CONTROL_POINT_KEY]["index"] = json!("1");
+        let e = run(doc).unwrap_err();
+        assert_eq!(e.rule, "gltf.json");
+        assert!(
+            e.detail.starts_with(&format!(
+                "/nodes/{}/extras/msh/{CONTROL_POINT_KEY}/index: ",
+                node(1)
+            )),
+            "{e}"
+        );
     }
 
     #[test]

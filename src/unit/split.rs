@@ -262,7 +262,8 @@ pub fn inherited_scales(doc: &GltfFile, parts_of: &[Option<usize>]) -> Vec<Inher
 /// extras are taken).
 ///
 /// # Errors
-/// `gltf.hierarchy` as [`node_parts`]; `gltf.unit` when `own` has no node 0.
+/// `gltf.hierarchy` as [`node_parts`]; `gltf.unit` when `own` has no node 0;
+/// `gltf.json` naming `/scene` of `doc` when it is not a scene index.
 pub fn part_document(
     doc: &GltfFile,
     parts_of: &[Option<usize>],
@@ -353,7 +354,8 @@ pub fn part_document(
     if let Some(ex) = own_scene.get("extras") {
         scene["extras"] = ex.clone();
     }
-    let edited_scene = doc.scenes().get(idx(&doc.json, "scene").unwrap_or(0));
+    let scene_i = crate::gltf_import::read::refs::default_scene(&doc.json, doc.scenes().len())?;
+    let edited_scene = doc.scenes().get(scene_i);
     let edited_extras = edited_scene.map_or(&Value::Null, |s| &s["extras"]);
     if let Some(f) = edited_extras["msh"].get("frame_current") {
         if scene["extras"]["msh"].is_object() {

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{err, MAX_NODES};
 use crate::gltf_import::animation::node_trs_full;
-use crate::gltf_import::read::{arr, idx, msh_u64, GltfFile};
+use crate::gltf_import::read::{arr, msh_u64, GltfFile};
 use crate::gltf_import::ImportError;
 use crate::msh::CELLS;
 
@@ -133,7 +133,8 @@ fn node_index(v: &Value, n: usize, what: impl FnOnce() -> String) -> Result<usiz
 /// scenes, every parentless node (with a warning).
 ///
 /// # Errors
-/// `gltf.index`: the scene does not exist or a root is not a node index.
+/// `gltf.index`: the scene does not exist or a root is not a node index;
+/// `gltf.json` naming `/scene` when it is not a scene index.
 fn scene_roots(
     doc: &GltfFile,
     parent: &[Option<usize>],
@@ -147,7 +148,7 @@ fn scene_roots(
         }
         return Ok((0..n).filter(|&i| parent[i].is_none()).collect());
     }
-    let si = idx(&doc.json, "scene").unwrap_or(0);
+    let si = crate::gltf_import::read::refs::default_scene(&doc.json, scenes.len())?;
     let sc = doc.elem(TopArray::Scenes, si)?;
     let mut r = Vec::new();
     for v in arr(sc, "nodes") {
