@@ -16,7 +16,7 @@ use common::{peak_rss_kb, time};
 
 use mshgltf::terrain::author::{self, GridSpec, HeightGrid, Paint, Palette};
 use mshgltf::terrain::ir::NO_TEX2;
-use mshgltf::terrain::{map, read, validate, Mode};
+use mshgltf::terrain::{areals, map, read, validate, Mode};
 
 fn glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
     let mut j = serde_json::to_vec(json).unwrap();
@@ -105,7 +105,7 @@ fn main() {
             let land = read::decode(&made.msh).unwrap();
             validate::validate(&land, Mode::Strict).unwrap();
             let m = map::decode(&made.map).unwrap();
-            map::check(&m).len()
+            areals::check(&m).len()
         };
         let (rb, rm) = time(10, back);
         println!(

@@ -751,6 +751,30 @@ impl<'a> WearIndex<'a> {
 mod tests {
     use super::*;
 
+    /// An NRes archive of a model entry `TANK.MSH` holding `model` and its
+    /// material table `tank.wea` (one row, `0 A`).
+    fn tank_archive(model: &[u8]) -> Vec<u8> {
+        let es = [
+            nres::Entry {
+                type_id: 0,
+                attr1: 0,
+                attr2: 0,
+                attr3: 0,
+                name: b"TANK.MSH",
+                data: model,
+            },
+            nres::Entry {
+                type_id: WEAR_TYPE,
+                attr1: 0,
+                attr2: 0,
+                attr3: 0,
+                name: b"tank.wea",
+                data: b"1\r\n0 A\r\n",
+            },
+        ];
+        nres::write(&es).unwrap()
+    }
+
     /// [`find_any_case`]: ASCII case folding only, folders skipped, and of
     /// two names differing only in case the exact spelling, else the least
     /// in byte order, whatever the listing order; a missing folder is an
@@ -848,25 +872,7 @@ mod tests {
     /// payloads, and decides the same as from the whole file.
     #[test]
     fn read_for_kind_reads_the_directory_only() {
-        let es = [
-            nres::Entry {
-                type_id: 0,
-                attr1: 0,
-                attr2: 0,
-                attr3: 0,
-                name: b"TANK.MSH",
-                data: &[7u8; 100],
-            },
-            nres::Entry {
-                type_id: WEAR_TYPE,
-                attr1: 0,
-                attr2: 0,
-                attr3: 0,
-                name: b"tank.wea",
-                data: b"1\r\n0 A\r\n",
-            },
-        ];
-        let bytes = nres::write(&es).unwrap();
+        let bytes = tank_archive(&[7u8; 100]);
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("units.rlb");
         std::fs::write(&p, &bytes).unwrap();
@@ -1003,25 +1009,7 @@ mod tests {
 
     #[test]
     fn wear_sibling_is_found_case_insensitively() {
-        let es = [
-            nres::Entry {
-                type_id: 0,
-                attr1: 0,
-                attr2: 0,
-                attr3: 0,
-                name: b"TANK.MSH",
-                data: b"m",
-            },
-            nres::Entry {
-                type_id: WEAR_TYPE,
-                attr1: 0,
-                attr2: 0,
-                attr3: 0,
-                name: b"tank.wea",
-                data: b"1\r\n0 A\r\n",
-            },
-        ];
-        let bytes = nres::write(&es).unwrap();
+        let bytes = tank_archive(b"m");
         let a = nres::read(&bytes, nres::Mode::Strict).unwrap();
         assert_eq!(model_entries(&a), vec![0]);
         assert_eq!(find_wear(&a, b"TANK.MSH"), Some(&b"1\r\n0 A\r\n"[..]));

@@ -11,7 +11,7 @@ use std::path::Path;
 use mshgltf::terrain::author::{self, GridSpec, HeightGrid, Paint, Palette};
 use mshgltf::terrain::ground::Ground;
 use mshgltf::terrain::ir::*;
-use mshgltf::terrain::{map, read, validate};
+use mshgltf::terrain::{areals, map, read, validate};
 
 mod common;
 
@@ -128,7 +128,7 @@ fn a_sculpted_painted_grid_becomes_a_map_folder_every_stream_as_the_notes_say() 
     assert!(f.errors.is_empty());
     check_streams(&land, &grid);
     let m = map::decode(&std::fs::read(out.join("Land.map")).unwrap()).unwrap();
-    assert!(map::check(&m).is_empty(), "{:?}", map::check(&m));
+    assert!(areals::check(&m).is_empty(), "{:?}", areals::check(&m));
     check_areals(&m, &land, &grid);
     fparkan_msh_rules(&msh);
     fparkan_map_rules(&std::fs::read(out.join("Land.map")).unwrap());

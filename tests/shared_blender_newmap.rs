@@ -12,7 +12,7 @@ mod common;
 use std::path::Path;
 
 use mshgltf::terrain::ground::Ground;
-use mshgltf::terrain::{map, read, validate, Mode};
+use mshgltf::terrain::{areals, map, read, validate, Mode};
 
 #[test]
 #[ignore = "needs ../shared and Blender: cargo test -- --include-ignored"]
@@ -85,7 +85,7 @@ fn new_map(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
         "three materials and one patch: {classes:?}"
     );
     let m = map::decode(&std::fs::read(dir.join("Land.map")).unwrap()).unwrap();
-    assert!(map::check(&m).is_empty());
+    assert!(areals::check(&m).is_empty());
     let ground = Ground::new(&land);
     for a in &m.areals {
         for p in &a.vertices {

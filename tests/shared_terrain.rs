@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use mshgltf::terrain::{self, map, read, validate, write, Mode};
+use mshgltf::terrain::{self, areals, map, read, validate, write, Mode};
 
 fn terrains(root: &std::path::Path) -> Vec<serde_json::Value> {
     common::manifest(root)["terrains"]
@@ -44,7 +44,7 @@ fn maps_decode_validate_and_encode_byte_identical() {
             m.areals.len() as u64,
             t["land_map"]["areals"].as_u64().unwrap()
         );
-        assert!(map::check(&m).is_empty(), "{:?}", map::check(&m));
+        assert!(areals::check(&m).is_empty(), "{:?}", areals::check(&m));
         assert_eq!(
             map::encode(&m).unwrap(),
             mbytes,

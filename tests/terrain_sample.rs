@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 
 use land::{tiny_land, tiny_map, write_map};
 use mshgltf::terrain::ir::*;
-use mshgltf::terrain::{export, import, map, read, source::TerrainSource, validate, write, Mode};
+use mshgltf::terrain::{
+    areals, export, import, map, read, source::TerrainSource, validate, write, Mode,
+};
 
 mod land;
 
@@ -28,7 +30,7 @@ fn generated_map_is_valid_without_warnings_and_round_trips() {
     let m = tiny_map();
     let mb = map::encode(&m).unwrap();
     assert_eq!(map::decode(&mb).unwrap(), m);
-    assert!(map::check(&m).is_empty());
+    assert!(areals::check(&m).is_empty());
 }
 
 /// A non-zero Res11 byte 3 and an alpha below 1 on a vertex without a

@@ -299,6 +299,24 @@ impl Args {
         }
     }
 
+    /// Where an edit of a bare base file writes, and the file it writes
+    /// over: `(out, in_place)` with `in_place` = [`Args::file_in_place`]
+    /// and `out` = `-o`, else that file, else the glTF input's path with
+    /// extension `ext` (`"msh"` for a map, `"tma"` for a mission).
+    pub fn file_output(&self, ext: &str) -> (PathBuf, Option<PathBuf>) {
+        let in_place = self.file_in_place();
+        (self.output_or(in_place.as_deref(), ext), in_place)
+    }
+
+    /// `-o`, else `in_place` (the base written over), else the glTF
+    /// input's path with extension `ext`.
+    pub fn output_or(&self, in_place: Option<&std::path::Path>, ext: &str) -> PathBuf {
+        self.output
+            .clone()
+            .or_else(|| in_place.map(std::path::Path::to_path_buf))
+            .unwrap_or_else(|| self.input.with_extension(ext))
+    }
+
     /// True when `--base` names a unit file (`.dat`): `--in-place` then
     /// changes the archives of its edited parts.
     pub fn base_is_unit_file(&self) -> bool {

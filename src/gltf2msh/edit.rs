@@ -142,11 +142,7 @@ fn edit_model(
     let base_bytes: &[u8] = match &base {
         Base::File(_, b) | Base::Entry(_, _, _, b) => b,
     };
-    let out = cli
-        .output
-        .clone()
-        .or_else(|| in_place.clone())
-        .unwrap_or_else(|| cli.input.with_extension("msh"));
+    let out = cli.output_or(in_place.as_deref(), "msh");
     if in_place.is_none() {
         txn.add_input(base.path());
     }
@@ -357,12 +353,7 @@ fn edit_map(
     base_path: &Path,
     base_bytes: &[u8],
 ) -> Result<serde_json::Value, RunError> {
-    let in_place = cli.file_in_place();
-    let out = cli
-        .output
-        .clone()
-        .or_else(|| in_place.clone())
-        .unwrap_or_else(|| cli.input.with_extension("msh"));
+    let (out, in_place) = cli.file_output("msh");
     let in_place = in_place.is_some();
     if cli.game_dir.is_some() {
         return Err(usage(

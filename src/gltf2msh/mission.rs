@@ -44,12 +44,7 @@ pub(super) fn edit_mission(
     base_bytes: &[u8],
 ) -> Result<serde_json::Value, RunError> {
     // In place (an install, its original kept: output::install) or to -o.
-    let in_place = cli.file_in_place();
-    let out = cli
-        .output
-        .clone()
-        .or_else(|| in_place.clone())
-        .unwrap_or_else(|| cli.input.with_extension("tma"));
+    let (out, in_place) = cli.file_output("tma");
     if cli.in_place && in_place.is_none() {
         return Err(super::usage(format!(
             "--in-place with the mission base {} and -o {}: --in-place writes the mission over its own data.tma (its original kept in the game's .mshgltf-originals); give one of the two",

@@ -194,21 +194,31 @@ impl Library {
         format!("{} entry {i} ({:?})", self.label, self.name(i))
     }
 
+    /// Entry `i` when its type is `type_id` (`name` its four-letter tag).
+    ///
+    /// # Errors
+    /// `lib.missing` (no entry `i`), `lib.type` (another type, with the
+    /// entry's context).
+    fn typed(&self, i: usize, type_id: u32, name: &str) -> Result<&LibEntry, MaterialError> {
+        let e = self.entries.get(i).ok_or_else(|| {
+            MaterialError::new("lib.missing", format!("{} has no entry {i}", self.label))
+        })?;
+        if e.type_id != type_id {
+            return Err(MaterialError::new(
+                "lib.type",
+                format!("type 0x{:08X}, expected '{name}'", e.type_id),
+            )
+            .context(self.entry_context(i)));
+        }
+        Ok(e)
+    }
+
     /// Parses entry `i` as a MAT0 record (version = attr2).
     ///
     /// # Errors
     /// `lib.type` when the entry is not `'MAT0'`; the [`Mat0::parse`] rules.
     pub fn mat0(&self, i: usize) -> Result<Mat0, MaterialError> {
-        let e = self.entries.get(i).ok_or_else(|| {
-            MaterialError::new("lib.missing", format!("{} has no entry {i}", self.label))
-        })?;
-        if e.type_id != TYPE_MAT0 {
-            return Err(MaterialError::new(
-                "lib.type",
-                format!("type 0x{:08X}, expected 'MAT0'", e.type_id),
-            )
-            .context(self.entry_context(i)));
-        }
+        let e = self.typed(i, TYPE_MAT0, "MAT0")?;
         Mat0::parse(self.data(i), e.attr2).map_err(|err| err.context(self.entry_context(i)))
     }
 
@@ -217,16 +227,7 @@ impl Library {
     /// # Errors
     /// `lib.type` when the entry is not `'Texm'`; the [`Texm::parse`] rules.
     pub fn texm(&self, i: usize) -> Result<Texm<'_>, MaterialError> {
-        let e = self.entries.get(i).ok_or_else(|| {
-            MaterialError::new("lib.missing", format!("{} has no entry {i}", self.label))
-        })?;
-        if e.type_id != TYPE_TEXM {
-            return Err(MaterialError::new(
-                "lib.type",
-                format!("type 0x{:08X}, expected 'Texm'", e.type_id),
-            )
-            .context(self.entry_context(i)));
-        }
+        self.typed(i, TYPE_TEXM, "Texm")?;
         Texm::parse(self.data(i)).map_err(|err| err.context(self.entry_context(i)))
     }
 }

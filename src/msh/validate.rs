@@ -185,6 +185,18 @@ fn push(out: &mut Vec<Finding>, err: MshError, fix: Option<Fix>) {
     out.push(Finding { err, fix });
 }
 
+/// [`push`]es the finding [`MshError::at`]`(rule, stream, record, detail)`
+/// with no fix.
+fn fail_at(
+    out: &mut Vec<Finding>,
+    rule: &'static str,
+    stream: u32,
+    record: usize,
+    detail: impl Into<String>,
+) {
+    push(out, MshError::at(rule, stream, record, detail), None);
+}
+
 fn apply(m: &mut Model, fix: Fix) {
     match fix {
         Fix::DropStream(t) => {
@@ -407,18 +419,15 @@ fn check_index_range(m: &Model, _cx: &Cx, out: &mut Vec<Finding>) {
         let start = b.index_start as u64;
         let end = start + b.index_count as u64;
         if end > n_idx {
-            return push(
+            return fail_at(
                 out,
-                MshError::at(
-                    "msh.index_range",
-                    13,
-                    i,
-                    format!(
-                        "indexStart {} + indexCount {} = {end} > Res6 count {n_idx}",
-                        b.index_start, b.index_count
-                    ),
+                "msh.index_range",
+                13,
+                i,
+                format!(
+                    "indexStart {} + indexCount {} = {end} > Res6 count {n_idx}",
+                    b.index_start, b.index_count
                 ),
-                None,
             );
         }
         let slice = &m.indices[start as usize..end as usize];
@@ -426,19 +435,16 @@ fn check_index_range(m: &Model, _cx: &Cx, out: &mut Vec<Finding>) {
         if let Some(max) = (!slice.is_empty()).then(|| slice.iter().fold(0, |a, &x| a.max(x))) {
             if b.base_vertex as u64 + max as u64 >= n_vtx {
                 let at = slice.iter().position(|&x| x == max).unwrap_or(0);
-                return push(
+                return fail_at(
                     out,
-                    MshError::at(
-                        "msh.index_range",
-                        13,
-                        i,
-                        format!(
-                            "baseVertex {} + index {max} (Res6[{}]) >= vertex count {n_vtx}",
-                            b.base_vertex,
-                            start as usize + at
-                        ),
+                    "msh.index_range",
+                    13,
+                    i,
+                    format!(
+                        "baseVertex {} + index {max} (Res6[{}]) >= vertex count {n_vtx}",
+                        b.base_vertex,
+                        start as usize + at
                     ),
-                    None,
                 );
             }
         }
@@ -451,18 +457,15 @@ fn check_batch_range(m: &Model, _cx: &Cx, out: &mut Vec<Finding>) {
     for (i, s) in m.slots.iter().enumerate() {
         let end = s.batch_start as usize + s.batch_count as usize;
         if end > n {
-            return push(
+            return fail_at(
                 out,
-                MshError::at(
-                    "msh.batch_range",
-                    2,
-                    i,
-                    format!(
-                        "slot batchStart {} + batchCount {} = {end} > Res13 count {n}",
-                        s.batch_start, s.batch_count
-                    ),
+                "msh.batch_range",
+                2,
+                i,
+                format!(
+                    "slot batchStart {} + batchCount {} = {end} > Res13 count {n}",
+                    s.batch_start, s.batch_count
                 ),
-                None,
             );
         }
     }
@@ -647,32 +650,26 @@ fn check_floats(m: &Model, cx: &Cx, out: &mut Vec<Finding>) {
             && finite3(&s.sphere_center)
             && s.sphere_radius.is_finite())
         {
-            return push(
+            return fail_at(
                 out,
-                MshError::at(
-                    "msh.float.non_finite",
-                    2,
-                    i,
-                    format!(
-                        "slot bounds min {:?} max {:?} sphere {:?} r {} are not finite",
-                        s.aabb_min, s.aabb_max, s.sphere_center, s.sphere_radius
-                    ),
+                "msh.float.non_finite",
+                2,
+                i,
+                format!(
+                    "slot bounds min {:?} max {:?} sphere {:?} r {} are not finite",
+                    s.aabb_min, s.aabb_max, s.sphere_center, s.sphere_radius
                 ),
-                None,
             );
         }
     }
     for (i, k) in m.keys.iter().flatten().enumerate() {
         if !finite3(&k.pos) {
-            return push(
+            return fail_at(
                 out,
-                MshError::at(
-                    "msh.float.non_finite",
-                    8,
-                    i,
-                    format!("key position {:?} is not finite", k.pos),
-                ),
-                None,
+                "msh.float.non_finite",
+                8,
+                i,
+                format!("key position {:?} is not finite", k.pos),
             );
         }
     }
@@ -682,27 +679,21 @@ fn check_floats(m: &Model, cx: &Cx, out: &mut Vec<Finding>) {
 fn check_bounds(m: &Model, _cx: &Cx, out: &mut Vec<Finding>) {
     for (i, s) in m.slots.iter().enumerate() {
         if (0..3).any(|k| s.aabb_min[k] > s.aabb_max[k]) {
-            return push(
+            return fail_at(
                 out,
-                MshError::at(
-                    "msh.bounds",
-                    2,
-                    i,
-                    format!("slot aabbMin {:?} > aabbMax {:?}", s.aabb_min, s.aabb_max),
-                ),
-                None,
+                "msh.bounds",
+                2,
+                i,
+                format!("slot aabbMin {:?} > aabbMax {:?}", s.aabb_min, s.aabb_max),
             );
         }
         if s.sphere_radius < 0.0 {
-            return push(
+            return fail_at(
                 out,
-                MshError::at(
-                    "msh.bounds",
-                    2,
-                    i,
-                    format!("slot sphere radius {} < 0", s.sphere_radius),
-                ),
-                None,
+                "msh.bounds",
+                2,
+                i,
+                format!("slot sphere radius {} < 0", s.sphere_radius),
             );
         }
     }
@@ -912,15 +903,12 @@ fn check_key_time(m: &Model, _cx: &Cx, out: &mut Vec<Finding>) {
     let keys = m.keys.as_deref().unwrap_or(&[]);
     for (i, k) in keys.iter().enumerate() {
         if !k.time.is_finite() {
-            return push(
+            return fail_at(
                 out,
-                MshError::at(
-                    "msh.anim.key_time",
-                    8,
-                    i,
-                    format!("key time {} is not finite", k.time),
-                ),
-                None,
+                "msh.anim.key_time",
+                8,
+                i,
+                format!("key time {} is not finite", k.time),
             );
         }
     }
@@ -932,19 +920,16 @@ fn check_key_time(m: &Model, _cx: &Cx, out: &mut Vec<Finding>) {
                 .windows(2)
                 .position(|w| w[1].time <= w[0].time)
             {
-                return push(
+                return fail_at(
                     out,
-                    MshError::at(
-                        "msh.anim.key_time",
-                        8,
-                        first + w + 1,
-                        format!(
-                            "node {i}: key time {} does not increase after {}",
-                            keys[first + w + 1].time,
-                            keys[first + w].time
-                        ),
+                    "msh.anim.key_time",
+                    8,
+                    first + w + 1,
+                    format!(
+                        "node {i}: key time {} does not increase after {}",
+                        keys[first + w + 1].time,
+                        keys[first + w].time
                     ),
-                    None,
                 );
             }
         }

@@ -664,9 +664,11 @@ pub fn build(grid: &HeightGrid) -> Result<Land, TerrainError> {
     Ok(land)
 }
 
-/// A Land with the nine streams and the Res1/Res2 tables of `g × g`
-/// squares, no vertices or faces yet.
-fn empty_land(g: usize) -> Land {
+/// A Land with the nine streams (retail order, all named `Land`, Res1
+/// attr2 = `g`, attr3 the stride) and the Res1/Res2 tables of `g × g`
+/// squares (terrain-notes §5.1: [`Square::retail`] records, `2 g²` zero
+/// slots), no vertices or faces yet. `g` is 8 or 16 in a valid map.
+pub fn empty_land(g: usize) -> Land {
     let entries = super::STREAM_ORDER
         .iter()
         .map(|&t| StreamEntry {
@@ -679,17 +681,7 @@ fn empty_land(g: usize) -> Land {
         })
         .collect();
     let s = g * g;
-    let squares = (0..s)
-        .map(|i| {
-            let mut slots = [NONE; 15];
-            slots[0] = i as u16;
-            slots[1] = (s + i) as u16;
-            Square {
-                hdr: [0, NONE, 0, 0],
-                slots,
-            }
-        })
-        .collect();
+    let squares = (0..s).map(|i| Square::retail(i, s)).collect();
     let slot = Slot {
         first: 0,
         count: 0,
@@ -848,17 +840,17 @@ pub struct NewMap {
 }
 
 /// Makes the Land.msh and Land.map of `grid` ([`build`],
-/// [`super::new_areals::areal_map`]) and reads both back from their bytes:
+/// [`super::areals::areal_map`]) and reads both back from their bytes:
 /// Land.msh through [`super::read::decode`] and the strict
 /// [`super::validate::validate`], Land.map through [`super::map::decode`]
-/// and [`super::map::check`].
+/// and [`super::areals::check`].
 ///
 /// # Errors
 /// `terrain.new_map.size`, the container writer's `nres.*`, and any rule
 /// the read-back breaks (a bug: the written map would not load).
 pub fn make(grid: HeightGrid) -> Result<NewMap, TerrainError> {
     let land = build(&grid)?;
-    let map = super::new_areals::areal_map(&grid, &land);
+    let map = super::areals::areal_map(&grid, &land);
     let msh = super::write::encode(&land)?;
     let map_bytes = super::map::encode(&map)?;
     let back = super::read::decode(&msh)?;
@@ -883,7 +875,7 @@ pub fn make(grid: HeightGrid) -> Result<NewMap, TerrainError> {
         ));
     }
     let m = super::map::decode(&map_bytes)?;
-    warnings.extend(super::map::check(&m).iter().map(ToString::to_string));
+    warnings.extend(super::areals::check(&m).iter().map(ToString::to_string));
     Ok(NewMap {
         grid,
         counts: (land.positions.len(), land.faces.len(), m.areals.len()),

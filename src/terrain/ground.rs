@@ -14,6 +14,14 @@ use super::ir::Land;
 /// as ground (terrain-notes §3 item 10).
 pub const STEEP_NORMAL_Z: f32 = 0.173_648;
 
+/// Whether a face whose unit normal has z `normal_z` is too steep to be
+/// ground: `normal_z` ≤ [`STEEP_NORMAL_Z`] (terrain-notes §3 item 10). The
+/// one steepness rule of the ground lookup and of a new map's walkable
+/// areals.
+pub fn is_steep(normal_z: f32) -> bool {
+    normal_z <= STEEP_NORMAL_Z
+}
+
 /// A LOD 0 ground lookup over one map, built once ([`Ground::new`], linear
 /// in the face count) and queried many times ([`Ground::height_at`], the
 /// faces of one cell).
@@ -105,7 +113,7 @@ impl<'a> Ground<'a> {
             let Some(z) = on_triangle([a, b, c], x, y) else {
                 continue;
             };
-            if f32::from(f.normal[2]) / 32767.0 > STEEP_NORMAL_Z {
+            if !is_steep(f32::from(f.normal[2]) / 32767.0) {
                 return Some(z);
             }
             steep.get_or_insert(z);

@@ -41,6 +41,23 @@ pub struct Square {
     pub slots: [u16; 15],
 }
 
+impl Square {
+    /// The retail Res1 record of square `i` of `count` (terrain-notes
+    /// §1.1; its check is §5.2 warning rule 3, `terrain.res1_record`):
+    /// header `0, 0xFFFF, 0, 0`, `slot[0] = i` (the LOD 0 cell),
+    /// `slot[1] = count + i` (the LOD 1 cell), the other 13 slots 0xFFFF.
+    /// Indices are stored as u16 (`count` ≤ 32,767 in a valid map).
+    pub fn retail(i: usize, count: usize) -> Square {
+        let mut slots = [NONE; 15];
+        slots[0] = i as u16;
+        slots[1] = (count + i) as u16;
+        Square {
+            hdr: [0, NONE, 0, 0],
+            slots,
+        }
+    }
+}
+
 /// Res2 cell record, 68 bytes (terrain-notes §1.2).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Slot {

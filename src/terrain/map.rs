@@ -4,6 +4,8 @@
 //! [`decode`] → [`ArealMap`] → [`encode`] gives the bytes back for every
 //! canonical file. The areal count is the entry's attr1; the payload is
 //! consumed exactly. Sub-blocks (B > 0) are unsupported (framing disputed).
+//! What the areals hold (ground heights, winding, twin links, the lookup
+//! grid) and the reader's warning checks of it are [`super::areals`].
 
 use super::TerrainError;
 use crate::nres;
@@ -260,44 +262,4 @@ pub fn encode(m: &ArealMap) -> Result<Vec<u8>, TerrainError> {
         data: &d,
     };
     Ok(nres::write(&[e])?)
-}
-
-/// Warning-level checks of terrain-notes §5.2 rule 12: mutual twin links,
-/// 128×128 grid, normal (0, 0, 1), reserved words 0.
-pub fn check(m: &ArealMap) -> Vec<TerrainError> {
-    let mut out = Vec::new();
-    if m.cells_xy != [128, 128] {
-        out.push(TerrainError::stream(
-            "map.grid_size",
-            TYPE_AREAL_MAP,
-            format!("grid {:?}, retail 128x128", m.cells_xy),
-        ));
-    }
-    for (i, a) in m.areals.iter().enumerate() {
-        for (k, l) in a.links.iter().enumerate().filter(|(_, l)| l[0] >= 0) {
-            let back = m
-                .areals
-                .get(l[0] as usize)
-                .and_then(|b| b.links.get(l[1] as usize));
-            if back != Some(&[i as i32, k as i32]) && out.len() < 50 {
-                out.push(TerrainError::record(
-                    "map.link_mutual",
-                    TYPE_AREAL_MAP,
-                    i,
-                    format!("edge {k} -> {l:?} does not point back"),
-                ));
-            }
-        }
-        if (a.normal != [0.0, 0.0, 1.0] || a.words[1] != 0 || a.words[3] != 0 || a.anchor[3] != 0.0)
-            && out.len() < 50
-        {
-            out.push(TerrainError::record(
-                "map.reserved",
-                TYPE_AREAL_MAP,
-                i,
-                "normal not (0,0,1) or reserved words not 0",
-            ));
-        }
-    }
-    out
 }

@@ -17,7 +17,6 @@ pub mod ground;
 pub mod import;
 pub mod ir;
 pub mod map;
-pub mod new_areals;
 pub mod patches;
 pub mod read;
 pub mod source;

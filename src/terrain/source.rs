@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use super::areals;
 use super::ir::{Land, NO_TEX2};
 use super::map::{self, ArealMap};
 use super::validate::{self, Findings};
@@ -296,7 +297,7 @@ impl TerrainSource {
         }
         if let Some(m) = &self.map {
             self.warnings
-                .extend(map::check(m).iter().map(|e| format!("Land.map: {e}")));
+                .extend(areals::check(m).iter().map(|e| format!("Land.map: {e}")));
         }
         Ok(())
     }

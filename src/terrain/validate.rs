@@ -184,10 +184,7 @@ fn grid(land: &Land, f: &mut Findings) {
                 format!("slot word {w} >= slot count {slots}"),
             ));
         }
-        let mut want = [NONE; 15];
-        want[0] = i as u16;
-        want[1] = (n + i) as u16;
-        if s.hdr != [0, NONE, 0, 0] || s.slots != want {
+        if *s != Square::retail(i, n) {
             f.warn(TerrainError::record(
                 "terrain.res1_record",
                 1,

@@ -19,40 +19,9 @@ fn height(x: f32, y: f32) -> f32 {
 /// carries a second material (tex2 = 2) with Res14 0.5.
 pub fn tiny_land(g: usize) -> Land {
     let s = g * g;
-    let mut land = Land {
-        entries: mshgltf::terrain::STREAM_ORDER
-            .iter()
-            .map(|&t| StreamEntry {
-                type_id: t,
-                name: b"Land".to_vec(),
-                attr1: 0,
-                attr2: if t == 1 { g as u32 } else { 0 },
-                attr3: 0,
-                raw: None,
-            })
-            .collect(),
-        squares: (0..s)
-            .map(|i| {
-                let mut slots = [NONE; 15];
-                slots[0] = i as u16;
-                slots[1] = (s + i) as u16;
-                Square {
-                    hdr: [0, NONE, 0, 0],
-                    slots,
-                }
-            })
-            .collect(),
-        corners: [[0.0; 3]; 8],
-        header_tail: [0; 44],
-        slots: Vec::new(),
-        positions: Vec::new(),
-        normals: Vec::new(),
-        uv0: Vec::new(),
-        uv1: Vec::new(),
-        alpha: Some(Vec::new()),
-        order: Vec::new(),
-        faces: Vec::new(),
-    };
+    // The streams and Res1 of the new-map writer; the slots pushed below.
+    let mut land = mshgltf::terrain::author::empty_land(g);
+    land.slots.clear();
     for lod in 0..2 {
         for i in 0..s {
             let (ix, iy) = ((i / g) as f32, (i % g) as f32);
