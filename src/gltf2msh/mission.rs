@@ -125,6 +125,7 @@ pub(super) fn edit_mission(
     Ok(
         serde_json::json!({"kind": "mission", "unchanged": unchanged, "moved": w.moved,
         "edited": w.edited, "deleted": w.deleted, "added": w.added, "layers": w.layers,
+        "clans": w.clans,
         "set_on_ground": set, "ground": ground_rows, "warnings": w.warnings}),
     )
 }
@@ -185,12 +186,16 @@ fn summary(w: &back::Written, unchanged: bool, ground: &[serde_json::Value]) -> 
         n => format!(" ({n} set down on the ground)"),
     };
     format!(
-        "{} objects moved, {} edited, {} deleted, {} added{set}; {} lodes, clan bases, zones and routes moved{}",
+        "{} objects moved, {} edited, {} deleted, {} added{set}; {} lodes, clan bases, zones and routes moved{}{}",
         w.moved,
         w.edited,
         w.deleted,
         w.added,
         w.layers,
+        match w.clans {
+            0 => String::new(),
+            n => format!("; {n} clans edited (renamed, retyped, relations: named below)"),
+        },
         match w.warnings.len() {
             0 => String::new(),
             n => format!("; {n} warning(s): what they name is not written"),
