@@ -122,6 +122,15 @@ if [[ $mode == test ]]; then
       echo "build_windows.sh: the rerun ended with exit code $code" >&2
     fi
   fi
+  # The failures again, last, so that a log cut to its end still says what
+  # failed and why: each failed test's captured output (libtest's
+  # "---- NAME stdout ----" blocks), at most 40 lines a test.
+  if ((code != 0)); then
+    echo "build_windows.sh: the failures, repeated from the first run's output:" >&2
+    awk '/^---- .* stdout ----$/ { p = 1; n = 0 }
+      /^failures:$/ { p = 0 }
+      p && n++ < 40 { print }' "$log" >&2
+  fi
   rm -f "$log"
   exit $code
 fi

@@ -280,121 +280,141 @@ pub fn discover(
     // of their files is read (docs/safety.md "One commit, one promise").
     recover_journals(&files, &mut d.failed);
     for file in files {
-        // The tools' own files beside game files are not content: lock
-        // files silently, the others (kept originals, temporary files,
-        // journals) as skipped rows that say what they are.
-        match crate::output::own_file(&file) {
-            None => {}
-            Some(crate::output::OwnFile::Lock) => continue,
-            // Removed by a recovery above: nothing to say.
-            Some(_) if std::fs::symlink_metadata(&file).is_err() => continue,
-            Some(own) => {
-                d.skipped.push(ReportRow::skip(
-                    file.display().to_string(),
-                    "own-file",
-                    own.reason().to_string(),
-                ));
-                continue;
-            }
-        }
-        let rel_dir = rel_dir(root, &file);
-        let display = file.display().to_string();
-        let name = file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let data = match source::read_for_kind(&file) {
-            Ok(b) => b,
-            Err(e) => {
-                d.failed.push(ReportRow::fail(
-                    display,
-                    "io",
-                    format!("cannot read: {e}"),
-                    0.0,
-                ));
-                continue;
-            }
-        };
-        // The file's kind, decided once; each kind goes to its pipeline.
-        match source::content_kind(&data, name.as_bytes()) {
-            // A bare model, or a unit file (one assembled scene,
-            // unit-files-notes §3.5): one job for the whole file.
-            kind @ (Content::Model | Content::Unit) => {
-                let pipeline = if kind == Content::Unit {
-                    JobKind::Unit
-                } else {
-                    JobKind::Model
-                };
-                let job = ModelJob::whole_file(&file, &name, pipeline, PathBuf::new());
-                planned.add_model(out.join(&rel_dir), &mut d.jobs, job);
-            }
-            Content::BrokenModel => {
-                let e = nres::read(&data, nres::Mode::Strict).err();
-                let (rule, msg) = e
-                    .map(|e| (e.rule, e.to_string()))
-                    .unwrap_or(("nres.magic", "not an NRes file".into()));
-                d.failed.push(ReportRow::fail(display, rule, msg, 0.0));
-            }
-            Content::NotNres => d.skipped.push(ReportRow::skip(
-                display,
-                "not-nres",
-                "not an NRes container".into(),
-            )),
-            Content::Rsli => d.skipped.push(ReportRow::skip(
-                display,
-                "rsli",
-                "RsLi archive ('NL' magic): fonts/sprites, no models".into(),
-            )),
-            // Maps and missions are named after their folder, with the
-            // other outputs of the folder they land in (issue 26 item 11).
-            Content::Map => {
-                let (folder, name) = run::folder_slot(out, &rel_dir, root);
-                planned.add(folder, Slot::Map(d.terrains.len()), &name);
-                d.terrains.push(TerrainJob {
-                    output: PathBuf::new(),
-                    msh: file.clone(),
-                });
-            }
-            Content::Mission => {
-                let (folder, name) = run::folder_slot(out, &rel_dir, root);
-                planned.add(folder, Slot::Mission(d.missions.len()), &name);
-                d.missions.push(MissionJob {
-                    output: PathBuf::new(),
-                    tma: file.clone(),
-                });
-            }
-            Content::OtherNres => d.skipped.push(library_row(display, &data)),
-            Content::ModelArchive => {
-                if let Some(e) = archive_over_budget(&mut budget, &data) {
-                    d.failed
-                        .push(ReportRow::fail(display, "limits.work", e, 0.0));
-                    continue;
-                }
-                let a = match nres::read(&data, nres::Mode::Tolerant) {
-                    Ok(a) => a,
-                    Err(e) => {
-                        d.failed
-                            .push(ReportRow::fail(display, e.rule, e.to_string(), 0.0));
-                        continue;
-                    }
-                };
-                // A single archive converts into OUT itself; in a folder
-                // walk every archive gets OUT/<folders>/<archive stem>/.
-                let folder = if root.is_dir() {
-                    out.join(&rel_dir)
-                        .join(sanitize_component(source::stem_of(&name)))
-                } else {
-                    out.to_path_buf()
-                };
-                for i in source::model_entries(&a) {
-                    let job = ModelJob::entry(&file, i, source::decode_name(a.entries[i].name));
-                    planned.add_model(folder.clone(), &mut d.jobs, job);
-                }
-            }
+        if !is_own_file(&file, &mut d) {
+            plan_file(&file, root, out, &mut budget, &mut planned, &mut d);
         }
     }
     planned.assign(&mut d, format);
     Ok(d)
+}
+
+/// Whether `file` is one of the tools' own files beside game files (not
+/// content): lock files silently, the others (kept originals, temporary
+/// files, journals) as skipped rows in `d` that say what they are.
+fn is_own_file(file: &Path, d: &mut Discovery) -> bool {
+    match crate::output::own_file(file) {
+        None => false,
+        Some(crate::output::OwnFile::Lock) => true,
+        // Removed by a recovery before the walk's files are read: nothing to say.
+        Some(_) if std::fs::symlink_metadata(file).is_err() => true,
+        Some(own) => {
+            d.skipped.push(ReportRow::skip(
+                file.display().to_string(),
+                "own-file",
+                own.reason().to_string(),
+            ));
+            true
+        }
+    }
+}
+
+/// Decides the kind of one walked `file` and plans its work in `d`: a job
+/// per model (its output name in `planned`), a map or mission job, or a
+/// skipped or failed row; an archive's directory is counted in `budget`
+/// first ([`discover`]).
+fn plan_file(
+    file: &Path,
+    root: &Path,
+    out: &Path,
+    budget: &mut Budget,
+    planned: &mut PlannedNames,
+    d: &mut Discovery,
+) {
+    let rel_dir = rel_dir(root, file);
+    let display = file.display().to_string();
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let data = match source::read_for_kind(file) {
+        Ok(b) => b,
+        Err(e) => {
+            d.failed.push(ReportRow::fail(
+                display,
+                "io",
+                format!("cannot read: {e}"),
+                0.0,
+            ));
+            return;
+        }
+    };
+    // The file's kind, decided once; each kind goes to its pipeline.
+    match source::content_kind(&data, name.as_bytes()) {
+        // A bare model, or a unit file (one assembled scene,
+        // unit-files-notes §3.5): one job for the whole file.
+        kind @ (Content::Model | Content::Unit) => {
+            let pipeline = if kind == Content::Unit {
+                JobKind::Unit
+            } else {
+                JobKind::Model
+            };
+            let job = ModelJob::whole_file(file, &name, pipeline, PathBuf::new());
+            planned.add_model(out.join(&rel_dir), &mut d.jobs, job);
+        }
+        Content::BrokenModel => {
+            let e = nres::read(&data, nres::Mode::Strict).err();
+            let (rule, msg) = e
+                .map(|e| (e.rule, e.to_string()))
+                .unwrap_or(("nres.magic", "not an NRes file".into()));
+            d.failed.push(ReportRow::fail(display, rule, msg, 0.0));
+        }
+        Content::NotNres => d.skipped.push(ReportRow::skip(
+            display,
+            "not-nres",
+            "not an NRes container".into(),
+        )),
+        Content::Rsli => d.skipped.push(ReportRow::skip(
+            display,
+            "rsli",
+            "RsLi archive ('NL' magic): fonts/sprites, no models".into(),
+        )),
+        // Maps and missions are named after their folder, with the
+        // other outputs of the folder they land in (issue 26 item 11).
+        Content::Map => {
+            let (folder, name) = run::folder_slot(out, &rel_dir, root);
+            planned.add(folder, Slot::Map(d.terrains.len()), &name);
+            d.terrains.push(TerrainJob {
+                output: PathBuf::new(),
+                msh: file.to_path_buf(),
+            });
+        }
+        Content::Mission => {
+            let (folder, name) = run::folder_slot(out, &rel_dir, root);
+            planned.add(folder, Slot::Mission(d.missions.len()), &name);
+            d.missions.push(MissionJob {
+                output: PathBuf::new(),
+                tma: file.to_path_buf(),
+            });
+        }
+        Content::OtherNres => d.skipped.push(library_row(display, &data)),
+        Content::ModelArchive => {
+            if let Some(e) = archive_over_budget(budget, &data) {
+                d.failed
+                    .push(ReportRow::fail(display, "limits.work", e, 0.0));
+                return;
+            }
+            let a = match nres::read(&data, nres::Mode::Tolerant) {
+                Ok(a) => a,
+                Err(e) => {
+                    d.failed
+                        .push(ReportRow::fail(display, e.rule, e.to_string(), 0.0));
+                    return;
+                }
+            };
+            // A single archive converts into OUT itself; in a folder
+            // walk every archive gets OUT/<folders>/<archive stem>/.
+            let folder = if root.is_dir() {
+                out.join(&rel_dir)
+                    .join(sanitize_component(source::stem_of(&name)))
+            } else {
+                out.to_path_buf()
+            };
+            for i in source::model_entries(&a) {
+                let job = ModelJob::entry(file, i, source::decode_name(a.entries[i].name));
+                planned.add_model(folder.clone(), &mut d.jobs, job);
+            }
+        }
+    }
 }
 
 /// The folders of `file` below `root`, each component made safe

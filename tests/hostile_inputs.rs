@@ -71,12 +71,12 @@ fn allow_outside_reads_outside_but_never_special_files() {
     )
     .unwrap();
     let run = |extra: &[&str]| {
-        Command::new(Tool::Gltf2msh.exe())
-            .args(["g/in.gltf", "-o", "out.msh", "--force"])
-            .args(extra)
-            .current_dir(d)
-            .output()
-            .unwrap()
+        hostile::output_of(
+            Command::new(Tool::Gltf2msh.exe())
+                .args(["g/in.gltf", "-o", "out.msh", "--force"])
+                .args(extra)
+                .current_dir(d),
+        )
     };
     let o = run(&[]);
     assert_eq!(o.status.code(), Some(1));
@@ -196,12 +196,12 @@ fn run_in(
         std::fs::create_dir_all(f.parent().unwrap()).unwrap();
         std::fs::write(f, b).unwrap();
     }
-    let o = Command::new(tool.exe())
-        .args(args)
-        .args(["--max-work", &budget.to_string()])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let o = hostile::output_of(
+        Command::new(tool.exe())
+            .args(args)
+            .args(["--max-work", &budget.to_string()])
+            .current_dir(dir.path()),
+    );
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(!err.contains("panicked"), "{err}");
     (dir, o.status.code(), err)

@@ -462,3 +462,288 @@ fn a_route_drawn_in_the_new_mission_is_added_by_a_later_edit() {
     assert_eq!(m.routes[0].points, want);
     assert_eq!(m.clans[1].base, [16.0, 17.0]);
 }
+
+/// The plane of `land::tiny_land(4)` over x, y ≥ 10 (`tests/land`).
+fn plane(x: f32, y: f32) -> f32 {
+    0.1 * x + 0.05 * y + 1.0
+}
+
+/// [`game`] with models: `MAPS/slope` (the 4 × 4 map of `tests/land`,
+/// 40 × 40 units, the ground [`plane`] over x, y ≥ 10), `parts.rlb`
+/// (`samples/demo/demo.rlb`'s TOWER as `hero.msh`, `tree.msh`,
+/// `bunker.msh`; `bunker.bas`, a ground plan whose outer ring is the
+/// square x −1..7, y −4..4), `objects.rlb` (records `hero`, `tree`,
+/// `bunker`, the last with its `.bas`), the hero's unit file
+/// `UNITS/UNITS/HERO/hero.dat` and the building's `UNITS/BUILDS/bunker.dat`.
+fn modelled_game() -> tempfile::TempDir {
+    use common::unit_file::{dat, name32};
+    use mshgltf::{nres, source};
+    let g = game();
+    let map = g.path().join("MAPS/slope");
+    std::fs::create_dir_all(&map).unwrap();
+    land::write_map(&map, &land::tiny_land(4));
+    let demo = std::fs::read(common::sample("demo/demo.rlb")).unwrap();
+    let a = nres::read(&demo, nres::Mode::Strict).unwrap();
+    let tower = a.entries[source::find_entry(&a, "TOWER.msh").unwrap()].clone();
+    let ring = [
+        [7.0, -4.0, 0.0],
+        [7.0, 4.0, 0.0],
+        [-1.0, 4.0, 0.0],
+        [-1.0, -4.0, 0.0],
+    ];
+    let bas = mshgltf::unit::bas::write(&ring, &ring);
+    let mut entries = vec![tower.clone(); 4];
+    for (e, n) in entries
+        .iter_mut()
+        .zip(["hero.msh", "tree.msh", "bunker.msh"])
+    {
+        e.name = n.as_bytes();
+    }
+    entries[3].name = b"bunker.bas";
+    entries[3].data = &bas;
+    std::fs::write(g.path().join("parts.rlb"), nres::write(&entries).unwrap()).unwrap();
+    let slot = |m: &str| [name32("parts.rlb"), name32(m)].concat();
+    let recs = [
+        ("hero", slot("hero.msh")),
+        ("tree", slot("tree.msh")),
+        ("bunker", [slot("bunker.msh"), slot("bunker.bas")].concat()),
+    ];
+    let rlb: Vec<nres::Entry> = recs
+        .iter()
+        .map(|(n, d)| nres::Entry {
+            type_id: 0,
+            attr1: 0,
+            attr2: 0,
+            attr3: 0,
+            name: n.as_bytes(),
+            data: d,
+        })
+        .collect();
+    std::fs::write(g.path().join("objects.rlb"), nres::write(&rlb).unwrap()).unwrap();
+    for (dir, name, record) in [
+        ("UNITS/UNITS/HERO", "hero.dat", "hero"),
+        ("UNITS/BUILDS", "bunker.dat", "bunker"),
+    ] {
+        std::fs::create_dir_all(g.path().join(dir)).unwrap();
+        std::fs::write(g.path().join(dir).join(name), dat(&[(record, -1, 0, 0)])).unwrap();
+    }
+    g
+}
+
+/// The scene of the starting mission on `MAPS/slope` with three objects
+/// from the asset library (`parkan_asset` root nodes): the player's hero
+/// "U hero" at game (25, 25, 20) whose model (a triangle under a child
+/// node) reaches 1.0 below its origin, the tree "V tree" at (30, 20, 0)
+/// and the player's building "B bunker" at (25, 22, 10), unturned.
+fn placed_scene(g: &Path, work: &Path) -> PathBuf {
+    let o = common::gltf2msh()
+        .current_dir(g)
+        .args([
+            "--new-mission",
+            "MISSIONS",
+            "--template",
+            "MISSIONS/Single.01",
+        ])
+        .args(["--map", "MAPS/slope", "--name", "Slope"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let glb = scene_of(
+        &g.join("MISSIONS/Single.02/data.tma"),
+        &work.join("level.glb"),
+    );
+    let (mut json, mut bin) = glb_parts(&std::fs::read(&glb).unwrap());
+    while bin.len() % 4 != 0 {
+        bin.push(0);
+    }
+    let offset = bin.len();
+    // glTF (x, y, z) = game (x, z, −y): the lowest game z is −1.0.
+    let tri: [[f32; 3]; 3] = [[0.0, -1.0, 0.0], [1.0, 0.5, 0.0], [0.0, 2.0, -1.0]];
+    for p in tri.iter().flatten() {
+        bin.extend_from_slice(&p.to_le_bytes());
+    }
+    json["buffers"][0]["byteLength"] = bin.len().into();
+    let push = |json: &mut serde_json::Value, key: &str, v: serde_json::Value| {
+        let a = json[key].as_array_mut().unwrap();
+        a.push(v);
+        a.len() - 1
+    };
+    let view = push(
+        &mut json,
+        "bufferViews",
+        serde_json::json!({"buffer": 0, "byteOffset": offset, "byteLength": 36}),
+    );
+    let acc = push(
+        &mut json,
+        "accessors",
+        serde_json::json!({"bufferView": view, "componentType": 5126, "count": 3, "type": "VEC3", "min": [0.0, -1.0, -1.0], "max": [1.0, 2.0, 0.0]}),
+    );
+    let mesh = push(
+        &mut json,
+        "meshes",
+        serde_json::json!({"name": "hero", "primitives": [{"attributes": {"POSITION": acc}}]}),
+    );
+    let body = push(
+        &mut json,
+        "nodes",
+        serde_json::json!({"name": "hero body", "mesh": mesh}),
+    );
+    let lid = serde_json::json!([{"name": "LogicalID", "type": 1, "words": [0, 0, 0]}]);
+    let assets = [
+        (
+            "U hero",
+            1,
+            "UNITS\\UNITS\\HERO\\hero.dat",
+            Some("Player"),
+            [25.0, 20.0, -25.0],
+        ),
+        ("V tree", 2, "tree", None, [30.0, 0.0, -20.0]),
+        (
+            "B bunker",
+            0,
+            "UNITS\\BUILDS\\bunker.dat",
+            Some("Player"),
+            [25.0, 10.0, -22.0],
+        ),
+    ];
+    for (name, kind, path, owner, at) in assets {
+        let props = if kind < 2 {
+            lid.clone()
+        } else {
+            serde_json::json!([])
+        };
+        let mut extras =
+            serde_json::json!({"parkan_asset": {"kind": kind, "path": path, "properties": props}});
+        if let Some(o) = owner {
+            extras["parkan_owner"] = o.into();
+        }
+        let mut n = serde_json::json!({"name": name, "translation": at, "extras": extras});
+        if kind == 1 {
+            n["children"] = serde_json::json!([body]);
+        }
+        let k = push(&mut json, "nodes", n);
+        json["scenes"][0]["nodes"]
+            .as_array_mut()
+            .unwrap()
+            .push(k.into());
+    }
+    std::fs::write(&glb, common::glb(&json, &bin)).unwrap();
+    glb
+}
+
+/// Issue 38 item 2 with issue 37 item 2's ground rule: in a new mission
+/// every object is new. Without `--drop-to-ground` the heights are written
+/// as placed and a warning names each object off the ground (the edit's
+/// wording); with it the unit's lowest vertex is on the ground (plane + 1.0),
+/// the tree at offset 0 (no other placement of its record), the building
+/// on the mean ground of its turned and moved outer ring (the plane at
+/// the ring's centre (28, 22)).
+#[test]
+fn objects_of_a_new_mission_meet_the_ground_rule() {
+    let g = modelled_game();
+    let work = tempfile::tempdir().unwrap();
+    let glb = placed_scene(g.path(), work.path());
+    let tma = g.path().join("MISSIONS/Single.02/data.tma");
+    let run = |extra: &[&str]| {
+        let report = work.path().join("report.json");
+        let o = common::gltf2msh()
+            .current_dir(g.path())
+            .arg(&glb)
+            .args(["--new-mission", "MISSIONS/Single.02"])
+            .args(["--template", "MISSIONS/Single.01", "--force", "--report"])
+            .arg(&report)
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = common::stderr(&o);
+        assert!(o.status.success(), "{err}");
+        let r: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+        (err, r, read_strict(&tma))
+    };
+    let heights = |m: &Mission| -> Vec<(String, f32)> {
+        m.objects
+            .iter()
+            .map(|o| (o.path_text(), o.position[2]))
+            .collect()
+    };
+    let unit_z = plane(25.0, 25.0) + 1.0;
+    let tree_z = plane(30.0, 20.0);
+    let bunker_z = plane(28.0, 22.0);
+    let (err, r, m) = run(&[]);
+    assert_eq!(
+        heights(&m),
+        [
+            ("UNITS\\UNITS\\HERO\\hero.dat".to_string(), 20.0),
+            ("tree".to_string(), 0.0),
+            ("UNITS\\BUILDS\\bunker.dat".to_string(), 10.0),
+        ]
+    );
+    let lines = [
+        format!("gltf2msh: warning: U hero: {:.2} above the ground at (25.00, 25.00) (a unit's lowest vertex on the ground); --drop-to-ground or Blender's Drop to ground sets it down", 20.0 - unit_z),
+        format!("gltf2msh: warning: V tree: {tree_z:.2} below the ground at (30.00, 20.00) (scenery keeps its origin's offset above the ground); --drop-to-ground or Blender's Drop to ground sets it down"),
+        format!("gltf2msh: warning: B bunker: {:.2} above the ground at (25.00, 22.00) (a building on the mean ground of its .bas outer ring); --drop-to-ground or Blender's Drop to ground sets it down", 10.0 - bunker_z),
+    ];
+    for l in &lines {
+        assert!(err.lines().any(|e| e == l), "{l}\nnot in\n{err}");
+    }
+    assert!(
+        err.contains(
+            "3 placed objects (3 written at their own height more than 0.25 off the ground)"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("is not written"), "{err}");
+    assert_eq!(r["import"]["set_on_ground"], 0);
+    let rows = r["import"]["ground"].as_array().unwrap();
+    let got: Vec<(&str, f32)> = rows
+        .iter()
+        .map(|w| {
+            (
+                w["node"].as_str().unwrap(),
+                w["ground_z"].as_f64().unwrap() as f32,
+            )
+        })
+        .collect();
+    for ((n, z), (want_n, want_z)) in got.iter().zip([
+        ("U hero", unit_z),
+        ("V tree", tree_z),
+        ("B bunker", bunker_z),
+    ]) {
+        assert_eq!(*n, want_n);
+        assert!((z - want_z).abs() < 1e-4, "{n}: {z} vs {want_z}");
+    }
+
+    let (err, r, m) = run(&["--drop-to-ground"]);
+    assert!(!err.contains("the ground at ("), "{err}");
+    assert!(
+        err.contains("3 placed objects (3 set down on the ground)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("gltf2msh: U hero: set down on the ground: z 20.00 -> 5.75 (a unit's lowest vertex on the ground)"),
+        "{err}"
+    );
+    assert_eq!(r["import"]["set_on_ground"], 3);
+    for ((path, z), want) in heights(&m).iter().zip([unit_z, tree_z, bunker_z]) {
+        assert!((z - want).abs() < 1e-4, "{path}: {z} vs {want}");
+    }
+    // Unturned and where they were placed across the map.
+    assert_eq!(
+        m.objects
+            .iter()
+            .map(|o| [o.position[0], o.position[1]])
+            .collect::<Vec<_>>(),
+        [[25.0, 25.0], [30.0, 20.0], [25.0, 22.0]]
+    );
+}
+
+/// `--drop-to-ground` sets the objects of a scene: without a glTF it is
+/// refused (exit 2), nothing written.
+#[test]
+fn drop_to_ground_without_a_scene_is_refused() {
+    let g = game();
+    let o = new_mission(g.path(), &["--drop-to-ground"]);
+    assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
+    assert!(!g.path().join("MISSIONS/Single.02").exists());
+}

@@ -16,7 +16,11 @@ File > Export > Parkan new mission: the mission export's own steps
 (Blender's glTF export of the collection, the extras fixed), then `gltf2msh
 level.glb --new-mission FOLDER --template ... --map ... --name ... --force`:
 the scene written over the starting mission by the write-back of every
-mission edit, refused (as text) when the player's clan owns no hero. Later
+mission edit, refused (as text) when the player's clan owns no hero. Its
+"Drop to ground" option adds `--drop-to-ground` (every placed object set on
+the map's ground by the rule of mission-notes §5.4, as the mission
+export's option does); without it each object left more than 0.25 off the
+ground is a warning, shown as text like every export's. Later
 edits may also go through File > Export > Parkan mission against the new
 `data.tma`.
 
@@ -31,7 +35,7 @@ import shutil
 import tempfile
 
 import bpy
-from bpy.props import EnumProperty, FloatProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
 
 from . import com
 from . import job
@@ -194,6 +198,14 @@ class EXPORT_SCENE_OT_parkan_new_mission(tools.RunsTools, bpy.types.Operator):
     bl_options = {"REGISTER"}
 
     filepath: StringProperty(subtype="FILE_PATH", options={"HIDDEN"})
+    drop_to_ground: BoolProperty(
+        name="Drop to ground", default=False,
+        description="Set every placed object on the new mission's map as the game places it "
+                    "(gltf2msh --new-mission ... --drop-to-ground, the rule of File > Export > "
+                    "Parkan mission's option: a unit's lowest vertex on the terrain, trees and "
+                    "rocks at their origin on the ground, a building on the mean ground of its "
+                    "outer ring); off: heights are written as they are, and each object more "
+                    "than 0.25 off the ground is named in a warning")
     # The mission export's own steps (a registered operator class cannot be
     # subclassed: Blender then loses the parent's Python class).
     run = missions.EXPORT_SCENE_OT_parkan_mission.run
@@ -204,7 +216,18 @@ class EXPORT_SCENE_OT_parkan_new_mission(tools.RunsTools, bpy.types.Operator):
         new = self.new_record(coll) if coll is not None else None
         if new:
             self.filepath = os.path.join(new["folder"], "data.tma")
-        return self.execute(context)
+        return context.window_manager.invoke_props_dialog(self, width=420)
+
+    def draw(self, context):
+        coll = missions.mission_collection(context)
+        new = self.new_record(coll) if coll is not None else None
+        if new:
+            self.layout.label(text=f"New mission: {new.get('name', '')}",
+                              icon="OUTLINER_COLLECTION")
+            self.layout.label(text=str(new.get("folder", ""))[-60:])
+        else:
+            self.layout.label(text="Make an object of the new mission active", icon="ERROR")
+        self.layout.prop(self, "drop_to_ground")
 
     @staticmethod
     def new_record(coll):
@@ -221,7 +244,7 @@ class EXPORT_SCENE_OT_parkan_new_mission(tools.RunsTools, bpy.types.Operator):
                                   f"mission")
         return [g2m, glb, "--new-mission", new["folder"], "--template", new["template"],
                 "--map", new["map"], "--name", new["name"], "--game-dir", new["game"],
-                "--force", "--report", rep]
+                "--force", "--report", rep] + (["--drop-to-ground"] if self.drop_to_ground else [])
 
     def written_to(self, coll, out):
         new = self.new_record(coll)

@@ -123,7 +123,8 @@ pub struct Args {
     /// ([`RecoverArgs`]).
     #[arg(long, value_name = "FOLDER", exclusive = true)]
     pub recover: Option<PathBuf>,
-    /// With a mission base (data.tma): set every moved or new object on the
+    /// With a mission base (data.tma), or with --new-mission (every object
+    /// new; gltf2msh --new-mission DIR --help): set every moved or new object on the
     /// ground as the game places it (mission-notes §5.4): a unit's lowest
     /// vertex on the terrain, scenery keeping its origin's offset above the
     /// ground, a building on the mean ground of its .bas outer ring (kept
@@ -341,7 +342,7 @@ impl Args {
         });
         if self.drop_to_ground && !mission_base {
             return Err(usage(
-                "--drop-to-ground sets a mission's objects on the ground: it needs --base MISSIONS/.../data.tma",
+                "--drop-to-ground sets a mission's objects on the ground: it needs --base MISSIONS/.../data.tma (an edit) or --new-mission DIR (a new mission's scene)",
             ));
         }
         if !(1..=MAX_TEXTURE_SIDE).contains(&self.max_texture) {

@@ -100,7 +100,15 @@ pub(super) fn edit_mission(
     // before anything is written (exit 2; §9 error 6).
     crate::mission::assets::refuse_unresolved(&w, &base, &game)
         .map_err(|e| super::usage(format!("{input}: {e}")))?;
-    let ground_rows = settle_on_ground(cli, txn, &mut w, &base, &reference, up, &game)?;
+    let ground = Grounding {
+        reference: &reference,
+        edited: &doc,
+        up,
+        game: &game,
+        drop: cli.drop_to_ground,
+        quiet: cli.quiet,
+    };
+    let ground_rows = settle_on_ground(&ground, txn, &mut w, &base)?;
     let bytes = tma::write(&w.mission);
     if bytes != base_bytes {
         check_written(txn, base_path, &bytes, &game, &opts)
@@ -130,30 +138,45 @@ pub(super) fn edit_mission(
     )
 }
 
+/// What the ground rule of a write-back reads: the scene msh2gltf makes of
+/// the base (`reference`), the scene being written (`edited`: a new
+/// unit's model under its node), their up axis, the game folder, whether
+/// `--drop-to-ground` was given and whether `-q`.
+pub(super) struct Grounding<'a> {
+    pub reference: &'a GltfFile,
+    pub edited: &'a GltfFile,
+    pub up: crate::convention::Up,
+    pub game: &'a Path,
+    pub drop: bool,
+    pub quiet: bool,
+}
+
 /// The ground rule over the moved and new objects of `w`
-/// ([`crate::mission::ground::settle`]): with `--drop-to-ground` their z
-/// set on the ground, without a warning for each left off it; the map and
-/// the files the rule reads are inputs of `txn`. Returns the report's
-/// `ground` rows.
-fn settle_on_ground(
-    cli: &Args,
+/// ([`crate::mission::ground::settle`]) on the map of `base`: with
+/// `--drop-to-ground` their z set on the ground (each one moved printed
+/// unless `-q`), without a warning for each left off it; the map and the
+/// files the rule reads are inputs of `txn`. Returns the report's `ground`
+/// rows. Shared with the new-mission writer (every object new, on the new
+/// mission's map).
+///
+/// # Errors
+/// [`RunError::Conversion`] when the map of `base` does not read.
+pub(super) fn settle_on_ground(
+    g: &Grounding<'_>,
     txn: &mut Transaction,
     w: &mut back::Written,
     base: &Mission,
-    reference: &GltfFile,
-    up: crate::convention::Up,
-    game: &Path,
 ) -> Result<Vec<serde_json::Value>, RunError> {
     use crate::mission::ground;
     let (land, map) =
-        ground::load_land(game, base).map_err(|e| conversion(format!("base map: {e}")))?;
+        ground::load_land(g.game, base).map_err(|e| conversion(format!("base map: {e}")))?;
     txn.add_input(&map);
-    let mut footings = ground::Footings::new(reference, up, game);
-    let rows = ground::settle(w, base, &land, &mut footings, cli.drop_to_ground);
+    let mut footings = ground::Footings::new(g.reference, g.up, g.game).with_edited(g.edited);
+    let rows = ground::settle(w, base, &land, &mut footings, g.drop);
     for f in &footings.inputs {
         txn.add_input(f);
     }
-    if !cli.quiet {
+    if !g.quiet {
         let moved = |r: &&serde_json::Value| {
             r["set"] == true && r["off"].as_f64().is_some_and(|d| d.abs() > 1e-3)
         };
@@ -171,7 +194,7 @@ fn settle_on_ground(
 }
 
 /// The rows whose object `--drop-to-ground` moved (by more than 1e-3).
-fn set_count(rows: &[serde_json::Value]) -> usize {
+pub(super) fn set_count(rows: &[serde_json::Value]) -> usize {
     rows.iter()
         .filter(|r| r["set"] == true && r["off"].as_f64().is_some_and(|d| d.abs() > 1e-3))
         .count()
@@ -181,26 +204,61 @@ fn summary(w: &back::Written, unchanged: bool, ground: &[serde_json::Value]) -> 
     if unchanged {
         return "unchanged".to_string();
     }
-    let set = match set_count(ground) {
-        0 => String::new(),
-        n => format!(" ({n} set down on the ground)"),
-    };
     format!(
-        "{} objects moved, {} edited, {} deleted, {} added{set}; {} lodes, clan bases, zones and routes moved{}{}",
+        "{} objects moved, {} edited, {} deleted, {} added{}; {} lodes, clan bases, zones and routes moved{}{}",
         w.moved,
         w.edited,
         w.deleted,
         w.added,
+        ground_clause(ground),
         w.layers,
         match w.clans {
             0 => String::new(),
             n => format!("; {n} clans edited (renamed, retyped, relations: named below)"),
         },
-        match w.warnings.len() {
-            0 => String::new(),
-            n => format!("; {n} warning(s): what they name is not written"),
-        }
+        warnings_clause(w.warnings.len())
     )
+}
+
+/// What the ground rule did, for a summary line: ` (N set down on the
+/// ground, M written at their own height more than 0.25 off it)`, each
+/// part only when not 0, or empty. Shared with the new-mission writer.
+pub(super) fn ground_clause(ground: &[serde_json::Value]) -> String {
+    let tol = f64::from(crate::mission::ground::TOLERANCE);
+    let off = ground
+        .iter()
+        .filter(|r| r["set"] != true && r["off"].as_f64().is_some_and(|d| d.abs() > tol))
+        .count();
+    let parts: Vec<String> = [
+        (set_count(ground), "set down on the ground"),
+        (
+            off,
+            "written at their own height more than 0.25 off the ground",
+        ),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, t)| format!("{n} {t}"))
+    .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
+}
+
+/// The warnings' clause of a summary line: `; N warning(s) below (…)`, or
+/// empty. A warning is a note on a decision the write-back made (an id, a
+/// height, an owner: written) or a difference it could not write (its
+/// text says "not written" or what is kept instead), so the clause claims
+/// neither for all of them. Shared with the new-mission writer.
+pub(super) fn warnings_clause(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        n => format!(
+            "; {n} warning(s) below (each says how what it names was written, or that it was not and what was kept)"
+        ),
+    }
 }
 
 /// The scene msh2gltf makes of `mission` (its bytes `path`'s, or about to

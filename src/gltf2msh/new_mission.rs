@@ -11,7 +11,11 @@
 //! scene of that mission edited in Blender): the same starting mission
 //! with the scene written over it by the write-back of every mission edit
 //! ([`crate::mission::back::apply`]), and the player's clan must own a
-//! hero ([`crate::mission::validate::hero`]) or nothing is written.
+//! hero ([`crate::mission::validate::hero`]) or nothing is written. Every
+//! placed object is new, so each meets the ground rule of every edit
+//! (mission-notes §5.4, [`crate::mission::ground::settle`] on the new
+//! mission's map): `--drop-to-ground` sets it down, and without it each one
+//! left more than 0.25 above or below the ground is a warning.
 //!
 //! DIR naming the game's `MISSIONS` folder means its next free
 //! `Single.<n>` ([`crate::mission::new::next_free`]); otherwise DIR
@@ -41,7 +45,7 @@ use crate::run::ConvertOptions;
 #[derive(Debug, Parser)]
 #[command(name = "gltf2msh", version, long_about = None,
     about = "Make a new mission from a template (gltf2msh --new-mission DIR --template MISSION --map MAP --name TITLE), or write a scene over it (gltf2msh level.glb --new-mission DIR --template MISSION)",
-    after_help = "Examples (in the game folder):\n  gltf2msh --new-mission MISSIONS --template MISSIONS/Single.01 --map MAPS/m01 --name \"Iron Dawn\"\n        (MISSIONS/Single.<next free n>: data.tma, descr, the template's mission.cfg, Mistips.mis, messages.cfg, briefing.cfg, sky.*)\n  gltf2msh level.glb --new-mission MISSIONS/Single.02 --template MISSIONS/Single.01 --force\n        (the scene written over the starting mission; its map and name from the scene unless --map, --name; the player's clan needs its hero)\n  later edits: gltf2msh level.glb --base MISSIONS/Single.02/data.tma -o edited.tma\n\nExit codes: 0 ok, 1 conversion error, 2 refused (usage, an existing folder without --force, a template without a player and an enemy clan, no hero for the player's clan).")]
+    after_help = "Examples (in the game folder):\n  gltf2msh --new-mission MISSIONS --template MISSIONS/Single.01 --map MAPS/m01 --name \"Iron Dawn\"\n        (MISSIONS/Single.<next free n>: data.tma, descr, the template's mission.cfg, Mistips.mis, messages.cfg, briefing.cfg, sky.*)\n  gltf2msh level.glb --new-mission MISSIONS/Single.02 --template MISSIONS/Single.01 --force\n        (the scene written over the starting mission; its map and name from the scene unless --map, --name; the player's clan needs its hero)\n  gltf2msh level.glb --new-mission MISSIONS/Single.02 --template MISSIONS/Single.01 --force --drop-to-ground\n        (the same, every placed object set on the map's ground as the game places it)\n  later edits: gltf2msh level.glb --base MISSIONS/Single.02/data.tma -o edited.tma\n\nExit codes: 0 ok, 1 conversion error, 2 refused (usage, an existing folder without --force, a template without a player and an enemy clan, no hero for the player's clan).")]
 pub struct NewMissionArgs {
     /// The edited scene of the new mission (.glb or .gltf); without it the
     /// starting mission is written.
@@ -70,6 +74,18 @@ pub struct NewMissionArgs {
     /// Replace the files of an existing mission folder.
     #[arg(long)]
     pub force: bool,
+    /// With a glTF: set every placed object on the new mission's map as
+    /// the game places it (mission-notes §5.4, the rule of `--base ...
+    /// --drop-to-ground`): a unit's lowest vertex on the terrain, scenery
+    /// at its origin's offset above the ground (0 for a record the
+    /// mission places nowhere else), a building on the mean ground of its
+    /// .bas outer ring (kept where it is when its start flag is set); units
+    /// inside buildings are not touched. Without it nothing is moved, and a
+    /// warning names each object left more than 0.25 above or below the
+    /// ground. Either way the --report's `ground` rows give each object's
+    /// z and the rule's.
+    #[arg(long, requires = "input")]
+    pub drop_to_ground: bool,
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -163,13 +179,14 @@ fn run_planned(args: &NewMissionArgs, txn: &mut Transaction) -> Result<Value, Ru
     };
     let mut warnings = plan.warnings.clone();
     let (mut added, mut layers) = (0, 0);
+    let mut ground_rows = Vec::new();
     let mission = match &doc {
         None => start,
         Some(doc) => {
             let input = args.input.as_deref().unwrap_or(Path::new("")).display();
             let reference = super::mission::scene_of(txn, &tma_path, &start, &plan.game, &opts)
                 .map_err(|e| conversion(format!("the starting mission: {e}")))?;
-            let w = back::apply(doc, &start, &reference)
+            let mut w = back::apply(doc, &start, &reference)
                 .map_err(|e| conversion(format!("{input}: {e}")))?;
             let heroless = validate::hero(&w.mission, &plan.game);
             if !heroless.is_empty() {
@@ -179,6 +196,17 @@ fn run_planned(args: &NewMissionArgs, txn: &mut Transaction) -> Result<Value, Ru
                     all.join("; ")
                 )));
             }
+            // Every object is new: the ground rule of every edit (§5.4)
+            // on the new mission's map.
+            let g = super::mission::Grounding {
+                reference: &reference,
+                edited: doc,
+                up,
+                game: &plan.game,
+                drop: args.drop_to_ground,
+                quiet: args.quiet,
+            };
+            ground_rows = super::mission::settle_on_ground(&g, txn, &mut w, &start)?;
             (added, layers) = (w.added, w.layers);
             warnings.extend(w.warnings.iter().cloned());
             w.mission
@@ -191,24 +219,28 @@ fn run_planned(args: &NewMissionArgs, txn: &mut Transaction) -> Result<Value, Ru
     txn.commit().map_err(output_fail)?;
     if !args.quiet {
         eprintln!(
-            "gltf2msh: new mission {} ({:?} on {}): {}; {} clans, {} placed objects, {} routes",
+            "gltf2msh: new mission {} ({:?} on {}): {}; {} clans, {} placed objects{}, {} routes{}",
             plan.dir.display(),
             plan.name,
             plan.map_path,
             files.join(", "),
             mission.clans.len(),
             mission.objects.len(),
-            mission.routes.len()
+            super::mission::ground_clause(&ground_rows),
+            mission.routes.len(),
+            super::mission::warnings_clause(warnings.len())
         );
         for w in &warnings {
-            eprintln!("gltf2msh: warning: {w}");
+            eprintln!("{}", super::console::warning_line(w));
         }
     }
     Ok(
         json!({"kind": "new_mission", "folder": plan.dir, "name": plan.name,
               "map_path": plan.map_path, "files": files, "clans": mission.clans.len(),
               "objects": mission.objects.len(), "routes": mission.routes.len(),
-              "added": added, "layers": layers, "warnings": warnings}),
+              "added": added, "layers": layers,
+              "set_on_ground": super::mission::set_count(&ground_rows), "ground": ground_rows,
+              "warnings": warnings}),
     )
 }
 

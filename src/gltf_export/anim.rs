@@ -154,6 +154,41 @@ fn keyed_curve(
     Ok(())
 }
 
+/// The curve of `node` sampled from the engine at each of the model's
+/// frames (msh-animation §3), into `c`; every sample spent from `work`
+/// first.
+///
+/// # Errors
+/// `limits.work` when the frames cost more than `work` holds.
+fn baked_curve(
+    sampler: &Sampler<'_>,
+    (up, fps): (Up, f32),
+    node: usize,
+    c: &mut Curve,
+    work: &mut crate::limits::Budget,
+) -> Result<(), super::ExportError> {
+    use crate::limits::UNITS_PER_SAMPLE;
+    let model = sampler.model();
+    super::budget::spend(
+        work,
+        u64::from(model.frame_count.max(1)) * UNITS_PER_SAMPLE,
+        &format!(
+            "baking node {} at each of {} frames",
+            node,
+            model.frame_count.max(1)
+        ),
+    )?;
+    for f in 0..model.frame_count.max(1) {
+        let p = sampler.node_pose(node, f as f32);
+        c.push(
+            f as f32 / fps,
+            axes::vec3(up, p.pos),
+            axes::engine_quat_to_gltf(up, p.q),
+        );
+    }
+    Ok(())
+}
+
 /// Adds the model's animation (named `name`) to `root` when any node has a
 /// frame map. `tracks` comes from [`anim::tracks`]. Every sample is spent
 /// from `work` first (`limits.work`).
@@ -168,7 +203,6 @@ pub fn build(
     name: &str,
     work: &mut crate::limits::Budget,
 ) -> Result<AnimOut, super::ExportError> {
-    use crate::limits::UNITS_PER_SAMPLE;
     let model = sampler.model();
     let empty: &[crate::msh::AnimKey24] = &[];
     let pool = model.keys.as_deref().unwrap_or(empty);
@@ -190,23 +224,7 @@ pub fn build(
             )?;
         } else {
             // msh-animation §3: sample the engine at every frame.
-            super::budget::spend(
-                work,
-                u64::from(model.frame_count.max(1)) * UNITS_PER_SAMPLE,
-                &format!(
-                    "baking node {} at each of {} frames",
-                    t.node,
-                    model.frame_count.max(1)
-                ),
-            )?;
-            for f in 0..model.frame_count.max(1) {
-                let p = sampler.node_pose(t.node, f as f32);
-                c.push(
-                    f as f32 / fps,
-                    axes::vec3(up, p.pos),
-                    axes::engine_quat_to_gltf(up, p.q),
-                );
-            }
+            baked_curve(sampler, (up, fps), t.node, &mut c, work)?;
             out.baked.push(t.node);
         }
         if !extra_frames.is_empty() {

@@ -343,14 +343,19 @@ pub fn load_land(game: &Path, mission: &Mission) -> Result<(Land, PathBuf), Miss
 }
 
 /// The footings of a write-back's models, each found once: units' vertices
-/// from the scene msh2gltf makes of the base (`reference`), buildings'
-/// rings from the game folder.
+/// from the scene msh2gltf makes of the base (`reference`), else from the
+/// edited scene's node of the object ([`Footings::with_edited`]: a unit the
+/// base does not place, from the asset library or in a new mission),
+/// buildings' rings from the game folder.
 pub struct Footings<'a> {
     reference: &'a GltfFile,
     up: Up,
     game: &'a Path,
     /// Reference node of each base object index (not hosted).
     nodes: HashMap<usize, usize>,
+    /// The edited scene and its placed nodes (`parkan_object` or
+    /// `parkan_asset` extras) by name.
+    edited: Option<(&'a GltfFile, HashMap<String, usize>)>,
     cache: HashMap<(u32, String), Footing>,
     /// Files read (unit files, objects.rlb, archives).
     pub inputs: Vec<PathBuf>,
@@ -372,23 +377,61 @@ impl<'a> Footings<'a> {
             up,
             game,
             nodes,
+            edited: None,
             cache: HashMap::new(),
             inputs: Vec::new(),
         }
     }
 
+    /// The same footings, also reading a unit's vertices from its node in
+    /// `edited` (the scene being written, its up axis the reference's) when
+    /// the reference shows no placement of its model: the model the asset
+    /// library put under the node (mission-notes §5.4, §8.7).
+    pub fn with_edited(mut self, edited: &'a GltfFile) -> Self {
+        let mut by_name = HashMap::new();
+        for (i, n) in edited.nodes().iter().enumerate() {
+            let ex = n.get("extras");
+            let placed = [super::extras::OBJECT_KEY, super::extras::ASSET_KEY]
+                .iter()
+                .any(|k| ex.and_then(|e| e.get(*k)).is_some());
+            if let (true, Some(name)) = (placed, n.get("name").and_then(Value::as_str)) {
+                by_name.entry(name.to_string()).or_insert(i);
+            }
+        }
+        self.edited = Some((edited, by_name));
+        self
+    }
+
     /// The footing of `o`'s model; `like` is a base object of the same
     /// model shown in the reference (its index), if known.
     pub fn of(&mut self, o: &PlacedObject, like: Option<usize>, base: &Mission) -> &Footing {
+        self.of_node(o, like, base, "")
+    }
+
+    /// [`Footings::of`], with `node` the name of `o`'s node in the edited
+    /// scene ([`Footings::with_edited`]; empty: none).
+    pub fn of_node(
+        &mut self,
+        o: &PlacedObject,
+        like: Option<usize>,
+        base: &Mission,
+        node: &str,
+    ) -> &Footing {
         let key = (o.kind, o.path_text().to_lowercase());
         if !self.cache.contains_key(&key) {
-            let f = self.find(o, like, base);
+            let f = self.find(o, like, base, node);
             self.cache.insert(key.clone(), f);
         }
         &self.cache[&key]
     }
 
-    fn find(&mut self, o: &PlacedObject, like: Option<usize>, base: &Mission) -> Footing {
+    fn find(
+        &mut self,
+        o: &PlacedObject,
+        like: Option<usize>,
+        base: &Mission,
+        node: &str,
+    ) -> Footing {
         match o.kind {
             0 => match outer_ring(self.game, &o.path_text()) {
                 Ok((ring, files)) => {
@@ -407,7 +450,7 @@ impl<'a> Footings<'a> {
                 // The given object's node, else any placement of its model.
                 let same =
                     |b: &PlacedObject| b.kind == o.kind && b.path.eq_ignore_ascii_case(&o.path);
-                let node = like
+                let at = like
                     .and_then(|k| self.nodes.get(&k))
                     .or_else(|| {
                         (0..base.objects.len())
@@ -415,10 +458,15 @@ impl<'a> Footings<'a> {
                             .find_map(|k| self.nodes.get(&k))
                     })
                     .copied();
-                let points =
-                    node.map_or_else(Vec::new, |n| model_points(self.reference, n, self.up));
+                let mut points =
+                    at.map_or_else(Vec::new, |n| model_points(self.reference, n, self.up));
+                if let (true, Some((doc, by_name))) = (points.is_empty(), &self.edited) {
+                    if let Some(&n) = by_name.get(node) {
+                        points = model_points(doc, n, self.up);
+                    }
+                }
                 let note = points.is_empty().then(|| {
-                    "no vertices of its model in the base's scene: its origin set on the ground"
+                    "no vertices of its model in the base's scene or under its node: its origin set on the ground"
                         .to_string()
                 });
                 Footing {
@@ -475,7 +523,9 @@ pub fn settle(
             Some(b) => scenery_offset(&ground, b.position).unwrap_or(0.0),
             None => record_offset(&ground, base, &o.path),
         };
-        let footing = footings.of(&o, origin.base, base).clone();
+        let footing = footings
+            .of_node(&o, origin.base, base, &origin.node)
+            .clone();
         let name = describe(&origin.node, &o);
         let (z, rule) = match grounded_z(&ground, &o, &footing, offset) {
             Height::Ground { z, rule } => (z, rule),

@@ -88,12 +88,29 @@ impl Case {
     /// there; returns the folder and the run's output.
     pub fn run(&self, dir: &Path) -> (std::path::PathBuf, std::process::Output) {
         let d = self.materialize(dir);
-        let out = std::process::Command::new(self.tool.exe())
-            .args(&self.args)
-            .current_dir(&d)
-            .output()
-            .unwrap();
-        (d, out)
+        let mut cmd = std::process::Command::new(self.tool.exe());
+        cmd.args(&self.args).current_dir(&d);
+        (d, output_of(&mut cmd))
+    }
+}
+
+/// Runs `cmd` to its end. Under Wine, starting a process now and then fails
+/// under load (CreateProcess returns an error before the tool runs; seen
+/// once in about a dozen runs of this suite on 2 busy cores): that start is
+/// tried again, at most 5 times, each failure printed. A tool that started
+/// is never run twice, so its exit code and output are the first run's.
+pub fn output_of(cmd: &mut std::process::Command) -> std::process::Output {
+    let mut tries = 0;
+    loop {
+        match cmd.output() {
+            Ok(o) => return o,
+            Err(e) if tries < 4 => {
+                tries += 1;
+                eprintln!("starting {cmd:?} failed ({e}); trying again ({tries} of 4)");
+                std::thread::sleep(std::time::Duration::from_millis(250 * tries));
+            }
+            Err(e) => panic!("cannot start {cmd:?}: {e}"),
+        }
     }
 }
 

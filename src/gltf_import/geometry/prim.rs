@@ -153,33 +153,7 @@ pub(crate) fn read_primitive(
     rules: PrimRules,
 ) -> Result<Prim, ImportError> {
     let at = |d: &str| format!("mesh {mesh} primitive {pi}: {d}");
-    let mode = match p.get("mode") {
-        None => 4,
-        Some(m) => match m.as_u64().filter(|&m| m <= 6) {
-            Some(m) => m as usize,
-            None => {
-                return Err(err(
-                    "gltf.mode",
-                    at(&format!("mode {m} is not a glTF primitive mode (0..=6)")),
-                ))
-            }
-        },
-    };
-    let name = MODE_NAMES.get(mode).copied().unwrap_or("unknown");
-    if mode != 4 && !(rules.triangulate && (mode == 5 || mode == 6)) {
-        let why = if rules.triangulate {
-            "MSH holds triangles only (TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN)"
-        } else {
-            "is not TRIANGLES (4)"
-        };
-        return Err(err("gltf.mode", at(&format!("mode {mode} ({name}) {why}"))));
-    }
-    if !arr(p, "targets").is_empty() && !rules.ignore_morph {
-        return Err(err(
-            "gltf.morph",
-            at("morph targets cannot be stored in MSH; apply the shape keys"),
-        ));
-    }
+    let mode = primitive_mode(p, rules, &at)?;
     let attrs = p.get("attributes").cloned().unwrap_or(Value::Null);
     let a = |name: &str| idx(&attrs, name);
     let pa = a("POSITION").ok_or_else(|| err("gltf.accessor", at("no POSITION attribute")))?;
@@ -270,6 +244,48 @@ pub(crate) fn read_primitive(
         material: None,
         gltf_material: material,
     })
+}
+
+/// The primitive mode of `p` (glTF `mode`, 4 when absent) that
+/// [`read_primitive`] reads: TRIANGLES, or a strip or fan when
+/// [`PrimRules::triangulate`]; `at` names the primitive in errors.
+///
+/// # Errors
+/// `gltf.mode` for a mode outside 0..=6 or one MSH cannot hold;
+/// `gltf.morph` for morph targets unless [`PrimRules::ignore_morph`].
+fn primitive_mode(
+    p: &Value,
+    rules: PrimRules,
+    at: &dyn Fn(&str) -> String,
+) -> Result<usize, ImportError> {
+    let mode = match p.get("mode") {
+        None => 4,
+        Some(m) => match m.as_u64().filter(|&m| m <= 6) {
+            Some(m) => m as usize,
+            None => {
+                return Err(err(
+                    "gltf.mode",
+                    at(&format!("mode {m} is not a glTF primitive mode (0..=6)")),
+                ))
+            }
+        },
+    };
+    let name = MODE_NAMES.get(mode).copied().unwrap_or("unknown");
+    if mode != 4 && !(rules.triangulate && (mode == 5 || mode == 6)) {
+        let why = if rules.triangulate {
+            "MSH holds triangles only (TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN)"
+        } else {
+            "is not TRIANGLES (4)"
+        };
+        return Err(err("gltf.mode", at(&format!("mode {mode} ({name}) {why}"))));
+    }
+    if !arr(p, "targets").is_empty() && !rules.ignore_morph {
+        return Err(err(
+            "gltf.morph",
+            at("morph targets cannot be stored in MSH; apply the shape keys"),
+        ));
+    }
+    Ok(mode)
 }
 
 impl Prim {
