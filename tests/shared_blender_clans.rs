@@ -12,7 +12,10 @@
 //! that did not move with their bits), the new clan (base at the 3D
 //! cursor, type, minds, relations both ways) owning the moved unit
 //! (`clan` word and `ClanID`); the re-import shows the unit in the new
-//! clan's collection and the route with its new point count. In Blender
+//! clan's collection and the route with its new point count. The unit's
+//! former clan is renamed "Raiders" with Object › Rename Parkan clan (a
+//! taken name refused first): written so in every clan's relations, its
+//! objects still its own, its collection named so on re-import. In Blender
 //! 3.4.1 and the newest bpy (5.3.0).
 //!
 //! Skips (passing) when `../shared` or Blender is absent.
@@ -145,8 +148,9 @@ fn clans_in(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
     assert!(report.is_object(), "{report}");
     let new = read(&out);
     check_route(&base, &new, &r);
-    let n = check_clan(&base, &new);
-    check_unit(&base, &new, &r, n);
+    let renamed = check_rename(&base, &new, &r);
+    let n = check_clan(&renamed, &new);
+    check_unit(&renamed, &new, &r, n);
     // Re-imported: the unit in the new clan's collection, the route's points.
     let k = r["unit"]["index"].as_u64().unwrap();
     assert_eq!(r["reimport_result"], serde_json::json!(["FINISHED"]), "{r}");
@@ -159,6 +163,79 @@ fn clans_in(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
         r["reimport_route_points"], r["route_edit"]["route_points_after"],
         "{r}"
     );
+    // The renamed clan's collection holds what it owns.
+    let c = r["unit"]["clan"].as_u64().unwrap() as i32;
+    let owned: Vec<u64> = new
+        .objects
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.is_owned() && o.clan == c)
+        .map(|(i, _)| i as u64)
+        .collect();
+    assert_eq!(
+        r["reimport_members"]["Raiders"],
+        serde_json::json!(owned),
+        "{r}"
+    );
+}
+
+/// Object › Rename Parkan clan: a taken name refused; the unit's former
+/// clan renamed "Raiders" (its extras, its collection and `CLAN_COLL`,
+/// its empty), written so with every clan's relation entry that named it
+/// (words kept), the objects it owns still its own. Returns the base with
+/// the rename applied (what the rest of the edit is compared with).
+fn check_rename(base: &Mission, new: &Mission, r: &Value) -> Mission {
+    assert_eq!(r["rename_taken"][0], "ERROR", "{r}");
+    assert!(
+        r["rename_taken"]
+            .to_string()
+            .contains("choose another name"),
+        "{r}"
+    );
+    assert_eq!(r["rename"], serde_json::json!(["FINISHED"]), "{r}");
+    let k = r["unit"]["clan"].as_u64().unwrap() as usize;
+    let old = base.clans[k].name.clone();
+    let e = &r["renamed"];
+    assert_eq!(
+        (&e["extras_name"], &e["collection"], &e["collection_clan"]),
+        (
+            &serde_json::json!("Raiders"),
+            &serde_json::json!("Raiders"),
+            &serde_json::json!("Raiders")
+        ),
+        "{r}"
+    );
+    assert!(e["empty"].as_str().unwrap().contains("Raiders"), "{r}");
+    let mut want = base.clone();
+    want.clans[k].name = b"Raiders".to_vec();
+    for c in &mut want.clans {
+        for rel in &mut c.relations {
+            if rel.0.eq_ignore_ascii_case(&old) {
+                rel.0 = b"Raiders".to_vec();
+            }
+        }
+    }
+    assert_eq!(
+        &new.clans[..base.clans.len()]
+            .iter()
+            .map(|c| &c.name)
+            .collect::<Vec<_>>(),
+        &want.clans.iter().map(|c| &c.name).collect::<Vec<_>>()
+    );
+    for (j, c) in want.clans.iter().enumerate() {
+        assert_eq!(
+            &new.clans[j].relations[..c.relations.len()],
+            &c.relations[..],
+            "clan {j}'s relations"
+        );
+    }
+    let unit = r["unit"]["index"].as_u64().unwrap() as usize;
+    for (i, (a, b)) in new.objects.iter().zip(&base.objects).enumerate() {
+        if i != unit {
+            assert_eq!(a.clan, b.clan, "object {i} keeps its owner");
+        }
+    }
+    want
 }
 
 /// One clan collection per clan, holding exactly its buildings and units.

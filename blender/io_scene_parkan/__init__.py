@@ -57,7 +57,8 @@ from .exp import export_gltf, model_collection  # noqa: F401
 classes = (ParkanPreferences, IMPORT_SCENE_OT_parkan_msh, EXPORT_SCENE_OT_parkan_msh,
            units.IMPORT_SCENE_OT_parkan_unit, missions.IMPORT_SCENE_OT_parkan_mission,
            missions.EXPORT_SCENE_OT_parkan_mission, ground.OBJECT_OT_parkan_drop_to_ground,
-           clans.OBJECT_OT_parkan_add_clan, install.PARKAN_OT_restore_game) + assets.classes
+           clans.OBJECT_OT_parkan_add_clan, clans.OBJECT_OT_parkan_rename_clan,
+           install.PARKAN_OT_restore_game) + assets.classes
 
 
 def register():
@@ -71,6 +72,7 @@ def register():
     bpy.types.TOPBAR_MT_file_export.append(missions.menu_export)
     bpy.types.VIEW3D_MT_object.append(ground.menu_object)
     bpy.types.VIEW3D_MT_add.append(clans.menu_add)
+    bpy.types.VIEW3D_MT_object.append(clans.menu_rename)
     bpy.types.TOPBAR_MT_file_import.append(assets.menu_import)
     bpy.types.TOPBAR_MT_file_export.append(install.menu_export)
     newmission.register()
@@ -83,6 +85,7 @@ def unregister():
     bpy.types.TOPBAR_MT_file_export.remove(install.menu_export)
     bpy.types.TOPBAR_MT_file_import.remove(assets.menu_import)
     bpy.types.VIEW3D_MT_add.remove(clans.menu_add)
+    bpy.types.VIEW3D_MT_object.remove(clans.menu_rename)
     bpy.types.VIEW3D_MT_object.remove(ground.menu_object)
     bpy.types.TOPBAR_MT_file_export.remove(missions.menu_export)
     bpy.types.TOPBAR_MT_file_export.remove(menu_export)

@@ -591,7 +591,9 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
             with open(rep, encoding="utf-8") as f:
                 r = json.load(f)
             said = reports.all_warnings(r)
-            info, warnings = reports.mission_edit(r, out, base, unwritable_edits(coll, said),
+            from . import clans
+            mine = unwritable_edits(coll, said) + clans.renamed_by_hand(coll)
+            info, warnings = reports.mission_edit(r, out, base, mine,
                                                   installed=getattr(self, "install", False))
             set_down = [g for g in (r.get("import") or {}).get("ground") or []
                         if isinstance(g, dict) and g.get("set") and abs(g.get("off") or 0) > 1e-3]

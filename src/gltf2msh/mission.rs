@@ -128,6 +128,7 @@ pub(super) fn edit_mission(
     Ok(
         serde_json::json!({"kind": "mission", "unchanged": unchanged, "moved": w.moved,
         "edited": w.edited, "deleted": w.deleted, "added": w.added, "layers": w.layers,
+        "clans": w.clans,
         "set_on_ground": set, "ground": ground_rows, "warnings": w.warnings}),
     )
 }
@@ -200,13 +201,17 @@ fn summary(w: &back::Written, unchanged: bool, ground: &[serde_json::Value]) -> 
         return "unchanged".to_string();
     }
     format!(
-        "{} objects moved, {} edited, {} deleted, {} added{}; {} lodes, clan bases, zones and routes moved{}",
+        "{} objects moved, {} edited, {} deleted, {} added{}; {} lodes, clan bases, zones and routes moved{}{}",
         w.moved,
         w.edited,
         w.deleted,
         w.added,
         ground_clause(ground),
         w.layers,
+        match w.clans {
+            0 => String::new(),
+            n => format!("; {n} clans edited (renamed, retyped, relations: named below)"),
+        },
         warnings_clause(w.warnings.len())
     )
 }

@@ -256,7 +256,7 @@ pub fn add_assets(
         let ptr = format!("/nodes/{i}/extras");
         let x = Field::new(&ex[ASSET_KEY], format!("{ptr}/{ASSET_KEY}"), name);
         let mut o = asset_from_extras(&x)?;
-        let owner = owners::owner_of(ex, &ptr, name, &w.mission.clans)?;
+        let owner = owners::owner_of(ex, &ptr, name, (&w.mission.clans[..], &w.renamed[..]))?;
         let what = KIND_NAMES[o.kind as usize];
         let mut said = format!(
             "{name}: a new {what} ({}) from the asset library, added as object {}",

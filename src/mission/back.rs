@@ -25,8 +25,10 @@
 //! - The `clan` word and the `ClanID` property, the `logical_id` and the
 //!   `LogicalID` property move together.
 //! - Lodes, clan bases (x and y), zone centres and route points follow
-//!   their nodes ([`super::layers`]); clans' other fields, the map path and
-//!   the description come from the base.
+//!   their nodes ([`super::layers`]); a base clan's name, type, relation
+//!   words, minds, raw id, script and tree follow its empty's extras
+//!   ([`super::clan_edits`]: a rename renames it in every relation list);
+//!   the map path and the description come from the base.
 //! - New clans (a clan node without `index`, [`super::layers::new_clans`])
 //!   are appended first; an object whose node names another owner
 //!   ([`super::owners::OWNER_KEY`], its clan collection in Blender) changes
@@ -71,6 +73,12 @@ pub struct Written {
     pub edited: usize,
     /// Lodes, clan bases, zones and routes moved.
     pub layers: usize,
+    /// Clans of the base whose other fields (name, type, relations,
+    /// minds, raw id, script, tree) were edited ([`super::clan_edits`]).
+    pub clans: usize,
+    /// The clans renamed: (index, the base's name), so an owner naming
+    /// the old name still resolves ([`super::owners::owner_of`]).
+    pub renamed: Vec<(usize, Vec<u8>)>,
     /// Where each object of `mission.objects` came from (same order), for
     /// the ground rule ([`super::ground::settle`]).
     pub origins: Vec<Origin>,
@@ -131,6 +139,21 @@ impl<'a> Field<'a> {
     /// The value at `ptr` in node `node`.
     pub fn new(v: &'a Value, ptr: String, node: &'a str) -> Self {
         Field { v, ptr, node }
+    }
+
+    /// Its JSON pointer (`/nodes/12/extras/parkan_clan`).
+    pub(super) fn pointer(&self) -> &str {
+        &self.ptr
+    }
+
+    /// The name of the node it belongs to.
+    pub(super) fn node(&self) -> &'a str {
+        self.node
+    }
+
+    /// At most 80 characters of its JSON text, for messages.
+    pub(super) fn json(&self) -> String {
+        short(self.v)
     }
 
     /// Whether the value is absent (or JSON null).
@@ -821,8 +844,9 @@ pub fn apply(
         nodes: &nodes,
         up,
     };
-    // New clans first: the objects' owners resolve against the clans as
-    // written (mission::owners).
+    // The base clans' edits, then new clans: the objects' owners resolve
+    // against the clans as written (mission::owners).
+    super::clan_edits::apply(&user, &mut w)?;
     layers::new_clans(&user, &mut w)?;
     placed_objects(&doc, &nodes, base, up, &mut w)?;
     let rdoc = reference.to_json();
@@ -886,7 +910,8 @@ fn placed_objects(
         // The clan collection it sits in (parkan_owner) moves the clan
         // word and ClanID together.
         let ptr = format!("/nodes/{i}/extras");
-        let (ex, clans) = (&doc["nodes"][i]["extras"], &w.mission.clans);
+        let ex = &doc["nodes"][i]["extras"];
+        let clans = (&w.mission.clans[..], &w.renamed[..]);
         owners::apply_owner(&mut o, b.clan, ex, &ptr, name, clans, &mut w.warnings)?;
         // Its fields before the move: "edited" counts the other fields only.
         let fields_edited = o != *b;

@@ -523,7 +523,8 @@ pub fn relation_word(a: u32, b: u32) -> u32 {
     u32::from(matches!(a, 0 | 3) || matches!(b, 0 | 3))
 }
 
-const TYPE_NAMES: [&str; 4] = ["nature", "player", "enemy", "neutral"];
+/// The clan types' names by type word (mission-notes §2.3).
+pub(super) const TYPE_NAMES: [&str; 4] = ["nature", "player", "enemy", "neutral"];
 
 /// New clans (issue 37 item 4): each clan empty whose `extras.parkan_clan`
 /// has no `index` is appended to the clans, in node order. Its fields:

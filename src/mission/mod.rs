@@ -20,6 +20,7 @@
 
 pub mod assets;
 pub mod back;
+pub mod clan_edits;
 pub mod extras;
 pub mod gltf;
 pub mod ground;

@@ -25,8 +25,14 @@ pub fn clan_named(clans: &[Clan], name: &str) -> Option<usize> {
         .position(|c| c.name.eq_ignore_ascii_case(&bytes))
 }
 
+/// The clans an owner is resolved against: the clans as written, and the
+/// clans renamed as (index, the base's name) ([`super::back::Written`]).
+pub type Clans<'a> = (&'a [Clan], &'a [(usize, Vec<u8>)]);
+
 /// The owner a node's extras name (`extras[OWNER_KEY]`), as a clan index
-/// into `clans`; `None` when the key is absent.
+/// into the clans as written (`clans.0`): the clan of that name, else the
+/// clan renamed from that name (`clans.1`: its collection in Blender may
+/// still carry the old name); `None` when the key is absent.
 ///
 /// `pointer` is the JSON pointer of `extras` (`/nodes/12/extras`), `node`
 /// its node's name, for the messages.
@@ -39,7 +45,7 @@ pub fn owner_of(
     extras: &Value,
     pointer: &str,
     node: &str,
-    clans: &[Clan],
+    (clans, renamed): Clans<'_>,
 ) -> Result<Option<usize>, MissionError> {
     let Some(v) = extras.get(OWNER_KEY) else {
         return Ok(None);
@@ -51,7 +57,14 @@ pub fn owner_of(
             format!("extras {pointer}/{OWNER_KEY}: {v} is not a clan name (text)"),
         ));
     };
-    clan_named(clans, name).map(Some).ok_or_else(|| {
+    let (bytes, _, _) = encoding_rs::WINDOWS_1251.encode(name);
+    let old = || {
+        renamed
+            .iter()
+            .find(|(_, was)| was.eq_ignore_ascii_case(&bytes))
+            .map(|(k, _)| *k)
+    };
+    clan_named(clans, name).or_else(old).map(Some).ok_or_else(|| {
         let names: Vec<String> = clans
             .iter()
             .map(|c| encoding_rs::WINDOWS_1251.decode(&c.name).0.into_owned())
@@ -106,10 +119,11 @@ pub fn apply_owner(
     extras: &Value,
     pointer: &str,
     node: &str,
-    clans: &[Clan],
+    all: Clans<'_>,
     notes: &mut Vec<String>,
 ) -> Result<bool, MissionError> {
-    let Some(c) = owner_of(extras, pointer, node, clans)? else {
+    let clans = all.0;
+    let Some(c) = owner_of(extras, pointer, node, all)? else {
         return Ok(false);
     };
     if !o.is_owned() {

@@ -15,7 +15,8 @@ Adds a clan with Add > Parkan clan ("Clan Z", enemy, 7 minds) at the 3D
 cursor (300, 400, 0); a unit outside any building linked into both the new
 clan's collection and its own clan's is refused on export, naming it; then
 moved out of its own clan's collection into the new one and moved by +6
-along x; exports (File > Export > Parkan mission) to OUT_TMA. Then imports
+along x; its former clan renamed "Raiders" with Object > Rename Parkan clan
+(a rename to another clan's name, in upper case, refused first); exports (File > Export > Parkan mission) to OUT_TMA. Then imports
 OUT_TMA (a mission folder of the game copy) and reports the new clan's
 collection's objects and the route's point count. Prints one line
 `CLANS_TEST {json}`.
@@ -131,6 +132,18 @@ def main():
     unit.matrix_world.translation += mathutils.Vector((6.0, 0.0, 0.0))
     bpy.context.view_layer.update()
     out["unit"]["moved_to"] = list(unit.matrix_world.translation)
+    # Object > Rename Parkan clan on the unit's (former) clan's empty: a
+    # taken name (another clan's, in upper case) refused, then "Raiders".
+    empty = next(o for o in coll.all_objects
+                 if missions.props(o, "parkan_clan").get("index") == x["clan"])
+    other = next(name for c, name in missions.clan_collections(coll).items()
+                 if c is not own and name != "Clan Z")
+    bpy.context.view_layer.objects.active = empty
+    sc.set_active_collection(bpy.context, coll)
+    out["rename_taken"] = messages(lambda: bpy.ops.object.parkan_rename_clan(name=other.upper()))
+    out["rename"] = messages(lambda: bpy.ops.object.parkan_rename_clan(name="Raiders"))
+    out["renamed"] = {"empty": empty.name, "extras_name": missions.props(empty, "parkan_clan").get("name"),
+                      "collection": own.name, "collection_clan": own.get(missions.CLAN_COLL)}
     sc.set_active_collection(bpy.context, coll)
     out["export"] = messages(lambda: bpy.ops.export_scene.parkan_mission(
         filepath=OUT, replace_file=True))
