@@ -130,6 +130,16 @@ fn assets_in(corpus: &Path, blender: &Path, bpy: Option<&Path>) {
         }
     }
     check_new_objects(&r, &base, &m);
+    // The game object left outside the mission's collection is named.
+    let stray = r["stray"].as_str().unwrap();
+    let said = r["export_warnings"].as_array().unwrap();
+    assert!(
+        said.iter()
+            .any(|w| w.as_str().is_some_and(|w| w.starts_with(&format!(
+                "{stray}: a game object outside the mission's collection"
+            )) && w.contains("not written"))),
+        "{r}"
+    );
     let added = r["added"].as_array().unwrap();
     // msh2gltf reads it strictly.
     let back = common::msh2gltf()

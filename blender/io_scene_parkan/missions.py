@@ -371,6 +371,17 @@ def unwritable_edits(coll, said=()):
     return [t for name, t in edits(coll) if not known(name)]
 
 
+def assets_outside(context, coll):
+    """One text per game object from the asset library (`parkan_asset`) in
+    the scene but outside the mission `coll` being exported: Blender's glTF
+    export of `coll` leaves it out, so it is not written (export)."""
+    inside = set(coll.all_objects.keys())
+    return [f"{o.name}: a game object outside the mission's collection {coll.name}: not written; "
+            "move it into one of the mission's clan collections"
+            for o in sorted(context.scene.objects, key=lambda o: o.name)
+            if o.get("parkan_asset") is not None and o.name not in inside]
+
+
 def edits(coll):
     """(name, text) of each edit `unwritable_edits` reports."""
     out, meshes = [], {}
@@ -592,7 +603,8 @@ class EXPORT_SCENE_OT_parkan_mission(tools.RunsTools, bpy.types.Operator, Export
                 r = json.load(f)
             said = reports.all_warnings(r)
             from . import clans
-            mine = unwritable_edits(coll, said) + clans.renamed_by_hand(coll)
+            mine = (unwritable_edits(coll, said) + clans.renamed_by_hand(coll)
+                    + assets_outside(context, coll))
             info, warnings = reports.mission_edit(r, out, base, mine,
                                                   installed=getattr(self, "install", False))
             set_down = [g for g in (r.get("import") or {}).get("ground") or []

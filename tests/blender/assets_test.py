@@ -140,7 +140,14 @@ def main():
         if f.lower() != "data.tma":
             shutil.copy(os.path.join(MISSION, f), os.path.join(target, f))
     written = os.path.join(target, "data.tma")
+    # One more game object left outside the mission's collection: not
+    # written, and the export says so by name.
+    stray = assets.append_asset(lib, index["assets"][0]["name"], bpy.context.scene.collection)
+    out["stray"] = stray.name
+    from io_scene_parkan import reports
+    seen = len(reports.history)
     out["export"] = export(missions, coll, written)
+    out["export_warnings"] = [w for lvl, w in reports.history[seen:] if lvl == "WARNING"]
     out["written"] = written
     # Read back through the add-on: the new objects at their places.
     out["reimport"] = call(lambda: bpy.ops.import_scene.parkan_mission(filepath=target))
