@@ -212,22 +212,7 @@ fn edit_model(
         &out,
         bytes,
         r.unchanged && libs.is_empty(),
-        || {
-            let mut s = format!(
-            "{} moved vertices, {} new vertices, slots changed {:?}, rebuilt {:?}, tracks changed {:?}, object transforms written {:?}, {} warning(s)",
-            r.moved_vertices, r.new_vertices, r.changed_slots, r.rebuilt_slots, r.changed_tracks, r.baked_nodes, r.warnings.len()
-        );
-            if !r.control_points.is_empty() {
-                s += &format!(", control points: {}", r.control_points.join("; "));
-            }
-            if !r.shared_edits.is_empty() {
-                s += &format!("; {}", r.shared_edits.join("; "));
-            }
-            if !libs.is_empty() {
-                s += &format!("; {}", libs.summary());
-            }
-            s
-        },
+        || edit_summary(r, &libs),
     )?;
     if !cli.quiet {
         for p in &libs.written {
@@ -244,6 +229,28 @@ fn edit_model(
         v["libraries"] = serde_json::to_value(&libs).unwrap_or_default();
     }
     Ok(v)
+}
+
+/// The summary line of a model edit: what the import report `r` and the
+/// library edits `libs` changed, and how many warnings follow.
+fn edit_summary(
+    r: &crate::gltf_import::ImportReport,
+    libs: &super::materials::LibraryEdits,
+) -> String {
+    let mut s = format!(
+        "{} moved vertices, {} new vertices, slots changed {:?}, rebuilt {:?}, tracks changed {:?}, object transforms written {:?}, {} warning(s)",
+        r.moved_vertices, r.new_vertices, r.changed_slots, r.rebuilt_slots, r.changed_tracks, r.baked_nodes, r.warnings.len()
+    );
+    if !r.control_points.is_empty() {
+        s += &format!(", control points: {}", r.control_points.join("; "));
+    }
+    if !r.shared_edits.is_empty() {
+        s += &format!("; {}", r.shared_edits.join("; "));
+    }
+    if !libs.is_empty() {
+        s += &format!("; {}", libs.summary());
+    }
+    s
 }
 
 /// The bytes of `out`: the edited model, or (an archive base and a

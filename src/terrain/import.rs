@@ -427,7 +427,29 @@ fn read_primitive(
         }
     }
     let idx = read_triangles(doc, p, n, (mesh, prim))?;
-    let faces = ed.faces.entry(lod).or_default();
+    record_faces(
+        ed.faces.entry(lod).or_default(),
+        &idx,
+        &id_of,
+        class,
+        (mesh, prim),
+    )
+}
+
+/// Records each triangle of `idx` (glTF vertex indices, 3 a face) of
+/// primitive `(mesh, prim)` in `faces` by its sorted base vertex ids
+/// (`id_of`), with its `class` and glTF winding; a face already there
+/// from another primitive is marked as its duplicate (refused later).
+///
+/// # Errors
+/// `id_of`'s: a glTF vertex with no base vertex (`terrain.topology`).
+fn record_faces(
+    faces: &mut HashMap<[u16; 3], FaceEdit>,
+    idx: &[u32],
+    id_of: &dyn Fn(usize) -> Result<usize, TerrainError>,
+    class: FaceClass,
+    (mesh, prim): (usize, usize),
+) -> Result<(), TerrainError> {
     for t in idx.chunks_exact(3) {
         let mut order = [0u16; 3];
         for j in 0..3 {
