@@ -296,10 +296,15 @@ fn plan(
     for (_, f) in &template_files {
         txn.add_input(f);
     }
-    let mission_ex = doc.map(|d| {
-        let s = d["scene"].as_u64().unwrap_or(0) as usize;
-        d["scenes"][s]["extras"][crate::mission::extras::MISSION_KEY].clone()
-    });
+    let mission_ex = match doc {
+        Some(d) => {
+            let scenes = d["scenes"].as_array().map_or(0, Vec::len);
+            let s = crate::gltf_import::read::refs::default_scene(d, scenes)
+                .map_err(|e| conversion(e.to_string()))?;
+            Some(d["scenes"][s]["extras"][crate::mission::extras::MISSION_KEY].clone())
+        }
+        None => None,
+    };
     let (map_path, land) = map_of(args, &game, mission_ex.as_ref())?;
     let extent = land_extent(txn, &land, args.max_work)?;
     let name = match (&args.name, mission_ex.as_ref().map(|m| &m["descr"])) {
@@ -469,7 +474,7 @@ fn stage_files(
         Ok::<(), RunError>(())
     };
     put(txn, crate::mission::pipeline::TMA, tma_bytes)?;
-    let mut descr = crate::convention::encode_name(&plan.name).unwrap_or_default();
+    let mut descr = newm::name_bytes(&plan.name).map_err(|e| usage(format!("{e}")))?;
     descr.extend_from_slice(b"\r\n");
     put(txn, "descr", descr)?;
     for (name, path) in &plan.template_files {

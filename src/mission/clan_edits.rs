@@ -68,7 +68,7 @@ fn clan_err(node: &str, detail: String) -> MissionError {
 /// the file cannot hold or another clan has.
 pub fn apply(user: &Scene<'_>, w: &mut Written) -> Result<(), MissionError> {
     let base = w.mission.clans.clone();
-    scene_copy(user.doc, &base, &mut w.warnings);
+    scene_copy(user.doc, &base, &mut w.warnings)?;
     let edits = read_edits(user, &base, &mut w.warnings)?;
     check_names(&edits, &base)?;
     let mut clans = base.clone();
@@ -102,12 +102,22 @@ pub fn apply(user: &Scene<'_>, w: &mut Written) -> Result<(), MissionError> {
 /// A warning per clan of the scene's `extras.parkan_mission.clans` (a
 /// copy of the clans for display) that differs from the base: the writer
 /// reads a clan's fields from its empty.
-fn scene_copy(doc: &Value, base: &[Clan], warnings: &mut Vec<String>) {
-    let scene = doc["scene"].as_u64().unwrap_or(0);
-    let Some(list) =
-        doc["scenes"][scene as usize]["extras"][extras::MISSION_KEY]["clans"].as_array()
-    else {
-        return;
+///
+/// # Errors
+/// `gltf.json` naming `/scene` when it is not an index of the scenes.
+fn scene_copy(doc: &Value, base: &[Clan], warnings: &mut Vec<String>) -> Result<(), MissionError> {
+    let scene = super::back::default_scene(doc)?;
+    let at = format!("/scenes/{scene}/extras/{}/clans", extras::MISSION_KEY);
+    let list = match doc.pointer(&at) {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Array(list)) => list,
+        Some(_) => {
+            return Err(MissionError::new(
+                "gltf.json",
+                Some(at),
+                "the scene's copy of the clans is not a list",
+            ))
+        }
     };
     for (k, v) in list.iter().enumerate() {
         if base
@@ -115,12 +125,12 @@ fn scene_copy(doc: &Value, base: &[Clan], warnings: &mut Vec<String>) {
             .is_some_and(|b| !same_json(v, &extras::clan(k, b)))
         {
             warnings.push(format!(
-                "scene extras /scenes/{scene}/extras/{}/clans/{k}: clan {k} ({}) edited there: not written (the scene's copy is for display; edit the clan's empty, its extras.{CLAN_KEY})",
-                extras::MISSION_KEY,
+                "scene extras {at}/{k}: clan {k} ({}) edited there: not written (the scene's copy is for display; edit the clan's empty, its extras.{CLAN_KEY})",
                 text(&base[k].name)
             ));
         }
     }
+    Ok(())
 }
 
 /// The first empty of each base clan, read (later ones are copies:

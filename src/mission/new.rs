@@ -138,8 +138,13 @@ pub fn starting(
     })
 }
 
-/// The name as description bytes (`starting`'s errors).
-fn name_bytes(name: &str) -> Result<Vec<u8>, MissionError> {
+/// The name as the bytes of the mission's title, in `descr` and in
+/// `data.tma` (Windows-1251, one line).
+///
+/// # Errors
+/// `mission.name`: empty, a line break or NUL, or a character
+/// Windows-1251 cannot hold.
+pub fn name_bytes(name: &str) -> Result<Vec<u8>, MissionError> {
     let bad = |why: &str| {
         err(
             "mission.name",
